@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Exit codes of kubectl-maintenance. They are documented in the root command's help and
+// the README so that a runbook can tell "retry later" from "fix the input".
+const (
+	// ExitOK means done, or nothing to do.
+	ExitOK = 0
+	// ExitError is an API, RBAC or internal error.
+	ExitError = 1
+	// ExitUsage is a usage or validation error: bad flag, selector, unknown node or pool,
+	// bad kubeconfig. Nothing was changed.
+	ExitUsage = 2
+	// ExitBlocked means blocked by policy: a PDB that can never allow a disruption, a pod
+	// under several PDBs, unmanaged pods without --force.
+	ExitBlocked = 3
+	// ExitTimeout means --timeout was reached.
+	ExitTimeout = 124
+	// ExitInterrupted means Ctrl-C or SIGTERM.
+	ExitInterrupted = 130
+)
+
+// ExitCodesHelp is the exit-code table shown in --help.
+const ExitCodesHelp = `Exit codes:
+  0    done, or nothing to do
+  1    error (API, RBAC, internal)
+  2    usage or validation error (bad flag, selector, node, pool or kubeconfig); nothing changed
+  3    blocked by policy (a PDB that never allows a disruption, a pod under several PDBs,
+       pods that need --force, --ignore-daemonsets or --delete-emptydir-data)
+  124  --timeout reached
+  130  interrupted (Ctrl-C or SIGTERM); run the same command again to finish`
+
+// ExitError carries the exit code an error maps to.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// WithExitCode wraps err so that ExitCode returns code for it.
+func WithExitCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// UsageErrorf returns a usage error (exit 2) with a formatted message.
+func UsageErrorf(format string, args ...any) error {
+	return WithExitCode(ExitUsage, fmt.Errorf(format, args...))
+}
+
+// BlockedError is implemented by errors that mean "blocked by policy" (exit 3).
+type BlockedError interface{ Blocked() bool }
+
+// ExitCode maps an error to the process exit code. The mapping lives here and only here.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var be BlockedError
+	switch {
+	case errors.As(err, &be) && be.Blocked():
+		return ExitBlocked
+	case errors.Is(err, context.DeadlineExceeded):
+		return ExitTimeout
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case clientcmd.IsConfigurationInvalid(err), clientcmd.IsEmptyConfig(err):
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// PrintError writes err as one line, kubectl style ("error: ..."), with a hint for the
+// common cases a person can fix.
+func PrintError(w io.Writer, err error) {
+	fmt.Fprintf(w, "error: %s\n", oneLine(describe(err)))
+}
+
+// describe turns low-level errors into messages that name the problem.
+func describe(err error) string {
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return fmt.Sprintf("cannot reach the API server (%v): check --kubeconfig, --context and --server", opErr.Err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Sprintf("the API server rejected the credentials: %v", err)
+	case apierrors.IsForbidden(err):
+		return fmt.Sprintf("not allowed (RBAC): %v", err)
+	}
+	return err.Error()
+}
+
+// oneLine folds a multi-line message into one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}

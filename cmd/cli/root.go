@@ -1,0 +1,104 @@
+// Package cli holds the cobra commands of kubectl-maintenance. Each command is an Options
+// struct with Complete, Validate and Run(ctx), the way kubectl's own commands are built.
+// Commands turn flags into engine configurations and engine events into output; the
+// engines (drain, pdb, nodepool) never print.
+package cli
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// Client rate limits. client-go's default of 5 QPS would throttle a parallel drain; these
+// stay well below the API server's default max-inflight limits.
+const (
+	clientQPS   = 50
+	clientBurst = 100
+)
+
+// Common is what every command shares: the kubectl cluster flags and the streams.
+type Common struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+}
+
+// RESTConfig returns the REST config from the cluster flags. A kubeconfig problem (missing
+// file, unknown context, no server) is a usage error.
+func (c *Common) RESTConfig() (*rest.Config, error) {
+	cfg, err := c.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return nil, WithExitCode(ExitUsage, fmt.Errorf("invalid kubeconfig: %w", err))
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cfg.UserAgent = "kubectl-maintenance/" + version
+	drain.DisableEvictionRetries(cfg)
+	return cfg, nil
+}
+
+// Client returns a clientset built from the cluster flags.
+func (c *Common) Client() (kubernetes.Interface, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, WithExitCode(ExitUsage, fmt.Errorf("build client: %w", err))
+	}
+	return cs, nil
+}
+
+// NewRootCmd builds "kubectl maintenance" with every subcommand.
+func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	common := &Common{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
+	root := &cobra.Command{
+		Use:   "kubectl-maintenance",
+		Short: "Safe node maintenance: cordon, PDB-aware drain, node pools",
+		Long: `kubectl maintenance cordons and drains nodes without ever violating a
+PodDisruptionBudget: pods leave only through the Eviction API, a refused eviction is
+retried when the blocking budget's status changes, and nodes drain in parallel as far
+as the budgets allow.
+
+` + ExitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl maintenance"},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return WithExitCode(ExitUsage, err) })
+	common.ConfigFlags.AddFlags(root.PersistentFlags())
+	addKlogVerbosity(root)
+
+	root.AddCommand(
+		NewCmdVersion(common),
+		NewCmdNodes(common),
+	)
+	return root
+}
+
+// addKlogVerbosity exposes klog's -v and nothing else of klog's flags.
+func addKlogVerbosity(root *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	root.PersistentFlags().AddGoFlag(fs.Lookup("v"))
+}
+
+// noArgsUsage rejects positional arguments with a usage error.
+func noArgsUsage(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return UsageErrorf("%s takes no arguments, got %q", cmd.CommandPath(), args)
+	}
+	return nil
+}
