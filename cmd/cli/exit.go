@@ -10,6 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
 // Exit codes of kubectl-maintenance. They are documented in the root command's help and
@@ -79,6 +81,8 @@ func ExitCode(err error) int {
 	switch {
 	case errors.As(err, &be) && be.Blocked():
 		return ExitBlocked
+	case drain.IsUsage(err):
+		return ExitUsage
 	case errors.Is(err, context.DeadlineExceeded):
 		return ExitTimeout
 	case errors.Is(err, context.Canceled):

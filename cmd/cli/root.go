@@ -84,7 +84,12 @@ as the budgets allow.
 	root.AddCommand(
 		NewCmdVersion(common),
 		NewCmdNodes(common),
+		NewCmdCordon(common),
+		NewCmdUncordon(common),
+		NewCmdPlan(common),
+		NewCmdDrain(common),
 	)
+	addKubectlCompletion(root)
 	return root
 }
 

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// DrainOptions is the "drain" command. Its flags are kubectl drain's, with the same names,
+// meanings and defaults, plus --max-parallel-nodes and -o json.
+type DrainOptions struct {
+	*Common
+	Nodes NodeSelection
+
+	Force                    bool
+	IgnoreDaemonSets         bool
+	DeleteEmptyDirData       bool
+	GracePeriod              int
+	Timeout                  time.Duration
+	PodSelector              string
+	DisableEviction          bool
+	SkipWaitForDeleteTimeout int
+	ChunkSize                int64
+	DryRun                   string
+	MaxParallelNodes         int
+	Output                   string
+}
+
+// NewCmdDrain builds "kubectl maintenance drain".
+func NewCmdDrain(c *Common) *cobra.Command {
+	o := &DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
+		MaxParallelNodes: drain.DefaultMaxParallelNodes}
+	cmd := &cobra.Command{
+		Use:   "drain (NODE... | -l SELECTOR)",
+		Short: "Cordon nodes and evict their pods without ever violating a PodDisruptionBudget",
+		Long: `Cordon the nodes, then evict their pods through the Eviction API only, as far as the
+PodDisruptionBudgets allow. A refused eviction waits for the blocking budget's status to
+change (a watch) and never retries on a blind timer. Nodes drain in parallel, up to
+--max-parallel-nodes; across nodes no budget is asked for more than it has.
+
+Before anything is touched, kubectl's own checks run on every node (DaemonSet, mirror,
+emptyDir, unmanaged and completed pods); if one fails, nothing is changed (exit 3).
+The nodes record their state in annotations, so an interrupted drain is finished by
+running the same command again, and "uncordon" restores a node as it was.
+
+` + ExitCodesHelp,
+		Example: `  kubectl maintenance drain node-1 --ignore-daemonsets
+  kubectl maintenance drain -l pool=blue --ignore-daemonsets --timeout 10m -o json
+  kubectl maintenance drain node-1 node-2 --dry-run=server`,
+		ValidArgsFunction: completeNodes(c),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Nodes.Names = args
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			cs, err := o.Client()
+			if err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), cs)
+		},
+	}
+	f := cmd.Flags()
+	o.Nodes.AddFlags(cmd)
+	f.BoolVar(&o.Force, "force", o.Force, "continue even if there are pods that do not declare a controller")
+	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", o.IgnoreDaemonSets, "ignore DaemonSet-managed pods")
+	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", o.DeleteEmptyDirData, "continue even if there are pods using emptyDir (local data that will be deleted when the node is drained)")
+	f.IntVar(&o.GracePeriod, "grace-period", o.GracePeriod, "period of time in seconds given to each pod to terminate gracefully; if negative, the pod's own value is used")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "the length of time to wait before giving up (exit 124), zero means infinite")
+	f.StringVar(&o.PodSelector, "pod-selector", o.PodSelector, "label selector to filter pods on the node")
+	f.BoolVar(&o.DisableEviction, "disable-eviction", o.DisableEviction, "not supported: this tool never bypasses PodDisruptionBudgets (use kubectl drain --disable-eviction)")
+	f.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", o.SkipWaitForDeleteTimeout, "if a pod's DeletionTimestamp is older than N seconds, skip waiting for it")
+	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, "return large lists in chunks rather than all at once")
+	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", "client" (print what would happen) or "server" (send every change with dryRun=All)`)
+	f.Lookup("dry-run").NoOptDefVal = "client"
+	f.IntVar(&o.MaxParallelNodes, "max-parallel-nodes", o.MaxParallelNodes, "how many nodes are cordoned and drained at once")
+	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
+	return cmd
+}
+
+// Validate checks the flags without calling the API.
+func (o *DrainOptions) Validate() error {
+	if o.DisableEviction {
+		return UsageErrorf("--disable-eviction is not supported: kubectl maintenance never bypasses PodDisruptionBudgets; use kubectl drain --disable-eviction if you must")
+	}
+	if err := validateOutput(o.Output); err != nil {
+		return err
+	}
+	if o.MaxParallelNodes < 1 {
+		return UsageErrorf("--max-parallel-nodes must be at least 1, got %d", o.MaxParallelNodes)
+	}
+	if o.ChunkSize < 0 {
+		return UsageErrorf("--chunk-size must not be negative, got %d", o.ChunkSize)
+	}
+	switch o.DryRun {
+	case "none", "client", "server":
+	default:
+		return UsageErrorf(`invalid --dry-run %q: must be "none", "client" or "server"`, o.DryRun)
+	}
+	return o.Nodes.Validate()
+}
+
+func validateOutput(o string) error {
+	if o != "" && o != "json" {
+		return UsageErrorf(`invalid --output %q: must be "json" (or empty for kubectl-style lines)`, o)
+	}
+	return nil
+}
+
+// engineConfig turns the flags into the engine's configuration.
+func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- drain.Event, logger klog.Logger) drain.Config {
+	return drain.Config{
+		Client: cs, Events: events, Logger: logger,
+		Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData,
+		GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector,
+		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
+		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
+	}
+}
+
+// Run resolves the nodes and drains them, printing the engine's events.
+func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
+	names, err := o.Nodes.Resolve(ctx, cs)
+	if err != nil {
+		return err
+	}
+	events := make(chan drain.Event, 256)
+	eng, err := drain.NewEngine(o.engineConfig(cs, events, klog.FromContext(ctx)))
+	if err != nil {
+		return WithExitCode(ExitUsage, err)
+	}
+	var printer EventPrinter = &humanPrinter{out: o.Out, errOut: o.ErrOut}
+	if o.Output == "json" {
+		printer = newNDJSONPrinter(o.Out, time.Now)
+	}
+	type result struct {
+		sum drain.Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := eng.Run(ctx, names)
+		close(events)
+		done <- result{sum, err}
+	}()
+	for ev := range events {
+		printer.Event(ev)
+	}
+	res := <-done
+	err = res.err
+	if drain.IsUsage(err) {
+		err = WithExitCode(ExitUsage, err)
+	}
+	printer.Summary(res.sum, err, ExitCode(err))
+	return err
+}
+
+func fixedChoices(choices ...string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return choices, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// EventsVersion is the version of the NDJSON event stream: a minor bump adds fields
+// (ignore unknown ones), a major bump breaks.
+const EventsVersion = "1.0"
+
+// jsonEvent is one NDJSON line.
+type jsonEvent struct {
+	V          int       `json:"v"`
+	Time       time.Time `json:"ts"`
+	Type       string    `json:"type"`
+	Level      string    `json:"level"`
+	Message    string    `json:"message,omitempty"`
+	Node       string    `json:"node,omitempty"`
+	Pod        string    `json:"pod,omitempty"`
+	PDB        string    `json:"pdb,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	RetryAfter float64   `json:"retry_after_seconds,omitempty"`
+	Attempt    int       `json:"attempt,omitempty"`
+	Wave       int       `json:"wave,omitempty"`
+	Already    bool      `json:"already,omitempty"`
+	DryRun     string    `json:"dry_run,omitempty"`
+	Plan       *planJSON `json:"plan,omitempty"`
+
+	// version event
+	EventsVersion string `json:"events_version,omitempty"`
+	Version       string `json:"version,omitempty"`
+
+	// summary event
+	Summary  *summaryJSON `json:"summary,omitempty"`
+	ExitCode *int         `json:"exit_code,omitempty"`
+	Error    string       `json:"error,omitempty"`
+}
+
+type summaryJSON struct {
+	NodesDrained int             `json:"nodes_drained"`
+	NodesFailed  int             `json:"nodes_failed"`
+	NodesPending int             `json:"nodes_pending"`
+	PodsEvicted  int             `json:"pods_evicted"`
+	PodsPending  int             `json:"pods_pending"`
+	Evictions    int             `json:"eviction_requests"`
+	Refusals     int             `json:"eviction_refusals"`
+	Elapsed      float64         `json:"elapsed_seconds"`
+	Pending      []drain.Blocker `json:"pending,omitempty"`
+}
+
+// ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
+// "summary" with the counts and the exit code.
+type ndjsonPrinter struct {
+	enc *json.Encoder
+	now func() time.Time
+}
+
+func newNDJSONPrinter(w io.Writer, now func() time.Time) *ndjsonPrinter {
+	p := &ndjsonPrinter{enc: json.NewEncoder(w), now: now}
+	p.write(jsonEvent{Type: "version", Level: "info", EventsVersion: EventsVersion, Version: version})
+	return p
+}
+
+func (p *ndjsonPrinter) write(e jsonEvent) {
+	e.V = 1
+	if e.Time.IsZero() {
+		e.Time = p.now()
+	}
+	e.Time = e.Time.UTC()
+	_ = p.enc.Encode(e)
+}
+
+func (p *ndjsonPrinter) Event(ev drain.Event) {
+	level := "info"
+	switch ev.Type {
+	case drain.EventWarning, drain.EventEvictionBlocked:
+		level = "warn"
+	case drain.EventNodeFailed:
+		level = "error"
+	}
+	e := jsonEvent{
+		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod,
+		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
+		Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
+	}
+	if ev.Plan != nil {
+		e.Plan = toPlanJSON(ev.Plan)
+		e.Message = planHeadline(ev.Plan)
+	}
+	p.write(e)
+}
+
+func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
+	e := jsonEvent{Type: "summary", Level: "info", ExitCode: &code, Summary: &summaryJSON{
+		NodesDrained: sum.NodesDrained, NodesFailed: sum.NodesFailed, NodesPending: sum.NodesPending,
+		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, Evictions: sum.Evictions,
+		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks,
+	}}
+	if err != nil {
+		e.Level, e.Error = "error", oneLine(describe(err))
+	}
+	p.write(e)
+}
+
+// planJSON is the machine form of a plan (plan -o json, and the "plan" event).
+type planJSON struct {
+	Waves   int            `json:"waves"`
+	Verdict string         `json:"verdict"`
+	Nodes   []nodePlanJSON `json:"nodes"`
+}
+
+type nodePlanJSON struct {
+	Name            string        `json:"name"`
+	AlreadyCordoned bool          `json:"already_cordoned"`
+	Verdict         string        `json:"verdict"`
+	Pods            []podPlanJSON `json:"pods"`
+	Warnings        []string      `json:"warnings,omitempty"`
+	Errors          []string      `json:"errors,omitempty"`
+}
+
+type podPlanJSON struct {
+	Pod     string `json:"pod"`
+	Wave    int    `json:"wave"`
+	Verdict string `json:"verdict"`
+	PDB     string `json:"pdb,omitempty"`
+	WaitsOn string `json:"waits_on,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// Plan verdicts.
+const (
+	verdictReady   = "ready"   // everything can go, in Waves waves
+	verdictBlocked = "blocked" // some pod can never go as things stand (exit 3)
+	verdictRefused = "refused" // kubectl's filters refuse the node with these flags (exit 3)
+)
+
+func nodeVerdict(n drain.NodePlan) string {
+	switch {
+	case len(n.Errors) > 0:
+		return verdictRefused
+	case n.Blocked():
+		return verdictBlocked
+	}
+	return verdictReady
+}
+
+func toPlanJSON(p *drain.Plan) *planJSON {
+	out := &planJSON{Waves: p.Waves, Verdict: verdictReady}
+	for _, n := range p.Nodes {
+		nj := nodePlanJSON{Name: n.Name, AlreadyCordoned: n.AlreadyCordoned, Verdict: nodeVerdict(n),
+			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}}
+		if nj.Verdict != verdictReady && out.Verdict == verdictReady {
+			out.Verdict = verdictBlocked
+		}
+		for _, s := range n.Steps {
+			reason := s.Decision.Reason
+			if s.Wave == 0 {
+				reason = s.Blocker
+			}
+			var budget string
+			for i, b := range s.Decision.Budgets {
+				if i > 0 {
+					budget += ","
+				}
+				budget += b.Key()
+			}
+			nj.Pods = append(nj.Pods, podPlanJSON{Pod: s.Pod.Namespace + "/" + s.Pod.Name, Wave: s.Wave,
+				Verdict: string(s.Decision.Verdict), PDB: budget, WaitsOn: s.WaitsOn, Reason: reason})
+		}
+		out.Nodes = append(out.Nodes, nj)
+	}
+	return out
+}

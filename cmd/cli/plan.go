@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// PlanOptions is the "plan" command: the drain's preflight, changing nothing.
+type PlanOptions struct {
+	DrainOptions
+}
+
+// NewCmdPlan builds "kubectl maintenance plan".
+func NewCmdPlan(c *Common) *cobra.Command {
+	drainCmd := NewCmdDrain(c)
+	o := &PlanOptions{}
+	cmd := &cobra.Command{
+		Use:   "plan (NODE... | -l SELECTOR)",
+		Short: "Show what a drain would do and what will block it, changing nothing",
+		Long: `Show, per node, the pods a drain would evict, in which wave (wave 1 goes at once,
+wave 2 once the first wave's replacements are Ready, ...), which pods wait on which
+PodDisruptionBudget and why, which can never go (a budget that never allows a disruption,
+a pod under two budgets, replacements with nowhere to run), and kubectl's warnings
+(DaemonSet, emptyDir and unmanaged pods). Takes the same flags as drain.
+
+Exit code 0 when every node can be drained, 3 when something can never drain as things
+stand, 2 for bad input.`,
+		Example: `  kubectl maintenance plan node-1 --ignore-daemonsets
+  kubectl maintenance plan -l node-role.kubernetes.io/blue --ignore-daemonsets -o json`,
+		ValidArgsFunction: completeNodes(c),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Nodes.Names = args
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			cs, err := o.Client()
+			if err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), cs)
+		},
+	}
+	// plan shares drain's flags and their values (minus what only a drain does).
+	o.DrainOptions = DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}
+	f := cmd.Flags()
+	o.Nodes.AddFlags(cmd)
+	f.BoolVar(&o.Force, "force", false, drainCmd.Flags().Lookup("force").Usage)
+	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, drainCmd.Flags().Lookup("ignore-daemonsets").Usage)
+	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, drainCmd.Flags().Lookup("delete-emptydir-data").Usage)
+	f.StringVar(&o.PodSelector, "pod-selector", "", drainCmd.Flags().Lookup("pod-selector").Usage)
+	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, drainCmd.Flags().Lookup("chunk-size").Usage)
+	f.StringVarP(&o.Output, "output", "o", "", `output format: "" (a table per node) or "json" (one JSON document)`)
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
+	return cmd
+}
+
+// errPlanBlocked is returned (exit 3) when the plan shows a node that can't be drained.
+type planBlockedError struct{ nodes int }
+
+func (e *planBlockedError) Error() string {
+	return fmt.Sprintf("%d node(s) cannot be drained as things stand", e.nodes)
+}
+func (e *planBlockedError) Blocked() bool { return true }
+
+// Run computes and prints the plan.
+func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
+	names, err := o.Nodes.Resolve(ctx, cs)
+	if err != nil {
+		return err
+	}
+	eng, err := drain.NewEngine(o.engineConfig(cs, make(chan drain.Event), klog.FromContext(ctx)))
+	if err != nil {
+		return WithExitCode(ExitUsage, err)
+	}
+	plan, err := eng.Plan(ctx, names)
+	if err != nil {
+		if drain.IsUsage(err) {
+			return WithExitCode(ExitUsage, err)
+		}
+		return fmt.Errorf("plan: %w", err)
+	}
+	if o.Output == "json" {
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(toPlanJSON(plan)); err != nil {
+			return fmt.Errorf("write plan: %w", err)
+		}
+	} else {
+		printPlan(o.Out, plan)
+	}
+	bad := 0
+	for _, n := range plan.Nodes {
+		if nodeVerdict(n) != verdictReady {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return &planBlockedError{nodes: bad}
+	}
+	return nil
+}
+
+// printPlan writes the plan as a table per node, then a verdict line.
+func printPlan(w io.Writer, plan *drain.Plan) {
+	for i, n := range plan.Nodes {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		state := "schedulable"
+		if n.AlreadyCordoned {
+			state = "already cordoned"
+		}
+		fmt.Fprintf(w, "node/%s (%s): %s, %d pod(s) to evict\n", n.Name, state, nodeVerdict(n), len(n.Steps))
+		for _, e := range n.Errors {
+			fmt.Fprintf(w, "  error: %s\n", e)
+		}
+		for _, warn := range n.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+		if len(n.Steps) == 0 {
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  WAVE\tPOD\tPDB\tWHY")
+		for _, s := range n.Steps {
+			wave, why := strconv.Itoa(s.Wave), s.Decision.Reason
+			switch {
+			case s.Wave == 0:
+				wave, why = "never", s.Blocker
+			case s.WaitsOn != "":
+				why = fmt.Sprintf("waits for pdb %s to recover after wave %d", s.WaitsOn, s.Wave-1)
+			}
+			budget := "-"
+			if len(s.Decision.Budgets) > 0 {
+				budget = ""
+				for j, b := range s.Decision.Budgets {
+					if j > 0 {
+						budget += ","
+					}
+					budget += b.Key()
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", wave, s.Pod.Namespace, s.Pod.Name, budget, why)
+		}
+		_ = tw.Flush()
+	}
+	fmt.Fprintf(w, "\n%s\n", planHeadline(plan))
+}
+

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// EventPrinter turns the engine's events into output.
+type EventPrinter interface {
+	// Event prints one event.
+	Event(ev drain.Event)
+	// Summary prints the end of the run: counts, and the exit code the run ends with.
+	Summary(sum drain.Summary, err error, code int)
+}
+
+// humanPrinter prints kubectl drain's lines: results on stdout, warnings, waits and
+// retries on stderr, each naming the PDB and its numbers.
+type humanPrinter struct {
+	out, errOut io.Writer
+}
+
+func dryRunSuffix(mode string) string {
+	switch mode {
+	case "client":
+		return " (dry run)"
+	case "server":
+		return " (server dry run)"
+	}
+	return ""
+}
+
+func (p *humanPrinter) Event(ev drain.Event) {
+	sfx := dryRunSuffix(ev.DryRun)
+	switch ev.Type {
+	case drain.EventPlan:
+		fmt.Fprintln(p.errOut, planHeadline(ev.Plan))
+	case drain.EventWarning:
+		fmt.Fprintf(p.errOut, "Warning: %s\n", ev.Message)
+	case drain.EventNodeCordoned:
+		if ev.Already {
+			fmt.Fprintf(p.out, "node/%s already cordoned%s\n", ev.Node, sfx)
+		} else {
+			fmt.Fprintf(p.out, "node/%s cordoned%s\n", ev.Node, sfx)
+		}
+	case drain.EventEvictionStarted:
+		if ev.Attempt > 1 {
+			fmt.Fprintf(p.out, "evicting pod %s (attempt %d)%s\n", ev.Pod, ev.Attempt, sfx)
+		} else {
+			fmt.Fprintf(p.out, "evicting pod %s%s\n", ev.Pod, sfx)
+		}
+	case drain.EventEvictionBlocked:
+		fmt.Fprintln(p.errOut, blockedLine(ev))
+	case drain.EventPodEvicted:
+		fmt.Fprintf(p.out, "pod/%s evicted%s\n", podName(ev.Pod), sfx)
+	case drain.EventNodeDrained:
+		fmt.Fprintf(p.out, "node/%s drained%s\n", ev.Node, sfx)
+	case drain.EventNodeFailed:
+		fmt.Fprintf(p.errOut, "error: unable to drain node %q: %s\n", ev.Node, ev.Message)
+	}
+}
+
+// blockedLine explains a wait: who waits, on which budget, with its numbers, and until when.
+func blockedLine(ev drain.Event) string {
+	sfx := dryRunSuffix(ev.DryRun)
+	switch ev.Reason {
+	case string(pdb.Never), string(pdb.Multiple):
+		return fmt.Sprintf("pod %s is blocked: %s; waiting for the budget to change%s", ev.Pod, ev.Message, sfx)
+	case string(pdb.Exhausted), string(pdb.Stale), "DisruptionBudget":
+		when := "retrying when its status changes"
+		if ev.RetryAfter > 0 {
+			when = fmt.Sprintf("retrying when its status changes, not before %s", ev.RetryAfter)
+		}
+		return fmt.Sprintf("pod %s waits for pdb %s: %s; %s%s", ev.Pod, ev.PDB, strings.TrimPrefix(ev.Message, "pdb "+ev.PDB+" "), when, sfx)
+	case "DryRunRefused":
+		return fmt.Sprintf("pod %s would be refused: %s%s", ev.Pod, ev.Message, sfx)
+	}
+	return fmt.Sprintf("error when evicting pod %s (will retry after %s): %s%s", ev.Pod, ev.RetryAfter.Round(time.Millisecond), ev.Message, sfx)
+}
+
+func podName(key string) string {
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
+}
+
+// planHeadline sums up a plan in one line.
+func planHeadline(p *drain.Plan) string {
+	pods, blocked := 0, 0
+	for _, n := range p.Nodes {
+		pods += len(n.Steps)
+		for _, s := range n.Steps {
+			if s.Wave == 0 {
+				blocked++
+			}
+		}
+	}
+	s := fmt.Sprintf("plan: %d node(s), %d pod(s) to evict in %d wave(s)", len(p.Nodes), pods, p.Waves)
+	if blocked > 0 {
+		s += fmt.Sprintf("; %d pod(s) can never go as things stand", blocked)
+	}
+	return s
+}
+
+func (p *humanPrinter) Summary(sum drain.Summary, err error, code int) {
+	if len(sum.PendingBlocks) > 0 {
+		fmt.Fprintln(p.errOut, "There are pending nodes to be drained:")
+		seen := map[string]bool{}
+		for _, b := range sum.PendingBlocks {
+			if !seen[b.Node] {
+				seen[b.Node] = true
+				fmt.Fprintf(p.errOut, " %s\n", b.Node)
+			}
+		}
+	}
+	fmt.Fprintf(p.errOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d waiting; %d eviction request(s), %d refused; %s\n",
+		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
+	if code == ExitInterrupted {
+		fmt.Fprintln(p.errOut, "interrupted: the nodes keep their state; run the same command again to finish, or `kubectl maintenance uncordon` to undo the cordon")
+	}
+}

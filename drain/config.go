@@ -1,0 +1,225 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// DryRun is the --dry-run mode.
+type DryRun string
+
+// Dry-run modes, as kubectl names them.
+const (
+	DryRunNone   DryRun = "none"
+	DryRunClient DryRun = "client"
+	DryRunServer DryRun = "server"
+)
+
+// Defaults.
+const (
+	// DefaultMaxParallelNodes is how many nodes drain at once unless told otherwise.
+	DefaultMaxParallelNodes = 5
+	// DefaultWorkers is how many eviction requests may be in flight at once.
+	DefaultWorkers = 16
+	// DefaultChunkSize is kubectl drain's list page size.
+	DefaultChunkSize = 500
+)
+
+// Config configures an Engine. Client and Events are required; NewEngine fills every
+// other zero value with its default.
+type Config struct {
+	// Client talks to the API server. Configure it with DisableEvictionRetries so that
+	// every refused eviction comes back to the engine.
+	Client kubernetes.Interface
+	// Events receives every event of the drain, in order. The engine never closes it.
+	Events chan<- Event
+	// Clock drives backoff, Retry-After and timeouts. Default: the real clock.
+	Clock clock.WithTicker
+	// RateLimiter bounds retries per pod (exponential) and overall (token bucket).
+	RateLimiter workqueue.TypedRateLimiter[string]
+	// Logger receives diagnostics (never user-facing progress).
+	Logger klog.Logger
+
+	// Force allows pods without a controller (kubectl drain --force).
+	Force bool
+	// IgnoreDaemonSets goes on when DaemonSet pods are present (never deleted).
+	IgnoreDaemonSets bool
+	// DeleteEmptyDirData allows pods with emptyDir volumes (their data is lost).
+	DeleteEmptyDirData bool
+	// GracePeriodSeconds overrides the pods' grace period; -1 keeps each pod's own.
+	GracePeriodSeconds int
+	// Timeout bounds the whole drain; 0 means no limit.
+	Timeout time.Duration
+	// PodSelector restricts the pods evicted (a label selector).
+	PodSelector string
+	// SkipWaitForDeleteTimeoutSeconds: pods whose deletionTimestamp is older than this
+	// are not waited for; 0 waits for every pod.
+	SkipWaitForDeleteTimeoutSeconds int
+	// ChunkSize pages pod lists.
+	ChunkSize int64
+	// DryRun: none, client (nothing sent) or server (sent with dryRun=All).
+	DryRun DryRun
+	// MaxParallelNodes is how many nodes are cordoned and drained at once.
+	MaxParallelNodes int
+	// Workers is how many eviction requests may be in flight at once.
+	Workers int
+	// RecordEvents writes Kubernetes Events on each node (cordon, drain start, blocked,
+	// drained).
+	RecordEvents bool
+}
+
+// DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an
+// overall token bucket of 20 retries a second (burst 50), as client-go controllers do.
+func DefaultRateLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 30*time.Second),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(20), 50)},
+	)
+}
+
+// Engine drains nodes. Build it with NewEngine; one Engine runs one drain.
+type Engine struct {
+	cfg Config
+}
+
+// NewEngine validates cfg, fills defaults and returns an Engine.
+func NewEngine(cfg Config) (*Engine, error) {
+	var errs []string
+	if cfg.Client == nil {
+		errs = append(errs, "a client is required")
+	}
+	if cfg.Events == nil {
+		errs = append(errs, "an events channel is required")
+	}
+	if cfg.GracePeriodSeconds < -1 {
+		errs = append(errs, fmt.Sprintf("--grace-period must be -1 or more, got %d", cfg.GracePeriodSeconds))
+	}
+	if cfg.Timeout < 0 {
+		errs = append(errs, fmt.Sprintf("--timeout must not be negative, got %s", cfg.Timeout))
+	}
+	if cfg.SkipWaitForDeleteTimeoutSeconds < 0 {
+		errs = append(errs, fmt.Sprintf("--skip-wait-for-delete-timeout must not be negative, got %d", cfg.SkipWaitForDeleteTimeoutSeconds))
+	}
+	if cfg.MaxParallelNodes < 0 {
+		errs = append(errs, fmt.Sprintf("--max-parallel-nodes must be 1 or more (0 for the default), got %d", cfg.MaxParallelNodes))
+	}
+	switch cfg.DryRun {
+	case "":
+		cfg.DryRun = DryRunNone
+	case DryRunNone, DryRunClient, DryRunServer:
+	default:
+		errs = append(errs, fmt.Sprintf(`--dry-run must be "none", "client" or "server", got %q`, cfg.DryRun))
+	}
+	if len(errs) > 0 {
+		return nil, &ConfigError{msg: strings.Join(errs, "; ")}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.RateLimiter == nil {
+		cfg.RateLimiter = DefaultRateLimiter()
+	}
+	if cfg.Logger.GetSink() == nil {
+		cfg.Logger = klog.Background()
+	}
+	if cfg.ChunkSize == 0 {
+		cfg.ChunkSize = DefaultChunkSize
+	}
+	if cfg.MaxParallelNodes == 0 {
+		cfg.MaxParallelNodes = DefaultMaxParallelNodes
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// ConfigError is an invalid configuration (a usage error).
+type ConfigError struct{ msg string }
+
+func (e *ConfigError) Error() string { return e.msg }
+
+// Usage marks a ConfigError as the user's input to fix.
+func (e *ConfigError) Usage() bool { return true }
+
+// NodeNotFoundError is a node name that does not exist (a usage error).
+type NodeNotFoundError struct{ Name string }
+
+func (e *NodeNotFoundError) Error() string { return fmt.Sprintf("node %q not found", e.Name) }
+
+// Usage marks NodeNotFoundError as the user's input to fix.
+func (e *NodeNotFoundError) Usage() bool { return true }
+
+// PreflightError means some node can't be drained with the flags given (DaemonSet pods
+// without --ignore-daemonsets, pods with local storage without --delete-emptydir-data,
+// pods with no controller without --force). Nothing was changed.
+type PreflightError struct{ Problems []string }
+
+func (e *PreflightError) Error() string {
+	return "nothing was changed: " + strings.Join(e.Problems, "; ")
+}
+
+// Blocked marks a PreflightError as blocked by policy.
+func (e *PreflightError) Blocked() bool { return true }
+
+// TimeoutError is a drain that reached its timeout with pods still waiting.
+type TimeoutError struct {
+	Timeout  time.Duration
+	Blockers []Blocker
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("drain timed out after %s; still waiting: %s", e.Timeout, describeBlockers(e.Blockers))
+}
+
+// Unwrap lets errors.Is(err, context.DeadlineExceeded) hold.
+func (e *TimeoutError) Unwrap() error { return errDeadline }
+
+// InterruptedError is a drain stopped by its context (Ctrl-C). The nodes keep their
+// state annotations; running the same command again finishes the job.
+type InterruptedError struct{ Blockers []Blocker }
+
+func (e *InterruptedError) Error() string {
+	if len(e.Blockers) == 0 {
+		return "drain interrupted; run the same command again to finish"
+	}
+	return fmt.Sprintf("drain interrupted with pods still waiting (%s); run the same command again to finish", describeBlockers(e.Blockers))
+}
+
+// Unwrap lets errors.Is(err, context.Canceled) hold.
+func (e *InterruptedError) Unwrap() error { return errCanceled }
+
+func describeBlockers(bs []Blocker) string {
+	if len(bs) == 0 {
+		return "nothing"
+	}
+	var parts []string
+	for i, b := range bs {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(bs)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("pod %s on %s: %s", b.Pod, b.Node, b.Message))
+	}
+	return strings.Join(parts, "; ")
+}
+
+var (
+	errDeadline = context.DeadlineExceeded
+	errCanceled = context.Canceled
+)
+
+// IsUsage reports whether err is the user's input to fix.
+func IsUsage(err error) bool {
+	var u interface{ Usage() bool }
+	return errors.As(err, &u) && u.Usage()
+}

@@ -1,0 +1,54 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+)
+
+// dryRun walks the plan without changing anything. Client: nothing is sent; the events
+// say what would happen, in plan order. Server: the cordon and every eviction are sent
+// with dryRun=All, so the API server validates and admits them without persisting; each
+// eviction is judged against the same untouched budget, which is why the plan (not the
+// server) says which pods would wait.
+func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
+	var sum Summary
+	mode := string(e.cfg.DryRun)
+	for _, np := range pf.plan.Nodes {
+		already := np.AlreadyCordoned
+		if e.cfg.DryRun == DryRunServer {
+			var err error
+			if already, err = Cordon(ctx, e.cfg.Client, pf.nodes[np.Name], true); err != nil {
+				e.emit(Event{Type: EventNodeFailed, Node: np.Name, Message: err.Error(), DryRun: mode})
+				sum.NodesFailed++
+				continue
+			}
+		}
+		e.emit(Event{Type: EventNodeCordoned, Node: np.Name, Already: already, DryRun: mode})
+		for _, s := range np.Steps {
+			key := s.Pod.Namespace + "/" + s.Pod.Name
+			e.emit(Event{Type: EventEvictionStarted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
+			if s.Wave == 0 {
+				e.emit(Event{Type: EventEvictionBlocked, Node: np.Name, Pod: key, PDB: budgetKeys(s.Decision.Budgets),
+					Reason: string(s.Decision.Verdict), Message: s.Blocker, DryRun: mode})
+				continue
+			}
+			if e.cfg.DryRun == DryRunServer {
+				sum.Evictions++
+				ans := classify(e.evict(ctx, s.Pod, true))
+				if ans.outcome != accepted && ans.outcome != gone {
+					sum.Refusals++
+					e.emit(Event{Type: EventEvictionBlocked, Node: np.Name, Pod: key, PDB: ans.pdb, Reason: "DryRunRefused",
+						Message: ans.message, RetryAfter: ans.retryAfter, DryRun: mode})
+					continue
+				}
+			}
+			e.emit(Event{Type: EventPodEvicted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
+		}
+		e.emit(Event{Type: EventNodeDrained, Node: np.Name, DryRun: mode})
+		sum.NodesDrained++
+	}
+	if sum.NodesFailed > 0 {
+		return sum, fmt.Errorf("%d of %d nodes failed the dry run", sum.NodesFailed, len(pf.plan.Nodes))
+	}
+	return sum, nil
+}

@@ -1,0 +1,171 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	kubectldrain "k8s.io/kubectl/pkg/drain"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// preflight is what Plan learns before anything is touched.
+type preflight struct {
+	plan  *Plan
+	nodes map[string]*corev1.Node
+	// pods to evict, per node, as kubectl's filters chose them.
+	pods map[string][]*corev1.Pod
+}
+
+// Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
+// filters per node (DaemonSet, mirror, emptyDir, unmanaged and completed pods, with
+// kubectl's own messages), then a cumulative simulation of the evictions against every
+// PDB's current status. A name that is not a node is a NodeNotFoundError.
+func (e *Engine) Plan(ctx context.Context, names []string) (*Plan, error) {
+	pf, err := e.preflight(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	return pf.plan, nil
+}
+
+func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, error) {
+	if len(names) == 0 {
+		return nil, &ConfigError{msg: "no nodes to drain"}
+	}
+	if _, err := labels.Parse(e.cfg.PodSelector); err != nil {
+		return nil, &ConfigError{msg: fmt.Sprintf("invalid --pod-selector %q: %v", e.cfg.PodSelector, err)}
+	}
+	pf := &preflight{plan: &Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{}}
+	seen := map[string]bool{}
+	var ordered []string
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		n, err := e.cfg.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, &NodeNotFoundError{Name: name}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get node %s: %w", name, err)
+		}
+		pf.nodes[name] = n
+		ordered = append(ordered, name)
+	}
+	helper := e.kubectlHelper(ctx)
+	var all []*corev1.Pod
+	nodePlans := map[string]*NodePlan{}
+	for _, name := range ordered {
+		np := &NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
+		list, errs := helper.GetPodsForDeletion(name)
+		if list == nil && len(errs) > 0 {
+			return nil, fmt.Errorf("list pods on node %s: %w", name, errs[0])
+		}
+		for _, err := range errs {
+			np.Errors = append(np.Errors, err.Error())
+		}
+		if w := list.Warnings(); w != "" {
+			np.Warnings = append(np.Warnings, w)
+		}
+		for _, p := range list.Pods() {
+			p := p
+			pf.pods[name] = append(pf.pods[name], &p)
+			all = append(all, &p)
+		}
+		nodePlans[name] = np
+		pf.plan.Nodes = append(pf.plan.Nodes, *np)
+	}
+	pdbs, err := e.listPDBs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodeList, err := e.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	allNodes := make([]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		allNodes[i] = &nodeList.Items[i]
+	}
+	sim := pdb.Simulate(all, pdb.NewIndex(pdbs), pdb.Placeable(allNodes, seen))
+	pf.plan.Waves = sim.Waves
+	for _, s := range sim.Steps {
+		node := s.Pod.Spec.NodeName
+		nodePlans[node].Steps = append(nodePlans[node].Steps, s)
+	}
+	for i := range pf.plan.Nodes {
+		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
+	}
+	return pf, nil
+}
+
+// kubectlHelper is kubectl's drain helper, used only for its pod filters and cordoning.
+func (e *Engine) kubectlHelper(ctx context.Context) *kubectldrain.Helper {
+	return &kubectldrain.Helper{
+		Ctx:                             ctx,
+		Client:                          e.cfg.Client,
+		Force:                           e.cfg.Force,
+		GracePeriodSeconds:              e.cfg.GracePeriodSeconds,
+		IgnoreAllDaemonSets:             e.cfg.IgnoreDaemonSets,
+		DeleteEmptyDirData:              e.cfg.DeleteEmptyDirData,
+		PodSelector:                     e.cfg.PodSelector,
+		ChunkSize:                       e.cfg.ChunkSize,
+		SkipWaitForDeleteTimeoutSeconds: e.cfg.SkipWaitForDeleteTimeoutSeconds,
+	}
+}
+
+func (e *Engine) listPDBs(ctx context.Context) ([]*policyv1.PodDisruptionBudget, error) {
+	list, err := e.cfg.Client.PolicyV1().PodDisruptionBudgets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list poddisruptionbudgets: %w", err)
+	}
+	out := make([]*policyv1.PodDisruptionBudget, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// Problems lists every node's filter errors, for a PreflightError.
+func (p *Plan) Problems() []string {
+	var out []string
+	for _, n := range p.Nodes {
+		for _, e := range n.Errors {
+			out = append(out, fmt.Sprintf("node/%s: %s", n.Name, e))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Blocked lists every pod that can never be evicted as things stand.
+func (p *Plan) Blocked() []Blocker {
+	var out []Blocker
+	for _, n := range p.Nodes {
+		for _, s := range n.Steps {
+			if s.Wave == 0 {
+				out = append(out, Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: budgetKeys(s.Decision.Budgets), Message: s.Blocker})
+			}
+		}
+	}
+	return out
+}
+
+func budgetKeys(bs []*pdb.Budget) string {
+	s := ""
+	for i, b := range bs {
+		if i > 0 {
+			s += ","
+		}
+		s += b.Key()
+	}
+	return s
+}
