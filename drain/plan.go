@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -75,10 +76,19 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		if w := list.Warnings(); w != "" {
 			np.Warnings = append(np.Warnings, w)
 		}
+		var scratch []string
 		for _, p := range list.Pods() {
 			p := p
 			pf.pods[name] = append(pf.pods[name], &p)
 			all = append(all, &p)
+			if hasEmptyDir(&p) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				scratch = append(scratch, p.Namespace+"/"+p.Name)
+			}
+		}
+		// kubectl's own local-storage warning is dropped by its later filters for pods
+		// that have a controller; a person still needs to know the data goes.
+		if len(scratch) > 0 && !strings.Contains(strings.Join(np.Warnings, ";"), "local storage") {
+			np.Warnings = append(np.Warnings, "deleting Pods with local storage (their emptyDir data is lost): "+strings.Join(scratch, ", "))
 		}
 		nodePlans[name] = np
 		pf.plan.Nodes = append(pf.plan.Nodes, *np)
@@ -168,4 +178,13 @@ func budgetKeys(bs []*pdb.Budget) string {
 		s += b.Key()
 	}
 	return s
+}
+
+func hasEmptyDir(p *corev1.Pod) bool {
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -138,7 +138,7 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	var printer EventPrinter = &humanPrinter{out: o.Out, errOut: o.ErrOut}
 	if o.Output == "json" {
-		printer = newNDJSONPrinter(o.Out, time.Now)
+		printer = newNDJSONPrinter(o.Out, time.Now, o.APIRequests)
 	}
 	type result struct {
 		sum drain.Summary

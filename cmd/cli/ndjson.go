@@ -49,18 +49,20 @@ type summaryJSON struct {
 	Evictions    int             `json:"eviction_requests"`
 	Refusals     int             `json:"eviction_refusals"`
 	Elapsed      float64         `json:"elapsed_seconds"`
+	APIRequests  int64           `json:"api_requests"`
 	Pending      []drain.Blocker `json:"pending,omitempty"`
 }
 
 // ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
 // "summary" with the counts and the exit code.
 type ndjsonPrinter struct {
-	enc *json.Encoder
-	now func() time.Time
+	enc      *json.Encoder
+	now      func() time.Time
+	requests func() int64
 }
 
-func newNDJSONPrinter(w io.Writer, now func() time.Time) *ndjsonPrinter {
-	p := &ndjsonPrinter{enc: json.NewEncoder(w), now: now}
+func newNDJSONPrinter(w io.Writer, now func() time.Time, requests func() int64) *ndjsonPrinter {
+	p := &ndjsonPrinter{enc: json.NewEncoder(w), now: now, requests: requests}
 	p.write(jsonEvent{Type: "version", Level: "info", EventsVersion: EventsVersion, Version: version})
 	return p
 }
@@ -98,7 +100,7 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 	e := jsonEvent{Type: "summary", Level: "info", ExitCode: &code, Summary: &summaryJSON{
 		NodesDrained: sum.NodesDrained, NodesFailed: sum.NodesFailed, NodesPending: sum.NodesPending,
 		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, Evictions: sum.Evictions,
-		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks,
+		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
 	}}
 	if err != nil {
 		e.Level, e.Error = "error", oneLine(describe(err))

@@ -7,6 +7,8 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -29,6 +31,7 @@ const (
 type Common struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
+	requests *requestCounter
 }
 
 // RESTConfig returns the REST config from the cluster flags. A kubeconfig problem (missing
@@ -42,8 +45,39 @@ func (c *Common) RESTConfig() (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cfg.UserAgent = "kubectl-maintenance/" + version
 	drain.DisableEvictionRetries(cfg)
+	c.requests = &requestCounter{}
+	prev := cfg.WrapTransport
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if prev != nil {
+			rt = prev(rt)
+		}
+		return c.requests.wrap(rt)
+	}
 	return cfg, nil
 }
+
+// APIRequests is how many HTTP requests the commands' clients sent (reported in the
+// NDJSON summary, so a runbook can see what a drain cost the API server).
+func (c *Common) APIRequests() int64 {
+	if c.requests == nil {
+		return 0
+	}
+	return c.requests.n.Load()
+}
+
+// requestCounter counts requests through a transport.
+type requestCounter struct{ n atomic.Int64 }
+
+func (r *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		r.n.Add(1)
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // Client returns a clientset built from the cluster flags.
 func (c *Common) Client() (kubernetes.Interface, error) {

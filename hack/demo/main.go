@@ -105,6 +105,14 @@ var demoSteps = []struct {
 }{
 	{[]string{"version"}, ""},
 	{[]string{"nodes"}, "every node, its pools (node-role.kubernetes.io/<pool>) and pod count"},
+	{[]string{"plan", "-l", "node-role.kubernetes.io/blue", "--ignore-daemonsets"},
+		"the preflight: waves per budget, and the PDB that can never allow a disruption (exit 3)"},
+	{[]string{"drain", "blue-1", "blue-2", "--ignore-daemonsets"},
+		"a real drain of two nodes at once: every wait names its PDB and numbers, retries follow the PDB's status (a watch)"},
+	{[]string{"drain", "blue-3", "--ignore-daemonsets", "--timeout", "15s"},
+		"blue-3 holds the pods of pdb shop/ledger (maxUnavailable 0): the drain evicts the rest, then times out naming it (exit 124)"},
+	{[]string{"nodes", "-l", "node-role.kubernetes.io/blue"}, ""},
+	{[]string{"uncordon", "-l", "node-role.kubernetes.io/blue"}, "restore the nodes as they were before the tool touched them"},
 }
 
 func say(format string, args ...any) {
