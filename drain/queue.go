@@ -431,4 +431,3 @@ func resourceVersions(bs []*pdb.Budget) map[string]string {
 	}
 	return out
 }
-

@@ -156,4 +156,3 @@ func printPlan(w io.Writer, plan *drain.Plan) {
 	}
 	fmt.Fprintf(w, "\n%s\n", planHeadline(plan))
 }
-

@@ -399,7 +399,6 @@ func TestEvictionOfARecreatedStatefulSetPodIsRefusedByUID(t *testing.T) {
 	}
 }
 
-
 // evictionFor builds the same eviction the engine sends: the pod's UID as precondition.
 func evictionFor(p *corev1.Pod) *policyv1.Eviction {
 	return &policyv1.Eviction{
