@@ -102,10 +102,12 @@ func noRetry(t *testing.T) kubernetes.Interface {
 func TestEvictionAPIAnswers(t *testing.T) {
 	t.Parallel()
 	ctx, c, ns, nodes := setup(t, "a", "b")
-	if _, err := fixture.CreateNodes(ctx, c, fixture.NodeSpec{Names: nodes[:1]}); err != nil {
+	// The test's own label keeps its pods off the nodes of tests running beside it.
+	mine := map[string]string{"test": ns}
+	if _, err := fixture.CreateNodes(ctx, c, fixture.NodeSpec{Names: nodes[:1], Labels: mine}); err != nil {
 		t.Fatal(err)
 	}
-	on := fixture.PodOptions{NodeSelector: map[string]string{"type": "kwok"}}
+	on := fixture.PodOptions{NodeSelector: mine}
 	for _, app := range []string{"frozen", "shared", "web"} {
 		if _, err := fixture.Deployment(ctx, c, ns, app, 2, on); err != nil {
 			t.Fatal(err)
@@ -140,7 +142,7 @@ func TestEvictionAPIAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The second node comes up only now, so every pod started on the first one.
-	if _, err := fixture.CreateNodes(ctx, c, fixture.NodeSpec{Names: nodes[1:]}); err != nil {
+	if _, err := fixture.CreateNodes(ctx, c, fixture.NodeSpec{Names: nodes[1:], Labels: mine}); err != nil {
 		t.Fatal(err)
 	}
 	raw := noRetry(t)

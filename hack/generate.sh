@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# generate.sh builds the pinned controller-gen (hack/tools/controller-gen, once per
+# machine) and regenerates the NodePool API's deepcopy code and CRD manifest.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+VERSION=v0.23.0
+bin=${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-maintenance/controller-gen-$VERSION
+if [[ ! -x "$bin" ]]; then
+  echo "generate: building controller-gen $VERSION (once per machine)" >&2
+  (cd "$here/tools/controller-gen" && go build -o "$bin" sigs.k8s.io/controller-tools/cmd/controller-gen)
+fi
+cd "$root"
+"$bin" object paths=./nodepool/api/...
+"$bin" crd paths=./nodepool/api/... output:crd:artifacts:config=config/crd/bases
