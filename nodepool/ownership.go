@@ -81,7 +81,7 @@ func PoolTaints(p *v1alpha1.NodePool) []corev1.Taint {
 func PoolLabels(p *v1alpha1.NodePool) map[string]string {
 	out := map[string]string{RoleLabel(p.Name): ""}
 	for k, v := range p.Spec.Labels {
-		out[k] = v
+		out[k] = string(v)
 	}
 	return out
 }

@@ -13,7 +13,11 @@ import (
 )
 
 func pool(name string, labels map[string]string, taints ...v1alpha1.Taint) *v1alpha1.NodePool {
-	return &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.NodePoolSpec{Labels: labels, Taints: taints}}
+	ls := map[string]v1alpha1.LabelValue{}
+	for k, v := range labels {
+		ls[k] = v1alpha1.LabelValue(v)
+	}
+	return &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.NodePoolSpec{Labels: ls, Taints: taints}}
 }
 
 func taint(key, value string, effect corev1.TaintEffect) v1alpha1.Taint {

@@ -31,7 +31,7 @@ func NewCmdUncordon(c *Common) *cobra.Command { return newCordonCmd(c, true) }
 func newCordonCmd(c *Common, uncordon bool) *cobra.Command {
 	o := &CordonOptions{Common: c, DryRun: "none", Uncordon: uncordon}
 	cmd := &cobra.Command{
-		Use:               "cordon (NODE... | -l SELECTOR)",
+		Use:               "cordon (NODE... | -l SELECTOR | --pool POOL)",
 		Short:             "Mark nodes unschedulable, recording that this tool did it",
 		ValidArgsFunction: completeNodes(c),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,7 +47,7 @@ func newCordonCmd(c *Common, uncordon bool) *cobra.Command {
 		},
 	}
 	if uncordon {
-		cmd.Use = "uncordon (NODE... | -l SELECTOR)"
+		cmd.Use = "uncordon (NODE... | -l SELECTOR | --pool POOL)"
 		cmd.Short = "Make nodes schedulable again, as they were before this tool touched them"
 		cmd.Long = `Make nodes schedulable again and remove this tool's annotations. A node that was
 already cordoned (by someone else) before this tool drained it stays cordoned, unless
@@ -73,7 +73,7 @@ func (o *CordonOptions) Validate() error {
 
 // Run cordons or uncordons every node, printing kubectl's lines.
 func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	names, err := o.Nodes.Resolve(ctx, cs)
+	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
 	if err != nil {
 		return err
 	}

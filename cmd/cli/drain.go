@@ -29,6 +29,10 @@ type DrainOptions struct {
 	DryRun                   string
 	MaxParallelNodes         int
 	Output                   string
+
+	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
+	// pool's maxUnavailable).
+	maxParallelSet bool
 }
 
 // NewCmdDrain builds "kubectl maintenance drain".
@@ -36,7 +40,7 @@ func NewCmdDrain(c *Common) *cobra.Command {
 	o := &DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
 		MaxParallelNodes: drain.DefaultMaxParallelNodes}
 	cmd := &cobra.Command{
-		Use:   "drain (NODE... | -l SELECTOR)",
+		Use:   "drain (NODE... | -l SELECTOR | --pool POOL)",
 		Short: "Cordon nodes and evict their pods without ever violating a PodDisruptionBudget",
 		Long: `Cordon the nodes, then evict their pods through the Eviction API only, as far as the
 PodDisruptionBudgets allow. A refused eviction waits for the blocking budget's status to
@@ -51,10 +55,12 @@ running the same command again, and "uncordon" restores a node as it was.
 ` + ExitCodesHelp,
 		Example: `  kubectl maintenance drain node-1 --ignore-daemonsets
   kubectl maintenance drain -l pool=blue --ignore-daemonsets --timeout 10m -o json
-  kubectl maintenance drain node-1 node-2 --dry-run=server`,
+  kubectl maintenance drain node-1 node-2 --dry-run=server
+  kubectl maintenance drain --pool blue --ignore-daemonsets   # maxUnavailable of the pool at a time`,
 		ValidArgsFunction: completeNodes(c),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes.Names = args
+			o.maxParallelSet = cmd.Flags().Changed("max-parallel-nodes")
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -65,8 +71,14 @@ running the same command again, and "uncordon" restores a node as it was.
 			return o.Run(cmd.Context(), cs)
 		},
 	}
-	f := cmd.Flags()
 	o.Nodes.AddFlags(cmd)
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags adds kubectl drain's flags, plus --max-parallel-nodes and -o.
+func (o *DrainOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
 	f.BoolVar(&o.Force, "force", o.Force, "continue even if there are pods that do not declare a controller")
 	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", o.IgnoreDaemonSets, "ignore DaemonSet-managed pods")
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", o.DeleteEmptyDirData, "continue even if there are pods using emptyDir (local data that will be deleted when the node is drained)")
@@ -82,7 +94,6 @@ running the same command again, and "uncordon" restores a node as it was.
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
-	return cmd
 }
 
 // Validate checks the flags without calling the API.
@@ -127,18 +138,43 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- drain
 
 // Run resolves the nodes and drains them, printing the engine's events.
 func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	names, err := o.Nodes.Resolve(ctx, cs)
+	names, pool, err := o.Nodes.Resolve(ctx, cs, o.Common)
 	if err != nil {
 		return err
 	}
-	events := make(chan drain.Event, 256)
-	eng, err := drain.NewEngine(o.engineConfig(cs, events, klog.FromContext(ctx)))
-	if err != nil {
-		return WithExitCode(ExitUsage, err)
+	if pool != nil && !o.maxParallelSet {
+		o.MaxParallelNodes = pool.MaxUnavailableOrDefault()
 	}
+	d := o.drainer(cs)
+	sum, err := d.Run(ctx, names)
+	if drain.IsUsage(err) {
+		err = WithExitCode(ExitUsage, err)
+	}
+	d.printer.Summary(sum, err, ExitCode(err))
+	return err
+}
+
+// printingDrainer runs the drain engine and prints its events as they come.
+type printingDrainer struct {
+	o       *DrainOptions
+	cs      kubernetes.Interface
+	printer EventPrinter
+}
+
+func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
 	var printer EventPrinter = &humanPrinter{out: o.Out, errOut: o.ErrOut}
 	if o.Output == "json" {
 		printer = newNDJSONPrinter(o.Out, time.Now, o.APIRequests)
+	}
+	return &printingDrainer{o: o, cs: cs, printer: printer}
+}
+
+// Run drains names with the options' flags.
+func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summary, error) {
+	events := make(chan drain.Event, 256)
+	eng, err := drain.NewEngine(d.o.engineConfig(d.cs, events, klog.FromContext(ctx)))
+	if err != nil {
+		return drain.Summary{}, WithExitCode(ExitUsage, err)
 	}
 	type result struct {
 		sum drain.Summary
@@ -151,15 +187,10 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 		done <- result{sum, err}
 	}()
 	for ev := range events {
-		printer.Event(ev)
+		d.printer.Event(ev)
 	}
 	res := <-done
-	err = res.err
-	if drain.IsUsage(err) {
-		err = WithExitCode(ExitUsage, err)
-	}
-	printer.Summary(res.sum, err, ExitCode(err))
-	return err
+	return res.sum, res.err
 }
 
 func fixedChoices(choices ...string) cobra.CompletionFunc {

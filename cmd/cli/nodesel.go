@@ -10,26 +10,38 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
 // NodeSelection is how a command names its nodes: NODE... or -l/--selector, not both.
 type NodeSelection struct {
 	Names    []string
 	Selector string
+	// Pool selects the members of a NodePool (node-role.kubernetes.io/<pool>).
+	Pool string
 }
 
-// AddFlags adds -l/--selector.
+// AddFlags adds -l/--selector and --pool.
 func (s *NodeSelection) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&s.Selector, "selector", "l", s.Selector, "label selector of the nodes (instead of NODE names)")
+	cmd.Flags().StringVar(&s.Pool, "pool", s.Pool, "every node of this NodePool (instead of NODE names)")
 }
 
 // Validate checks the selection without calling the API.
 func (s *NodeSelection) Validate() error {
+	given := 0
+	for _, g := range []bool{len(s.Names) > 0, s.Selector != "", s.Pool != ""} {
+		if g {
+			given++
+		}
+	}
 	switch {
-	case len(s.Names) > 0 && s.Selector != "":
-		return UsageErrorf("give node names or --selector, not both")
-	case len(s.Names) == 0 && s.Selector == "":
-		return UsageErrorf("no nodes given: name them (NODE...) or use --selector")
+	case given > 1:
+		return UsageErrorf("give node names, --selector or --pool, only one of them")
+	case given == 0:
+		return UsageErrorf("no nodes given: name them (NODE...), or use --selector or --pool")
 	}
 	if s.Selector != "" {
 		if _, err := labels.Parse(s.Selector); err != nil {
@@ -47,20 +59,51 @@ func (s *NodeSelection) Validate() error {
 // Resolve returns the node names, sorted for a selector and as given (deduplicated) for
 // names. An unknown node or a selector that matches nothing is a usage error, found before
 // anything is changed.
-func (s *NodeSelection) Resolve(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
-	if s.Selector != "" {
-		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: s.Selector})
+func (s *NodeSelection) Resolve(ctx context.Context, cs kubernetes.Interface, c *Common) ([]string, *v1alpha1.NodePool, error) {
+	var pool *v1alpha1.NodePool
+	if s.Pool != "" {
+		pc, err := c.PoolClient()
 		if err != nil {
-			return nil, fmt.Errorf("list nodes matching %q: %w", s.Selector, err)
+			return nil, nil, err
 		}
-		if len(list.Items) == 0 {
+		if pool, err = nodepool.GetPool(ctx, pc, s.Pool); err != nil {
+			return nil, nil, WithExitCode(ExitCode(err), err)
+		}
+		names, err := s.list(ctx, cs, nodepool.RoleLabel(s.Pool))
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(names) == 0 {
+			return nil, nil, UsageErrorf("pool %q has no nodes", s.Pool)
+		}
+		return names, pool, nil
+	}
+	names, err := s.resolve(ctx, cs)
+	return names, nil, err
+}
+
+func (s *NodeSelection) list(ctx context.Context, cs kubernetes.Interface, selector string) ([]string, error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes matching %q: %w", selector, err)
+	}
+	names := make([]string, len(list.Items))
+	for i := range list.Items {
+		names[i] = list.Items[i].Name
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (s *NodeSelection) resolve(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+	if s.Selector != "" {
+		names, err := s.list(ctx, cs, s.Selector)
+		if err != nil {
+			return nil, err
+		}
+		if len(names) == 0 {
 			return nil, UsageErrorf("no nodes match selector %q", s.Selector)
 		}
-		names := make([]string, len(list.Items))
-		for i := range list.Items {
-			names[i] = list.Items[i].Name
-		}
-		sort.Strings(names)
 		return names, nil
 	}
 	seen := map[string]bool{}

@@ -74,7 +74,7 @@ func (e *planBlockedError) Blocked() bool { return true }
 
 // Run computes and prints the plan.
 func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	names, err := o.Nodes.Resolve(ctx, cs)
+	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
 	if err != nil {
 		return err
 	}

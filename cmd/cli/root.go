@@ -11,13 +11,19 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
 // Client rate limits. client-go's default of 5 QPS would throttle a parallel drain; these
@@ -45,7 +51,9 @@ func (c *Common) RESTConfig() (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cfg.UserAgent = "kubectl-maintenance/" + version
 	drain.DisableEvictionRetries(cfg)
-	c.requests = &requestCounter{}
+	if c.requests == nil {
+		c.requests = &requestCounter{}
+	}
 	prev := cfg.WrapTransport
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		if prev != nil {
@@ -78,6 +86,28 @@ func (r *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// PoolClient returns a controller-runtime client that knows NodePools.
+func (c *Common) PoolClient() (client.Client, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	return cl, nil
+}
+
+// Scheme knows the built-in kinds, CustomResourceDefinitions and NodePools.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
 
 // Client returns a clientset built from the cluster flags.
 func (c *Common) Client() (kubernetes.Interface, error) {
@@ -122,6 +152,7 @@ as the budgets allow.
 		NewCmdUncordon(common),
 		NewCmdPlan(common),
 		NewCmdDrain(common),
+		NewCmdPool(common),
 	)
 	addKubectlCompletion(root)
 	return root

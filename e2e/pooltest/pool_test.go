@@ -1,0 +1,409 @@
+// Package pooltest runs the plugin's pool commands, as a user would, against the real
+// local cluster: moves under PDBs, interrupted moves, concurrent writers, spec changes,
+// CRD validation and pool-wide drains.
+package pooltest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+)
+
+var (
+	shared  *cluster.Cluster
+	plugin  string
+	install sync.Once
+)
+
+func TestMain(m *testing.M) { os.Exit(fixture.TestMain(m, &shared, &plugin)) }
+
+// newEnv gives the test its namespace and nodes, with the NodePool CRD installed.
+func newEnv(t *testing.T, nodes ...string) *fixture.Env {
+	e := fixture.NewEnv(t, shared, plugin, nodes...)
+	install.Do(func() {
+		if r := e.Run("pool", "install"); r.Code != 0 {
+			t.Fatalf("pool install exit %d", r.Code)
+		}
+	})
+	return e
+}
+
+// applyPool writes a pool file and runs "pool apply -f" on it.
+func applyPool(e *fixture.Env, yaml string) fixture.Result {
+	e.T.Helper()
+	f := filepath.Join(e.T.TempDir(), "pool.yaml")
+	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
+		e.T.Fatal(err)
+	}
+	return e.Run("pool", "apply", "-f", f)
+}
+
+func poolYAML(name, label, taintValue, handler string) string {
+	rc := ""
+	if handler != "" {
+		rc = "\n  runtimeClass:\n    handler: " + handler
+	}
+	return fmt.Sprintf(`apiVersion: maintenance.kubectl-maintenance.io/v1alpha1
+kind: NodePool
+metadata:
+  name: %s
+spec:
+  labels:
+    example.com/tier: %s
+  taints:
+  - key: example.com/dedicated
+    value: %s
+    effect: NoSchedule%s
+`, name, label, taintValue, rc)
+}
+
+// poolNodes creates nodes in pool with a hand-set label and taint of their own.
+func poolNodes(e *fixture.Env, pool string, idx ...int) {
+	e.T.Helper()
+	for _, i := range idx {
+		_, err := fixture.CreateNodes(e.Ctx, e.C, fixture.NodeSpec{Names: e.Nodes[i : i+1], Pools: []string{pool},
+			Labels: map[string]string{"test": e.NS, "example.com/owner": "team-a"},
+			Taints: []corev1.Taint{{Key: "example.com/maintenance-window", Value: "sunday", Effect: corev1.TaintEffectPreferNoSchedule}}})
+		if err != nil {
+			e.T.Fatal(err)
+		}
+	}
+}
+
+// tolerateAll lets test pods run on the pools' tainted nodes.
+var tolerateAll = []corev1.Toleration{{Key: "example.com/dedicated", Operator: corev1.TolerationOpExists}}
+
+// checkMoved asserts the node is exactly in pool to: the new pool's labels and taints,
+// nothing of the old pool's, the hand-set label and taint intact, schedulable.
+func checkMoved(e *fixture.Env, node, from, to string) {
+	e.T.Helper()
+	n := e.Node(node)
+	if _, ok := n.Labels[nodepool.RoleLabel(to)]; !ok {
+		e.T.Errorf("node %s lacks the role label of %s: %v", node, to, n.Labels)
+	}
+	if _, ok := n.Labels[nodepool.RoleLabel(from)]; ok {
+		e.T.Errorf("node %s keeps the role label of %s", node, from)
+	}
+	if n.Labels["example.com/tier"] != to {
+		e.T.Errorf("node %s has example.com/tier=%q, want %q", node, n.Labels["example.com/tier"], to)
+	}
+	if n.Labels["example.com/owner"] != "team-a" {
+		e.T.Errorf("the hand-set label was lost: %v", n.Labels)
+	}
+	var taints []string
+	for _, t := range n.Spec.Taints {
+		if t.Key != "node.kubernetes.io/unschedulable" {
+			taints = append(taints, t.Key+"="+t.Value)
+		}
+	}
+	want := "example.com/dedicated=" + to + ",example.com/maintenance-window=sunday"
+	if got := strings.Join(sortStrings(taints), ","); got != want {
+		e.T.Errorf("node %s taints = %s, want %s", node, got, want)
+	}
+	if n.Spec.Unschedulable {
+		e.T.Errorf("node %s is still cordoned after the move", node)
+	}
+	if _, ok := n.Annotations[nodepool.MoveAnnotation]; ok {
+		e.T.Errorf("node %s keeps the move annotation", node)
+	}
+}
+
+func sortStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+func TestMoveUnderAPDB(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b", "c")
+	blue, green := e.NS+"-blue", e.NS+"-green"
+	for _, p := range []struct{ name, label string }{{blue, "blue"}, {green, "green"}} {
+		if r := applyPool(e, poolYAML(p.name, p.name, p.name, "")); r.Code != 0 {
+			t.Fatalf("pool apply exit %d", r.Code)
+		}
+	}
+	poolNodes(e, blue, 0)
+	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 3, o); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 3)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	poolNodes(e, green, 1, 2)
+	if r := e.Run("pool", "sync"); r.Code != 0 {
+		t.Fatalf("pool sync exit %d", r.Code)
+	}
+	g := e.Guard()
+	r := e.Run("pool", "move", e.Nodes[0], "--to", green)
+	if r.Code != 0 {
+		t.Fatalf("pool move exit %d", r.Code)
+	}
+	t.Logf("FIGURE pool move of 1 node with 3 pods under a PDB: %s", r.Elapsed.Round(time.Millisecond))
+	checkMoved(e, e.Nodes[0], blue, green)
+	if g.Deleted != 3 {
+		t.Errorf("guard saw %d evictions, want 3", g.Deleted)
+	}
+	e.Ready("web", 3)
+}
+
+func TestKilledMoveIsFinishedByARerun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b")
+	blue, green := e.NS+"-blue", e.NS+"-green"
+	applyPool(e, poolYAML(blue, blue, blue, ""))
+	applyPool(e, poolYAML(green, green, green, ""))
+	poolNodes(e, blue, 0)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "frozen", 1, fixture.PodOptions{NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("frozen", 1)
+	e.PDB("frozen", fixture.PDBSpec{App: "frozen", MaxUnavailable: fixture.Int(0)}, 0)
+	poolNodes(e, green, 1)
+	applyPool(e, poolYAML(green, green, green, "")) // sync the new member
+	e.Guard()
+	// The drain waits on the frozen budget; kill -9 the move while it does.
+	r := e.RunCtx(e.Ctx, func(cmd *exec.Cmd) {
+		waitFor(e, e.Nodes[0], func(n *corev1.Node) bool { return n.Annotations[drain.AnnotationDrain] == drain.StateDraining })
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+	}, "pool", "move", e.Nodes[0], "--to", green)
+	if r.Code != -1 {
+		t.Logf("killed move exit %d", r.Code)
+	}
+	n := e.Node(e.Nodes[0])
+	if !n.Spec.Unschedulable || n.Annotations[nodepool.MoveAnnotation] == "" {
+		t.Fatalf("after the kill the node should be cordoned and record the move: %v %v", n.Spec.Unschedulable, n.Annotations)
+	}
+	if _, err := e.C.PolicyV1().PodDisruptionBudgets(e.NS).Patch(e.Ctx, "frozen", types.MergePatchType, []byte(`{"spec":{"maxUnavailable":1}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r = e.Run("pool", "move", e.Nodes[0], "--to", green)
+	if r.Code != 0 {
+		t.Fatalf("re-run exit %d", r.Code)
+	}
+	fixture.MustContain(t, "stderr", r.Stderr, "(resuming)")
+	checkMoved(e, e.Nodes[0], blue, green)
+}
+
+func waitFor(e *fixture.Env, node string, cond func(*corev1.Node) bool) {
+	e.T.Helper()
+	w, err := e.C.CoreV1().Nodes().Watch(e.Ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted && cond(n) {
+			return
+		}
+	}
+	e.T.Fatalf("watch of node %s ended", node)
+}
+
+func TestConcurrentWriterDuringAMove(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b", "c")
+	blue, green := e.NS+"-blue", e.NS+"-green"
+	applyPool(e, poolYAML(blue, blue, blue, ""))
+	applyPool(e, poolYAML(green, green, green, ""))
+	poolNodes(e, blue, 0)
+	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 3, o); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 3)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	poolNodes(e, green, 1, 2)
+	applyPool(e, poolYAML(green, green, green, ""))
+	// Another writer adds a label every 50 ms while the move runs.
+	ctx, cancel := context.WithCancel(e.Ctx)
+	written := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			patch := fmt.Sprintf(`{"metadata":{"labels":{"writer.example.com/n%d":"x"}}}`, i)
+			if _, err := e.C.CoreV1().Nodes().Patch(ctx, e.Nodes[0], types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
+				written = i + 1
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	r := e.Run("pool", "move", e.Nodes[0], "--to", green)
+	cancel()
+	<-done
+	if r.Code != 0 {
+		t.Fatalf("pool move exit %d", r.Code)
+	}
+	n := e.Node(e.Nodes[0])
+	for i := range written {
+		if _, ok := n.Labels[fmt.Sprintf("writer.example.com/n%d", i)]; !ok {
+			t.Errorf("label writer.example.com/n%d written during the move was lost", i)
+		}
+	}
+	t.Logf("the concurrent writer wrote %d labels during the move", written)
+	checkMoved(e, e.Nodes[0], blue, green)
+}
+
+func TestSpecChangeAndDeletion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b")
+	blue := e.NS + "-blue"
+	applyPool(e, poolYAML(blue, "v1", "one", "runc"))
+	poolNodes(e, blue, 0, 1)
+	applyPool(e, poolYAML(blue, "v1", "one", "runc"))
+	// Change the label's value and drop the taint.
+	changed := strings.Replace(poolYAML(blue, "v2", "one", "runc"), "  taints:\n  - key: example.com/dedicated\n    value: one\n    effect: NoSchedule\n", "", 1)
+	if r := applyPool(e, changed); r.Code != 0 {
+		t.Fatalf("pool apply exit %d", r.Code)
+	}
+	for _, name := range e.Nodes {
+		n := e.Node(name)
+		if n.Labels["example.com/tier"] != "v2" {
+			t.Errorf("node %s tier = %q, want v2", name, n.Labels["example.com/tier"])
+		}
+		for _, tn := range n.Spec.Taints {
+			if tn.Key == "example.com/dedicated" {
+				t.Errorf("node %s keeps the dropped taint", name)
+			}
+		}
+	}
+	rc, err := e.C.NodeV1().RuntimeClasses().Get(e.Ctx, blue, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Handler != "runc" || rc.Scheduling.NodeSelector["example.com/tier"] != "v2" || len(rc.Scheduling.Tolerations) != 0 {
+		t.Errorf("runtimeclass not in sync: %+v", rc.Scheduling)
+	}
+	if r := e.Run("pool", "delete", blue); r.Code != 0 {
+		t.Fatalf("pool delete exit %d", r.Code)
+	}
+	for _, name := range e.Nodes {
+		n := e.Node(name)
+		if _, ok := n.Labels[nodepool.RoleLabel(blue)]; ok || n.Labels["example.com/tier"] != "" || n.Labels["example.com/owner"] != "team-a" {
+			t.Errorf("node %s after pool deletion: %v", name, n.Labels)
+		}
+		if len(n.Spec.Taints) != 1 || n.Spec.Unschedulable {
+			t.Errorf("node %s after pool deletion: taints %v unschedulable %v", name, n.Spec.Taints, n.Spec.Unschedulable)
+		}
+	}
+	// The RuntimeClass goes through the real garbage collector (owner reference).
+	w, err := e.C.NodeV1().RuntimeClasses().Watch(e.Ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + blue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := e.C.NodeV1().RuntimeClasses().Get(e.Ctx, blue, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return
+	}
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Deleted {
+			return
+		}
+	}
+	t.Fatal("the pool's RuntimeClass was not garbage collected")
+}
+
+func TestCRDValidationRejectsBadPools(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	name := e.NS + "-bad"
+	base := "apiVersion: maintenance.kubectl-maintenance.io/v1alpha1\nkind: NodePool\nmetadata:\n  name: " + name + "\nspec:\n"
+	tests := []struct{ name, spec, want string }{
+		{"invalid taint effect", "  taints:\n  - key: a\n    effect: Sometimes\n", "Unsupported value"},
+		{"duplicate taint", "  taints:\n  - key: a\n    effect: NoSchedule\n  - key: a\n    value: x\n    effect: NoSchedule\n", "two taints have the same key and effect"},
+		{"role label as pool label", "  labels:\n    node-role.kubernetes.io/x: \"\"\n", "node-role.kubernetes.io/ labels are the pool membership labels"},
+		{"invalid label key", "  labels:\n    \"bad key!\": x\n", "label keys must be qualified names"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := applyPool(e, base+tc.spec)
+			if r.Code != 2 {
+				t.Errorf("exit %d, want 2", r.Code)
+			}
+			fixture.MustContain(t, "stderr", r.Stderr, tc.want)
+			if lines := strings.Count(strings.TrimSpace(r.Stderr), "\n"); lines != 0 {
+				t.Errorf("the error is %d lines, want one:\n%s", lines+1, r.Stderr)
+			}
+		})
+	}
+}
+
+func TestDrainPoolRespectsMaxUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b", "c", "s")
+	blue := e.NS + "-blue"
+	applyPool(e, poolYAML(blue, blue, blue, ""))
+	poolNodes(e, blue, 0, 1, 2)
+	applyPool(e, poolYAML(blue, blue, blue, ""))
+	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 6, o); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 6)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(2)}, 2)
+	e.AddNodes(3) // a spare outside the pool takes the replacements
+	e.Guard()
+	// Watch how many of the pool's nodes are being drained at once.
+	ctx, cancel := context.WithCancel(e.Ctx)
+	defer cancel()
+	w, err := e.C.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: nodepool.RoleLabel(blue)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := make(chan int, 1)
+	go func() {
+		draining, most := map[string]bool{}, 0
+		for ev := range w.ResultChan() {
+			if n, ok := ev.Object.(*corev1.Node); ok {
+				draining[n.Name] = n.Annotations[drain.AnnotationDrain] == drain.StateDraining
+				count := 0
+				for _, d := range draining {
+					if d {
+						count++
+					}
+				}
+				most = max(most, count)
+			}
+		}
+		peak <- most
+	}()
+	r := e.Run("drain", "--pool", blue)
+	if r.Code != 0 {
+		t.Fatalf("drain --pool exit %d", r.Code)
+	}
+	time.Sleep(200 * time.Millisecond) // let the last watch events arrive
+	cancel()
+	if most := <-peak; most != 1 {
+		t.Errorf("at most %d pool nodes were draining at once, want exactly 1 (maxUnavailable 1)", most)
+	}
+	for _, n := range e.Nodes[:3] {
+		if left := len(e.PodsOn(n)); left != 0 {
+			t.Errorf("%d pods left on %s", left, n)
+		}
+	}
+}
