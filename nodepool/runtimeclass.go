@@ -33,8 +33,8 @@ func RuntimeClassFor(p *v1alpha1.NodePool) *nodev1.RuntimeClass {
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
-		Handler: p.Spec.RuntimeClass.Handler,
-		Overhead: p.Spec.RuntimeClass.Overhead,
+		Handler:    p.Spec.RuntimeClass.Handler,
+		Overhead:   p.Spec.RuntimeClass.Overhead,
 		Scheduling: &nodev1.Scheduling{NodeSelector: PoolLabels(p), Tolerations: tolerations},
 	}
 	return rc
