@@ -51,3 +51,7 @@ bench: ## Run the Go benchmarks (no cluster)
 .PHONY: clean
 clean: ## Remove build output (the tool cache stays: hack/build-tools.sh prints its path)
 	rm -rf bin .local
+
+.PHONY: generate
+generate: ## Regenerate the NodePool deepcopy code and CRD with the pinned controller-gen
+	./hack/generate.sh

@@ -113,6 +113,13 @@ var demoSteps = []struct {
 		"blue-3 holds the pods of pdb shop/ledger (maxUnavailable 0): the drain evicts the rest, then times out naming it (exit 124)"},
 	{[]string{"nodes", "-l", "node-role.kubernetes.io/blue"}, ""},
 	{[]string{"uncordon", "-l", "node-role.kubernetes.io/blue"}, "restore the nodes as they were before the tool touched them"},
+	{[]string{"pool", "install"}, "the NodePool CRD (idempotent)"},
+	{[]string{"pool", "apply", "-f", "config/samples/pool-blue.yaml"}, "labels, taints and a RuntimeClass for pool blue, applied to its nodes"},
+	{[]string{"pool", "apply", "-f", "config/samples/pool-green.yaml"}, ""},
+	{[]string{"pool", "list"}, ""},
+	{[]string{"pool", "move", "blue-2", "--to", "green", "--ignore-daemonsets"},
+		"cordon, PDB-aware drain, swap blue's labels and taints for green's (exactly what each pool applied), uncordon"},
+	{[]string{"nodes"}, ""},
 }
 
 func say(format string, args ...any) {
