@@ -153,6 +153,7 @@ as the budgets allow.
 		NewCmdPlan(common),
 		NewCmdDrain(common),
 		NewCmdPool(common),
+		NewCmdDashboard(common),
 	)
 	addKubectlCompletion(root)
 	return root

@@ -1,0 +1,264 @@
+// Package tui is the interactive dashboard (bubbletea v2): nodes, pools, PDB budgets and
+// live per-node drain progress, with actions on selected nodes. It reads a read-only
+// model (data.Snapshot) and the drain engine's events, both delivered as messages, and
+// never calls the Kubernetes API: actions go through the Backend the command layer gives.
+package tui
+
+import (
+	"slices"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/eventlog"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/keys"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/nodes"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/pdbs"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/pools"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/progress"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/styles"
+)
+
+// Backend is what the dashboard can ask of the cluster. The command layer implements it
+// (informers and the drain engine); tests give a fake. Every method may block: the
+// dashboard calls them only inside tea.Cmds.
+type Backend interface {
+	// Snapshots delivers the read-only model whenever the cluster changes.
+	Snapshots() <-chan data.Snapshot
+	// Plan describes what req would do (the drain's plan), changing nothing.
+	Plan(req confirm.Request) (string, error)
+	// Start begins req and returns its events; the channel closes when it ends.
+	Start(req confirm.Request) (<-chan drain.Event, error)
+	// Cancel stops the running action (its nodes stay resumable).
+	Cancel()
+}
+
+// View indexes.
+const (
+	ViewNodes = iota
+	ViewPools
+	ViewPDBs
+	ViewProgress
+	ViewEvents
+	numViews
+)
+
+var viewNames = []string{"Nodes", "Pools", "PDBs", "Progress", "Events"}
+
+// Messages.
+type (
+	// SnapshotMsg carries a new read-only model.
+	SnapshotMsg struct{ Snapshot data.Snapshot }
+	// EventMsg carries one engine event.
+	EventMsg struct{ Event drain.Event }
+	// ActionDoneMsg says the running action ended (its event channel closed).
+	ActionDoneMsg struct{}
+	// PlanMsg carries the plan of the dialog's request.
+	PlanMsg struct {
+		Req  confirm.Request
+		Text string
+		Err  error
+	}
+	// StartedMsg carries the event channel of a started action.
+	StartedMsg struct {
+		Events <-chan drain.Event
+		Err    error
+	}
+	tickMsg time.Time
+)
+
+// App is the root model.
+type App struct {
+	backend Backend
+	keys    keys.KeyMap
+	styles  styles.Styles
+	noColor bool
+	now     func() time.Time
+
+	width, height int
+	view          int
+	snap          data.Snapshot
+	selected      map[string]bool
+
+	nodes    nodes.Model
+	pools    pools.Model
+	pdbs     pdbs.Model
+	progress progress.Model
+	events   eventlog.Model
+	help     help.Model
+
+	filter    textinput.Model
+	filtering bool
+	dialog    *confirm.Model
+	running   <-chan drain.Event
+	quitting  bool // asked to quit while an action runs
+	showHelp  bool
+	status    string
+}
+
+// New returns the dashboard. noColor drops every color (NO_COLOR).
+func New(b Backend, noColor bool) App {
+	fi := textinput.New()
+	fi.Prompt = "/"
+	return App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
+		selected: map[string]bool{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
+		progress: progress.New(), events: eventlog.New(), help: help.New(), filter: fi, width: 80, height: 24}
+}
+
+// Init starts listening for snapshots and the clock.
+func (a App) Init() tea.Cmd {
+	return tea.Batch(waitSnapshot(a.backend.Snapshots()), tick(), a.progress.Tick())
+}
+
+func waitSnapshot(ch <-chan data.Snapshot) tea.Cmd {
+	return func() tea.Msg {
+		s, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return SnapshotMsg{Snapshot: s}
+	}
+}
+
+func waitEvent(ch <-chan drain.Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return ActionDoneMsg{}
+		}
+		return EventMsg{Event: ev}
+	}
+}
+
+func tick() tea.Cmd { return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) }) }
+
+// Update handles one message; it never blocks.
+func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.width, a.height = msg.Width, msg.Height
+		a.resize()
+		return a, nil
+	case SnapshotMsg:
+		a.snap = msg.Snapshot
+		a.refresh()
+		return a, waitSnapshot(a.backend.Snapshots())
+	case EventMsg:
+		a.progress.Apply(msg.Event)
+		a.events.Add(msg.Event)
+		return a, waitEvent(a.running)
+	case ActionDoneMsg:
+		a.running = nil
+		a.status = "action finished"
+		if a.quitting {
+			return a, tea.Quit
+		}
+		return a, nil
+	case PlanMsg:
+		if a.dialog != nil && sameRequest(a.dialog.Req, msg.Req) {
+			a.dialog.Plan, a.dialog.Err = msg.Text, errText(msg.Err)
+		}
+		return a, nil
+	case StartedMsg:
+		if msg.Err != nil {
+			a.status = "error: " + msg.Err.Error()
+			return a, nil
+		}
+		a.running = msg.Events
+		return a, waitEvent(a.running)
+	case tickMsg:
+		return a, tick()
+	case tea.KeyPressMsg:
+		return a.key(msg)
+	}
+	var cmd tea.Cmd
+	a.progress, cmd = a.progress.Update(msg)
+	return a, cmd
+}
+
+// sameRequest tells whether a plan answers the dialog's current request (a plan for
+// options since changed is dropped).
+func sameRequest(a, b confirm.Request) bool {
+	return a.Action == b.Action && a.Pool == b.Pool && a.Options == b.Options && slices.Equal(a.Nodes, b.Nodes)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch {
+	case a.quitting:
+		switch msg.String() {
+		case "y", "enter":
+			a.backend.Cancel()
+			return a, nil // quit once the action has stopped (ActionDoneMsg)
+		case "n", "esc":
+			a.quitting = false
+		}
+		return a, nil
+	case a.dialog != nil:
+		return a.dialogKey(msg)
+	case a.filtering:
+		switch msg.String() {
+		case "enter", "esc":
+			a.filtering = false
+			a.filter.Blur()
+			if msg.String() == "esc" {
+				a.filter.SetValue("")
+			}
+			a.refresh()
+			return a, nil
+		}
+		var cmd tea.Cmd
+		a.filter, cmd = a.filter.Update(msg)
+		a.refresh()
+		return a, cmd
+	}
+	k := a.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		if a.running != nil {
+			a.quitting = true
+			return a, nil
+		}
+		return a, tea.Quit
+	case key.Matches(msg, k.Help):
+		a.showHelp = !a.showHelp
+		a.resize()
+	case key.Matches(msg, k.NextView):
+		a.view = (a.view + 1) % numViews
+	case key.Matches(msg, k.Nodes, k.Pools, k.PDBs, k.Progress, k.Events):
+		a.view = int(msg.String()[0] - '1')
+	case key.Matches(msg, k.Filter):
+		a.filtering = true
+		return a, a.filter.Focus()
+	case a.view == ViewNodes && key.Matches(msg, k.Select):
+		if n := a.nodes.Current(); n != "" {
+			a.selected[n] = !a.selected[n]
+			if !a.selected[n] {
+				delete(a.selected, n)
+			}
+			a.refresh()
+		}
+	case a.view == ViewNodes && key.Matches(msg, k.SelectAll):
+		for _, n := range a.nodes.Visible() {
+			a.selected[n] = true
+		}
+		a.refresh()
+	case key.Matches(msg, k.Cordon, k.Uncordon, k.Drain, k.Move):
+		return a.openDialog(msg.String())
+	default:
+		return a.forward(msg)
+	}
+	return a, nil
+}

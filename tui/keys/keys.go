@@ -1,0 +1,55 @@
+// Package keys holds the dashboard's key bindings; KeyMap implements help.KeyMap.
+package keys
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap is every binding of the dashboard.
+type KeyMap struct {
+	NextView, Nodes, Pools, PDBs, Progress, Events key.Binding
+	Up, Down, Select, SelectAll, Filter            key.Binding
+	Cordon, Uncordon, Drain, Move                  key.Binding
+	Confirm, Cancel, Help, Quit                    key.Binding
+}
+
+// Default returns the dashboard's bindings.
+func Default() KeyMap {
+	b := func(help string, k ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(k...), key.WithHelp(k[0], help))
+	}
+	return KeyMap{
+		NextView:  b("view", "tab"),
+		Nodes:     b("nodes", "1"),
+		Pools:     b("pools", "2"),
+		PDBs:      b("pdbs", "3"),
+		Progress:  b("progress", "4"),
+		Events:    b("events", "5"),
+		Up:        b("up", "up", "k"),
+		Down:      b("down", "down", "j"),
+		Select:    b("select", "space"),
+		SelectAll: b("select all", "a"),
+		Filter:    b("filter", "/"),
+		Cordon:    b("cordon", "c"),
+		Uncordon:  b("uncordon", "u"),
+		Drain:     b("drain", "d"),
+		Move:      b("move", "m"),
+		Confirm:   b("confirm", "y", "enter"),
+		Cancel:    b("cancel", "esc", "n"),
+		Help:      b("help", "?"),
+		Quit:      b("quit", "q", "ctrl+c"),
+	}
+}
+
+// ShortHelp is the one-line help.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.NextView, k.Select, k.Drain, k.Cordon, k.Uncordon, k.Move, k.Filter, k.Help, k.Quit}
+}
+
+// FullHelp is the help page.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.NextView, k.Nodes, k.Pools, k.PDBs, k.Progress, k.Events},
+		{k.Up, k.Down, k.Select, k.SelectAll, k.Filter},
+		{k.Cordon, k.Uncordon, k.Drain, k.Move},
+		{k.Confirm, k.Cancel, k.Help, k.Quit},
+	}
+}
