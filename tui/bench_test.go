@@ -30,7 +30,7 @@ func bigCluster() ([]*corev1.Node, []*corev1.Pod, []*policyv1.PodDisruptionBudge
 		app := fmt.Sprintf("app-%04d", a)
 		ns := fmt.Sprintf("ns-%02d", a%50)
 		pdbs = append(pdbs, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns, Generation: 1},
-			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
+			Spec:   policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
 			Status: policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DisruptionsAllowed: 1, CurrentHealthy: 10, DesiredHealthy: 9, ExpectedPods: 10}})
 		for r := range 10 {
 			pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", app, r), Namespace: ns, Labels: map[string]string{"app": app}},

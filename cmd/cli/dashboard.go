@@ -293,7 +293,9 @@ func (b *backend) Start(req confirm.Request) (<-chan drain.Event, error) {
 
 type drainerFunc func(ctx context.Context, names []string) (drain.Summary, error)
 
-func (f drainerFunc) Run(ctx context.Context, names []string) (drain.Summary, error) { return f(ctx, names) }
+func (f drainerFunc) Run(ctx context.Context, names []string) (drain.Summary, error) {
+	return f(ctx, names)
+}
 
 func (b *backend) runDrain(ctx context.Context, req confirm.Request, events chan<- drain.Event, names []string) error {
 	eng, err := drain.NewEngine(b.drainOptions(req.Options).engineConfig(b.cs, events, klog.Background()))
