@@ -24,12 +24,12 @@ func (a App) View() tea.View {
 	title := a.styles.Title.Render("kubectl maintenance")
 	b.WriteString(ansi.Truncate(lipgloss.JoinHorizontal(lipgloss.Top, title, " ", strings.Join(tabs, "")), a.width, "…"))
 	b.WriteString("\n")
+	counts := a.styles.Faint.Render(fmt.Sprintf("%d nodes, %d selected, %d pools, %d PDBs",
+		len(a.snap.Nodes), len(a.selected), len(a.snap.Pools), len(a.snap.PDBs)))
 	if a.filtering || a.filter.Value() != "" {
-		b.WriteString(a.filter.View())
-	} else {
-		b.WriteString(a.styles.Faint.Render(fmt.Sprintf("%d nodes, %d selected, %d pools, %d PDBs",
-			len(a.snap.Nodes), len(a.selected), len(a.snap.Pools), len(a.snap.PDBs))))
+		counts = ansi.Strip(a.filter.View()) + "  " + counts
 	}
+	b.WriteString(ansi.Truncate(counts, a.width, "…"))
 	b.WriteString("\n")
 	body := a.bodyHeight()
 	var content string
