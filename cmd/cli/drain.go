@@ -29,6 +29,9 @@ type DrainOptions struct {
 	DryRun                   string
 	MaxParallelNodes         int
 	Output                   string
+	// Progress is auto (the live progress view when stdin and stdout are terminals and
+	// no -o is given), tty (always that view) or plain (kubectl-style lines).
+	Progress string
 
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
@@ -92,6 +95,8 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.Lookup("dry-run").NoOptDefVal = "client"
 	f.IntVar(&o.MaxParallelNodes, "max-parallel-nodes", o.MaxParallelNodes, "how many nodes are cordoned and drained at once")
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
+	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
+	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
 }
@@ -103,6 +108,15 @@ func (o *DrainOptions) Validate() error {
 	}
 	if err := validateOutput(o.Output); err != nil {
 		return err
+	}
+	switch o.Progress {
+	case "", "auto", "plain":
+	case "tty":
+		if o.Output != "" {
+			return UsageErrorf("--progress=tty and -o %s don't go together", o.Output)
+		}
+	default:
+		return UsageErrorf(`invalid --progress %q: must be "auto", "tty" or "plain"`, o.Progress)
 	}
 	if o.MaxParallelNodes < 1 {
 		return UsageErrorf("--max-parallel-nodes must be at least 1, got %d", o.MaxParallelNodes)
@@ -186,8 +200,12 @@ func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summar
 		close(events)
 		done <- result{sum, err}
 	}()
-	for ev := range events {
-		d.printer.Event(ev)
+	if d.o.useProgressView() {
+		runProgressView(ctx, events)
+	} else {
+		for ev := range events {
+			d.printer.Event(ev)
+		}
 	}
 	res := <-done
 	return res.sum, res.err

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"syscall"
+
+	tea "charm.land/bubbletea/v2"
+	"golang.org/x/term"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
+)
+
+// useProgressView decides the mode: the live view only with -o unset and, for auto, when
+// stdin and stdout are both terminals. A bubbletea program is never started without one.
+func (o *DrainOptions) useProgressView() bool {
+	if o.Output != "" || o.Progress == "plain" || o.DryRun != "none" {
+		return false
+	}
+	tty := term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	return tty && (o.Progress == "auto" || o.Progress == "" || o.Progress == "tty")
+}
+
+// runProgressView shows the live progress of events until the channel closes; the view
+// replaces the plain lines, and the caller prints the summary once it is gone. Ctrl-C in
+// the view (the terminal is in raw mode, so no SIGINT comes) interrupts the drain exactly
+// as SIGINT does: it sends this process SIGINT, which main turns into a cancelled context.
+func runProgressView(ctx context.Context, events <-chan drain.Event) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	forward := make(chan drain.Event, 256)
+	go func() {
+		defer close(forward)
+		for ev := range events {
+			forward <- ev
+		}
+	}()
+	klog.LogToStderr(false)
+	defer klog.LogToStderr(true)
+	_, noColor := os.LookupEnv("NO_COLOR")
+	p := tea.NewProgram(tui.NewProgressApp(forward, interruptSelf, noColor), tea.WithContext(ctx))
+	if _, err := p.Run(); err != nil {
+		// The view failed (e.g. the terminal went away): drain the rest silently; the
+		// summary still follows.
+		for range forward {
+		}
+	}
+}
+
+func interruptSelf() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }
