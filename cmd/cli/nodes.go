@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
 // NodesOptions is the "nodes" command: nodes with their pools and pod counts.
@@ -66,28 +66,8 @@ func (o *NodesOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 		if pools == "" {
 			pools = "<none>"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", n.Name, NodeStatus(n), pools, perNode[n.Name],
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", n.Name, data.NodeStatus(n), pools, perNode[n.Name],
 			duration.HumanDuration(time.Since(n.CreationTimestamp.Time)))
 	}
 	return w.Flush()
-}
-
-// NodeStatus renders a node's status the way kubectl get nodes does ("Ready",
-// "Ready,SchedulingDisabled", "NotReady", "Unknown").
-func NodeStatus(n *corev1.Node) string {
-	status := "Unknown"
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			switch c.Status {
-			case corev1.ConditionTrue:
-				status = "Ready"
-			case corev1.ConditionFalse:
-				status = "NotReady"
-			}
-		}
-	}
-	if n.Spec.Unschedulable {
-		status += ",SchedulingDisabled"
-	}
-	return status
 }

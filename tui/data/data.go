@@ -100,7 +100,7 @@ func Build(nodes []*corev1.Node, pods []*corev1.Pod, pdbs []*policyv1.PodDisrupt
 		if c == nil {
 			c = &counts{}
 		}
-		s.Nodes = append(s.Nodes, NodeRow{Name: n.Name, Status: status(n), Unschedulable: n.Spec.Unschedulable,
+		s.Nodes = append(s.Nodes, NodeRow{Name: n.Name, Status: NodeStatus(n), Unschedulable: n.Spec.Unschedulable,
 			Pools: nodepool.PoolsOf(n), Pods: c.pods, Evictable: c.evictable, Blocked: c.blocked, Blocker: c.blocker,
 			Version: n.Status.NodeInfo.KubeletVersion, Age: age(n.CreationTimestamp, now)})
 	}
@@ -166,7 +166,9 @@ func keys(bs []*pdb.Budget) string {
 	return strings.Join(out, ",")
 }
 
-func status(n *corev1.Node) string {
+// NodeStatus renders a node's status the way kubectl get nodes does ("Ready",
+// "Ready,SchedulingDisabled", "NotReady", "Unknown").
+func NodeStatus(n *corev1.Node) string {
 	s := "Unknown"
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
