@@ -44,9 +44,12 @@ demo: build tools ## Start the local cluster, create demo workloads, run the plu
 cluster: build tools ## Like demo, then keep the cluster up until Ctrl-C (kubeconfig in .local/kubeconfig)
 	$(GO) run ./hack/demo -plugin bin/kubectl-maintenance -keep
 
+BENCH_PROFILE ?= realistic
+
 .PHONY: bench
-bench: ## Run the Go benchmarks (no cluster)
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale), then the Go benchmarks
+	$(GO) run ./hack/bench -profile $(BENCH_PROFILE) -out .local/bench
+	$(GO) test -run '^$$' -bench . -benchmem ./pdb/... ./drain/... ./tui/...
 
 .PHONY: clean
 clean: ## Remove build output (the tool cache stays: hack/build-tools.sh prints its path)

@@ -5,6 +5,7 @@ package draintest
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -303,7 +304,11 @@ func TestDryRunChangesNothing(t *testing.T) {
 func versions(e *fixture.Env, node string) string {
 	e.T.Helper()
 	var b strings.Builder
-	b.WriteString("node=" + e.Node(node).ResourceVersion)
+	// The node's resourceVersion moves with kwok's status heartbeats; compare what a
+	// drain would change instead: schedulability, taints and this tool's annotations.
+	n := e.Node(node)
+	fmt.Fprintf(&b, "node unschedulable=%v taints=%v annotations=%q/%q", n.Spec.Unschedulable, n.Spec.Taints,
+		n.Annotations[drain.AnnotationCordoned], n.Annotations[drain.AnnotationDrain])
 	pods, err := e.C.CoreV1().Pods(e.NS).List(e.Ctx, metav1.ListOptions{})
 	if err != nil {
 		e.T.Fatal(err)

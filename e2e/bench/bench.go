@@ -1,0 +1,122 @@
+// Package bench measures our drain side by side with kubectl drain on the same local
+// cluster and fresh, identical workloads, against the limit the control plane sets: for
+// each PDB b with k_b allowed disruptions and M_b pods on the drained nodes, a
+// replacement must be scheduled and Ready (T_c) before the next eviction, so
+// T_limit ≈ max_b (⌈M_b/k_b⌉ − 1)·T_c + termination time.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
+)
+
+// Profile sizes a benchmark run.
+type Profile struct {
+	Name string
+	// ReadyDelay and DeleteDelay are the kwok stage delays of the workload's pods.
+	ReadyDelay, DeleteDelay time.Duration
+	// DrainNodes are drained; SpareNodes take the replacements.
+	DrainNodes, SpareNodes int
+	// Phases to run: W1, W2, W3.
+	Phases []string
+	// Tools to compare: kubectl-seq, kubectl-par, ours.
+	Tools []string
+}
+
+// Profiles are the named profiles.
+var Profiles = map[string]Profile{
+	"realistic": {Name: "realistic", ReadyDelay: 2 * time.Second, DeleteDelay: time.Second, DrainNodes: 8, SpareNodes: 24,
+		Phases: []string{"W1", "W2", "W3"}, Tools: []string{"ours", "kubectl-seq", "kubectl-par"}},
+	"fast": {Name: "fast", DrainNodes: 8, SpareNodes: 24, Phases: []string{"W1", "W2", "W3"},
+		Tools: []string{"ours", "kubectl-seq", "kubectl-par"}},
+	"scale": {Name: "scale", ReadyDelay: 2 * time.Second, DeleteDelay: time.Second, DrainNodes: 25, SpareNodes: 75,
+		Phases: []string{"W1", "W2", "W3"}, Tools: []string{"ours", "kubectl-seq", "kubectl-par"}},
+	"smoke": {Name: "smoke", DrainNodes: 3, SpareNodes: 3, Phases: []string{"W1"}, Tools: []string{"ours", "kubectl-seq"}},
+}
+
+// Result is one tool's run of one phase.
+type Result struct {
+	Phase string `json:"phase"`
+	Tool  string `json:"tool"`
+	// ExitCode of the drain command(s) (the worst, for kubectl-par).
+	ExitCode int     `json:"exit_code"`
+	WallSec  float64 `json:"wall_seconds"`
+	// TcSec is the median time from an eviction to its PDB showing budget again.
+	TcSec float64 `json:"tc_seconds"`
+	// LimitSec is the physical limit computed from TcSec.
+	LimitSec float64 `json:"limit_seconds"`
+	// Evicted pods, eviction requests (apiserver_request_total delta for pods/eviction
+	// create) and 429 answers among them.
+	Evicted   int     `json:"evicted_pods"`
+	Evictions float64 `json:"eviction_requests"`
+	Refused   float64 `json:"eviction_429s"`
+	// ClientRequests is every HTTP request the drain client(s) sent, by verb and
+	// resource (our NDJSON summary; kubectl's -v=6 request log).
+	ClientRequests      map[string]int `json:"client_requests"`
+	ClientRequestsTotal int            `json:"client_requests_total"`
+	// LagMedianMs and LagP99Ms: from a PDB watch event that shows budget to the next
+	// eviction request (ours only: kubectl logs no request timestamps fine enough).
+	LagMedianMs float64 `json:"lag_median_ms,omitempty"`
+	LagP99Ms    float64 `json:"lag_p99_ms,omitempty"`
+	// MaxUnavailable per PDB seen on the watch, and what each allows; Violations lists
+	// any PDB that dropped below its desired healthy pods (the bench fails then).
+	MaxUnavailable map[string]int32 `json:"max_unavailable"`
+	Allowed        map[string]int32 `json:"allowed"`
+	Violations     []string         `json:"violations,omitempty"`
+	PeakRSSMiB     float64          `json:"peak_rss_mib"`
+	// Timeline: seconds since start, unavailable pods of the phase's main PDB.
+	Timeline [][2]float64 `json:"timeline"`
+}
+
+// Report is every result of a bench run.
+type Report struct {
+	Profile  string    `json:"profile"`
+	Machine  string    `json:"machine"`
+	Date     time.Time `json:"date"`
+	Results  []Result  `json:"results"`
+	Failures []string  `json:"failures,omitempty"`
+}
+
+// Config is what Run needs.
+type Config struct {
+	Cluster *cluster.Cluster
+	// Plugin is our built kubectl-maintenance; Kubectl the pinned kubectl.
+	Plugin, Kubectl string
+	Profile         Profile
+	Logf            func(string, ...any)
+}
+
+// Run runs every phase with every tool, each on a fresh workload.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	rep := &Report{Profile: cfg.Profile.Name, Date: time.Now().UTC(), Machine: machine()}
+	for _, phase := range cfg.Profile.Phases {
+		for _, tool := range cfg.Profile.Tools {
+			cfg.Logf("bench: %s with %s", phase, tool)
+			res, err := runOne(ctx, cfg, phase, tool)
+			if err != nil {
+				return rep, fmt.Errorf("%s with %s: %w", phase, tool, err)
+			}
+			rep.Results = append(rep.Results, *res)
+			for _, v := range res.Violations {
+				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", phase, tool, v))
+			}
+			cfg.Logf("bench: %s with %s: %.1fs (limit %.1fs), %d evicted, %.0f eviction requests, %.0f refused",
+				phase, tool, res.WallSec, res.LimitSec, res.Evicted, res.Evictions, res.Refused)
+		}
+	}
+	return rep, nil
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p * float64(len(s)-1))
+	return s[i]
+}

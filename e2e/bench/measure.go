@@ -1,0 +1,283 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+)
+
+// observer records, from watches, when pods were evicted and how each PDB's status moved.
+type observer struct {
+	mu       sync.Mutex
+	start    time.Time
+	evicted  map[string]time.Time // pod -> first seen terminating
+	appOf    map[string]string    // pod -> app label
+	statuses map[string][]pdbPoint
+}
+
+type pdbPoint struct {
+	at                                   time.Time
+	allowed, current, desired, expected int32
+}
+
+func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer, error) {
+	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, statuses: map[string][]pdbPoint{}}
+	pw, err := c.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("watch pods: %w", err)
+	}
+	bw, err := c.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("watch pdbs: %w", err)
+	}
+	go func() {
+		for ev := range pw.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			o.mu.Lock()
+			o.appOf[p.Name] = p.Labels["app"]
+			if _, seen := o.evicted[p.Name+"/"+string(p.UID)]; !seen && (p.DeletionTimestamp != nil || ev.Type == watch.Deleted) {
+				o.evicted[p.Name+"/"+string(p.UID)] = time.Now()
+			}
+			o.mu.Unlock()
+		}
+	}()
+	go func() {
+		for ev := range bw.ResultChan() {
+			b, ok := ev.Object.(*policyv1.PodDisruptionBudget)
+			if !ok || ev.Type == watch.Deleted || b.Status.ObservedGeneration != b.Generation {
+				continue
+			}
+			s := b.Status
+			o.mu.Lock()
+			o.statuses[b.Name] = append(o.statuses[b.Name], pdbPoint{time.Now(), s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods})
+			o.mu.Unlock()
+		}
+	}()
+	return o, nil
+}
+
+// tc is the median time from an eviction to its PDB allowing a disruption again.
+func (o *observer) tc() time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var ds []time.Duration
+	for key, at := range o.evicted {
+		app := o.appOf[strings.SplitN(key, "/", 2)[0]]
+		pts := o.statuses[app]
+		sawZero := false
+		for _, p := range pts {
+			if p.at.Before(at) {
+				continue
+			}
+			if p.allowed == 0 {
+				sawZero = true
+			}
+			if sawZero && p.allowed > 0 {
+				ds = append(ds, p.at.Sub(at))
+				break
+			}
+		}
+	}
+	return percentile(ds, 0.5)
+}
+
+// check fills the ceiling figures: worst unavailable per PDB and any violation.
+func (o *observer) check(r *Result, main string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r.MaxUnavailable, r.Allowed = map[string]int32{}, map[string]int32{}
+	for name, pts := range o.statuses {
+		for i, p := range pts {
+			if i == 0 {
+				r.Allowed[name] = p.expected - p.desired
+			}
+			r.MaxUnavailable[name] = max(r.MaxUnavailable[name], p.expected-p.current)
+			if p.current < p.desired {
+				r.Violations = append(r.Violations, fmt.Sprintf("pdb %s had %d healthy pods, below the %d it needs", name, p.current, p.desired))
+			}
+			if name == main {
+				r.Timeline = append(r.Timeline, [2]float64{p.at.Sub(o.start).Seconds(), float64(p.expected - p.current)})
+			}
+		}
+	}
+}
+
+// budgetEvents returns, per PDB, the times its status went from no budget to budget.
+func (o *observer) budgetEvents() map[string][]time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string][]time.Time{}
+	for name, pts := range o.statuses {
+		for i := 1; i < len(pts); i++ {
+			if pts[i-1].allowed == 0 && pts[i].allowed > 0 {
+				out[name] = append(out[name], pts[i].at)
+			}
+		}
+	}
+	return out
+}
+
+// limit computes T_limit from the PDBs' first status and the pods on the drained nodes.
+func limit(o *observer, w *workload, tc time.Duration, onDrained map[string]int) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var worst time.Duration
+	for app, m := range onDrained {
+		pts := o.statuses[app]
+		if len(pts) == 0 || m == 0 {
+			continue
+		}
+		k := pts[0].expected - pts[0].desired
+		if k <= 0 {
+			continue
+		}
+		waves := int(math.Ceil(float64(m) / float64(k)))
+		worst = max(worst, time.Duration(waves-1)*tc)
+	}
+	return worst + w.termination
+}
+
+var responseLine = regexp.MustCompile(`"Response" verb="([A-Z]+)" url="([^"]+)" status="(\d+)`)
+
+// countRequests reads client-go's -v=6 request log: requests by "VERB resource".
+func countRequests(stderr []byte) (map[string]int, int) {
+	out := map[string]int{}
+	total := 0
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := responseLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		total++
+		out[m[1]+" "+resourceOf(m[2])]++
+	}
+	return out, total
+}
+
+// resourceOf turns an API URL into its resource (and subresource): pods/eviction, nodes.
+func resourceOf(url string) string {
+	path := url
+	if i := strings.Index(path, "://"); i >= 0 {
+		path = path[i+3:]
+		if j := strings.IndexByte(path, '/'); j >= 0 {
+			path = path[j:]
+		}
+	}
+	path = strings.SplitN(path, "?", 2)[0]
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return path
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" && len(parts) > 2 {
+		parts = parts[2:]
+	}
+	switch len(parts) {
+	case 0:
+		return "discovery"
+	case 1, 2:
+		return parts[0]
+	}
+	return parts[0] + "/" + parts[2]
+}
+
+// evictionMetrics reads the API server's eviction counters: all requests and 429s.
+func evictionMetrics(ctx context.Context, c kubernetes.Interface) (total, refused float64, err error) {
+	b, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("scrape /metrics: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "apiserver_request_total{") || !strings.Contains(l, `resource="pods"`) ||
+			!strings.Contains(l, `subresource="eviction"`) || !strings.Contains(l, `verb="POST"`) && !strings.Contains(l, `verb="CREATE"`) {
+			continue
+		}
+		f := strings.Fields(l)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		total += v
+		if strings.Contains(l, `code="429"`) {
+			refused += v
+		}
+	}
+	return total, refused, nil
+}
+
+// ourEvictionTimes reads our NDJSON stream: each eviction request's time and pod.
+func ourEvictionTimes(stdout []byte) []struct {
+	at  time.Time
+	pod string
+} {
+	var out []struct {
+		at  time.Time
+		pod string
+	}
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type string    `json:"type"`
+			TS   time.Time `json:"ts"`
+			Pod  string    `json:"pod"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "pod.eviction_started" {
+			out = append(out, struct {
+				at  time.Time
+				pod string
+			}{ev.TS, ev.Pod})
+		}
+	}
+	return out
+}
+
+// maxRSS is a finished process's peak resident memory in MiB.
+func maxRSS(ps *os.ProcessState) float64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return float64(ru.Maxrss) / 1024
+	}
+	return 0
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func machine() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s, %d cores, %s/%s, %s", host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}

@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// runOne sets up a fresh workload for phase, drains its nodes with tool, and measures.
+func runOne(ctx context.Context, cfg Config, phase, tool string) (*Result, error) {
+	c := cfg.Cluster.Client
+	setupCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	w, err := setUp(setupCtx, c, cfg.Profile, phase, tool)
+	if err != nil {
+		return nil, fmt.Errorf("set up: %w", err)
+	}
+	defer w.tearDown(c)
+	onDrained := map[string]int{}
+	for _, n := range w.drain {
+		pods, err := c.CoreV1().Pods(w.id).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
+		if err != nil {
+			return nil, fmt.Errorf("list pods: %w", err)
+		}
+		for _, p := range pods.Items {
+			if app := p.Labels["app"]; app != "agent" { // DaemonSet pods stay
+				onDrained[app]++
+			}
+		}
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	obs, err := observe(watchCtx, c, w.id)
+	if err != nil {
+		return nil, err
+	}
+	evBefore, refBefore, err := evictionMetrics(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Phase: phase, Tool: tool}
+	began := time.Now()
+	var outs [][]byte
+	var errs []byte
+	switch tool {
+	case "ours":
+		args := append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, w.drain...)
+		args = append(args, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "15m", "-o", "json", "-v=6",
+			fmt.Sprintf("--max-parallel-nodes=%d", len(w.drain)))
+		out, stderr, code, rss := run(ctx, cfg.Plugin, args)
+		outs, errs, r.ExitCode, r.PeakRSSMiB = [][]byte{out}, stderr, code, rss
+	case "kubectl-seq":
+		args := append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, w.drain...)
+		args = append(args, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "15m", "-v=6")
+		out, stderr, code, rss := run(ctx, cfg.Kubectl, args)
+		outs, errs, r.ExitCode, r.PeakRSSMiB = [][]byte{out}, stderr, code, rss
+	case "kubectl-par":
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, n := range w.drain {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, stderr, code, rss := run(ctx, cfg.Kubectl, []string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain", n,
+					"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "15m", "-v=6"})
+				mu.Lock()
+				defer mu.Unlock()
+				outs, errs = append(outs, out), append(errs, stderr...)
+				r.ExitCode, r.PeakRSSMiB = max(r.ExitCode, code), max(r.PeakRSSMiB, rss)
+			}()
+		}
+		wg.Wait()
+	default:
+		return nil, fmt.Errorf("unknown tool %q (want ours, kubectl-seq or kubectl-par)", tool)
+	}
+	r.WallSec = time.Since(began).Seconds()
+	// Let the last status updates of the watches arrive before reading them.
+	time.Sleep(time.Second)
+	evAfter, refAfter, err := evictionMetrics(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	r.Evictions, r.Refused = evAfter-evBefore, refAfter-refBefore
+	r.ClientRequests, r.ClientRequestsTotal = countRequests(errs)
+	for _, n := range onDrained {
+		r.Evicted += n
+	}
+	tc := obs.tc()
+	r.TcSec = tc.Seconds()
+	r.LimitSec = limit(obs, w, tc, onDrained).Seconds()
+	obs.check(r, w.mainPDB)
+	if tool == "ours" {
+		r.LagMedianMs, r.LagP99Ms = lag(obs, outs[0])
+	}
+	if r.ExitCode != 0 {
+		tail := string(errs)
+		if i := strings.LastIndex(tail, "error:"); i >= 0 {
+			tail = tail[i:]
+		}
+		return r, fmt.Errorf("%s exited %d: %.300s", tool, r.ExitCode, tail)
+	}
+	return r, nil
+}
+
+// run runs a command and returns its stdout, stderr, exit code and peak RSS (MiB).
+func run(ctx context.Context, bin string, args []string) ([]byte, []byte, int, float64) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	rss := 0.0
+	if cmd.ProcessState != nil {
+		rss = maxRSS(cmd.ProcessState)
+	}
+	return out.Bytes(), errb.Bytes(), exitCode(err), rss
+}
+
+// lag is the time from a PDB watch event that shows budget to our next eviction request
+// for a pod under that PDB (only where one followed within 5 s: something was waiting).
+func lag(obs *observer, ndjson []byte) (median, p99 float64) {
+	evictions := ourEvictionTimes(ndjson)
+	obs.mu.Lock()
+	appOf := make(map[string]string, len(obs.appOf))
+	for k, v := range obs.appOf {
+		appOf[k] = v
+	}
+	obs.mu.Unlock()
+	var ds []time.Duration
+	for app, times := range obs.budgetEvents() {
+		for _, t := range times {
+			best := time.Duration(-1)
+			for _, e := range evictions {
+				name := e.pod[strings.IndexByte(e.pod, '/')+1:]
+				if appOf[name] != app || e.at.Before(t) {
+					continue
+				}
+				if d := e.at.Sub(t); d < 5*time.Second && (best < 0 || d < best) {
+					best = d
+				}
+			}
+			if best >= 0 {
+				ds = append(ds, best)
+			}
+		}
+	}
+	return float64(percentile(ds, 0.5).Microseconds()) / 1000, float64(percentile(ds, 0.99).Microseconds()) / 1000
+}
