@@ -34,7 +34,7 @@ type observer struct {
 }
 
 type pdbPoint struct {
-	at                                   time.Time
+	at                                  time.Time
 	allowed, current, desired, expected int32
 }
 
