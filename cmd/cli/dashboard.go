@@ -36,7 +36,7 @@ import (
 // NewCmdDashboard builds "kubectl maintenance dashboard" (alias ui).
 func NewCmdDashboard(c *Common) *cobra.Command {
 	var logFile string
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "dashboard",
 		Aliases: []string{"ui"},
 		Short:   "Interactive terminal dashboard: nodes, pools, PDB budgets, live drain progress; act on selected nodes",
@@ -93,6 +93,8 @@ action runs; the nodes stay resumable). Data comes from watches, live.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&logFile, "log-file", "", "write client logs (-v) to this file while the dashboard owns the screen (default: discarded)")
+	return cmd
 }
 
 // backend feeds the dashboard from informers and runs its actions with the engines.

@@ -173,6 +173,8 @@ type printingDrainer struct {
 	o       *DrainOptions
 	cs      kubernetes.Interface
 	printer EventPrinter
+	// last is the summary of the last run.
+	last drain.Summary
 }
 
 func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
@@ -208,6 +210,7 @@ func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summar
 		}
 	}
 	res := <-done
+	d.last = res.sum
 	return res.sum, res.err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
@@ -103,24 +104,33 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 		return err
 	}
 	err = m.Run(ctx, moves, target, d)
-	if err != nil {
-		d.printer.Summary(drain.Summary{}, err, ExitCode(err))
-		return err
-	}
-	for _, mv := range moves {
-		for _, w := range mv.Warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
+	if err == nil {
+		for _, mv := range moves {
+			for _, w := range mv.Warnings {
+				d.printer.Event(drain.Event{Type: drain.EventWarning, Node: mv.Node, Message: w, Time: time.Now()})
+			}
+			d.printer.Event(drain.Event{Type: EventNodeMoved, Node: mv.Node, Message: mv.To, Time: time.Now()})
+			switch mv.Uncordon {
+			case drain.Uncordoned:
+				d.printer.Event(drain.Event{Type: EventNodeUncordoned, Node: mv.Node, Time: time.Now()})
+			case drain.LeftCordoned:
+				d.printer.Event(drain.Event{Type: EventNodeUncordoned, Node: mv.Node, Reason: "LeftCordoned", Time: time.Now(),
+					Message: "left cordoned: it was cordoned before the move"})
+			}
 		}
-		fmt.Fprintf(o.Out, "node/%s moved to pool %s\n", mv.Node, mv.To)
-		switch mv.Uncordon {
-		case drain.Uncordoned:
-			fmt.Fprintf(o.Out, "node/%s uncordoned\n", mv.Node)
-		case drain.LeftCordoned:
-			fmt.Fprintf(o.Out, "node/%s left cordoned: it was cordoned before the move\n", mv.Node)
-		}
 	}
-	return nil
+	d.printer.Summary(d.last, err, ExitCode(err))
+	return err
 }
+
+// Events of a pool move beyond the drain's (NDJSON types).
+const (
+	// EventNodeMoved: the node now carries the target pool's labels and taints (Message).
+	EventNodeMoved drain.EventType = "node.moved"
+	// EventNodeUncordoned: the node is schedulable again (or, with Reason LeftCordoned,
+	// stays cordoned because it was before the move).
+	EventNodeUncordoned drain.EventType = "node.uncordoned"
+)
 
 func newCmdPoolSync(c *Common) *cobra.Command {
 	return &cobra.Command{

@@ -267,7 +267,12 @@ func (c *Cluster) Running() ([]int, error) { return ProcessesUnder(c.Dir) }
 
 // MemoryReport gives the resident memory of each running component, e.g.
 // "etcd 44 MiB, kube-apiserver 270 MiB, ...".
-func (c *Cluster) MemoryReport() string {
+func (c *Cluster) MemoryReport() string { return c.memory(false) }
+
+// PeakMemoryReport gives each component's peak resident memory so far (VmHWM).
+func (c *Cluster) PeakMemoryReport() string { return c.memory(true) }
+
+func (c *Cluster) memory(peak bool) string {
 	pids, err := c.Running()
 	if err != nil {
 		return err.Error()
@@ -275,7 +280,7 @@ func (c *Cluster) MemoryReport() string {
 	var parts []string
 	total := 0.0
 	for _, pid := range pids {
-		mib, err := rssMiB(pid)
+		mib, err := rssMiB(pid, peak)
 		if err != nil {
 			continue
 		}

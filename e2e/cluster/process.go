@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -163,14 +162,19 @@ func isZombie(stat []byte) bool {
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
-// rssMiB returns the resident memory of pid in MiB, from /proc/PID/status.
-func rssMiB(pid int) (float64, error) {
+// rssMiB returns the resident memory of pid in MiB (VmRSS, or with peak the high-water
+// mark VmHWM), from /proc/PID/status.
+func rssMiB(pid int, peak bool) (float64, error) {
+	field := "VmRSS:"
+	if peak {
+		field = "VmHWM:"
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, fmt.Errorf("read status of pid %d: %w", pid, err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			kb, err := strconv.ParseFloat(f[1], 64)
 			if err != nil {
 				return 0, fmt.Errorf("parse VmRSS of pid %d: %w", pid, err)
@@ -178,7 +182,7 @@ func rssMiB(pid int) (float64, error) {
 			return kb / 1024, nil
 		}
 	}
-	return 0, errors.New("no VmRSS line")
+	return 0, fmt.Errorf("no %s line", field)
 }
 
 // processName returns the executable name of pid.

@@ -40,7 +40,7 @@ func Main(m *testing.M, opts Options, shared **Cluster) int {
 	}()
 
 	code := m.Run()
-	opts.Logf("local cluster: memory at the end %s", c.MemoryReport())
+	opts.Logf("local cluster: peak memory %s", c.PeakMemoryReport())
 	dir := c.Dir
 	c.Stop()
 	signal.Stop(sigs)

@@ -407,3 +407,31 @@ func TestDrainPoolRespectsMaxUnavailable(t *testing.T) {
 		}
 	}
 }
+
+func TestMoveThreeNodes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b", "c", "d", "e", "f")
+	blue, green := e.NS+"-blue", e.NS+"-green"
+	applyPool(e, poolYAML(blue, blue, blue, ""))
+	applyPool(e, poolYAML(green, green, green, ""))
+	poolNodes(e, blue, 0, 1, 2)
+	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 6, o); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 6)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	poolNodes(e, green, 3, 4, 5)
+	applyPool(e, poolYAML(green, green, green, ""))
+	e.Guard()
+	r := e.Run("pool", "move", e.Nodes[0], e.Nodes[1], e.Nodes[2], "--to", green, "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("pool move exit %d", r.Code)
+	}
+	sum := r.Summary(t)
+	t.Logf("FIGURE pool move of 3 nodes (6 pods under maxUnavailable 1, 1 s readiness, the pool's maxUnavailable 1): %s, %v API requests (%.1f per node moved)",
+		r.Elapsed.Round(time.Millisecond), sum["api_requests"], sum["api_requests"].(float64)/3)
+	for _, n := range e.Nodes[:3] {
+		checkMoved(e, n, blue, green)
+	}
+}
