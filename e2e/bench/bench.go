@@ -88,6 +88,8 @@ type Config struct {
 	Plugin, Kubectl string
 	Profile         Profile
 	Logf            func(string, ...any)
+	// RawDir, when set, keeps every tool's stdout and stderr there, for analysis.
+	RawDir string
 }
 
 // Run runs every phase with every tool, each on a fresh workload.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -80,6 +82,11 @@ func runOne(ctx context.Context, cfg Config, phase, tool string) (*Result, error
 		return nil, fmt.Errorf("unknown tool %q (want ours, kubectl-seq or kubectl-par)", tool)
 	}
 	r.WallSec = time.Since(began).Seconds()
+	if cfg.RawDir != "" {
+		base := filepath.Join(cfg.RawDir, phase+"-"+tool)
+		_ = os.WriteFile(base+".stdout", bytes.Join(outs, nil), 0o644)
+		_ = os.WriteFile(base+".stderr", errs, 0o644)
+	}
 	// Let the last status updates of the watches arrive before reading them.
 	time.Sleep(time.Second)
 	evAfter, refAfter, err := evictionMetrics(ctx, c)

@@ -57,12 +57,15 @@ func run(profileName, out, phases, tools string) error {
 		return err
 	}
 	defer cleanup()
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
 	c, err := cluster.Start(ctx, cluster.Options{BinDir: bin, Logf: logf})
 	if err != nil {
 		return err
 	}
 	defer c.Stop()
-	rep, err := bench.Run(ctx, bench.Config{Cluster: c, Plugin: plugin, Kubectl: filepath.Join(bin, "kubectl"), Profile: p, Logf: logf})
+	rep, err := bench.Run(ctx, bench.Config{Cluster: c, Plugin: plugin, Kubectl: filepath.Join(bin, "kubectl"), Profile: p, Logf: logf, RawDir: out})
 	if rep != nil {
 		if werr := write(rep, out); werr != nil && err == nil {
 			err = werr
