@@ -96,6 +96,19 @@ func (h *harness) next(typ EventType) Event {
 				return ev
 			}
 		case err := <-h.done:
+			// The engine may end before its last buffered events are read.
+			for {
+				select {
+				case ev := <-h.events:
+					if ev.Type == typ {
+						h.done <- err
+						return ev
+					}
+					continue
+				default:
+				}
+				break
+			}
 			h.t.Fatalf("engine ended waiting for %s: %v", typ, err)
 		case <-timeout:
 			h.t.Fatalf("no %s event", typ)

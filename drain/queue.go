@@ -133,9 +133,11 @@ func (r *run) handle(key string) {
 		r.inflight[reserved]--
 	}
 	if ans.outcome != accepted && ans.outcome != gone {
+		// The backoff is taken once per refusal (the per-pod exponential and the overall
+		// token bucket), never on a wake-up, and never shorter than Retry-After.
 		r.sum.Refusals++
 		st.refused = true
-		st.notBefore = r.e.cfg.Clock.Now().Add(ans.retryAfter)
+		st.notBefore = r.e.cfg.Clock.Now().Add(max(ans.retryAfter, r.e.cfg.RateLimiter.When(key)))
 	}
 	switch ans.outcome {
 	case accepted:
@@ -150,15 +152,15 @@ func (r *run) handle(key string) {
 		if b := r.budget(cur.Namespace, ans.pdb); b != nil {
 			named = []*pdb.Budget{b}
 		}
-		r.parkLocked(st, named, "DisruptionBudget", ans.message, ans.retryAfter)
+		r.parkLocked(st, named, "DisruptionBudget", ans.message, 0)
 		r.wakeIfChangedLocked(st, rvBefore)
 	case multiplePDBs:
-		r.parkLocked(st, budgets, string(pdb.Multiple), pdb.Decide(cur, budgets).Reason, ans.retryAfter)
+		r.parkLocked(st, budgets, string(pdb.Multiple), pdb.Decide(cur, budgets).Reason, 0)
 		st.blockPDB = budgetKeys(budgets)
 		r.wakeIfChangedLocked(st, rvBefore)
 	default:
 		reason := map[outcome]string{forbidden: "Forbidden", throttled: "TooManyRequests", failed: "Error"}[ans.outcome]
-		delay := max(r.e.cfg.RateLimiter.When(key), ans.retryAfter)
+		delay := max(0, st.notBefore.Sub(r.e.cfg.Clock.Now()))
 		r.e.emit(Event{Type: EventEvictionBlocked, Node: st.node, Pod: key, Reason: reason,
 			Message: ans.message, RetryAfter: delay, Attempt: attempt})
 		r.queue.AddAfter(key, delay)
@@ -201,7 +203,7 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 	if keys+"|"+class != st.block {
 		st.block = keys + "|" + class
 		r.e.emit(Event{Type: EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
-			Message: message, RetryAfter: retryAfter, Attempt: st.attempts})
+			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts})
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
 			r.recordEvent(st.node, corev1.EventTypeWarning, "DrainBlocked", fmt.Sprintf("pod %s: %s", st.key, message))
 		}
@@ -244,17 +246,14 @@ func (r *run) pdbChanged(obj any) {
 	}
 }
 
-// wakeLocked takes a pod off every budget it waits on and queues it: at once, or after
-// Retry-After, or after its backoff if the server refused it last time.
+// wakeLocked takes a pod off every budget it waits on and queues it: at once, or when
+// the backoff of its last refusal (at least Retry-After) has passed.
 func (r *run) wakeLocked(st *podState) {
 	for key := range st.parkedRV {
 		delete(r.parked[key], st.key)
 	}
 	st.parkedRV = nil
 	delay := st.notBefore.Sub(r.e.cfg.Clock.Now())
-	if st.refused {
-		delay = max(delay, r.e.cfg.RateLimiter.When(st.key))
-	}
 	if delay > 0 {
 		r.queue.AddAfter(st.key, delay)
 	} else {
