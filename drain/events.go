@@ -52,6 +52,9 @@ type Event struct {
 	RetryAfter time.Duration
 	// Attempt counts eviction requests for the pod, starting at 1.
 	Attempt int
+	// Lag, on an eviction started because a budget's status changed, is the time from
+	// that watch event to this request.
+	Lag time.Duration
 	// Wave is the pod's wave in the plan.
 	Wave int
 	// Already marks a node that was cordoned before (EventNodeCordoned).

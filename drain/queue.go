@@ -46,6 +46,8 @@ type podState struct {
 	blockPDB   string
 	acceptedAt time.Time
 	stuckSaid  bool
+	// wokenAt is when a budget change woke the pod (zero otherwise).
+	wokenAt time.Time
 }
 
 func (r *run) processNext() bool {
@@ -114,6 +116,10 @@ func (r *run) handle(key string) {
 	rvBefore := resourceVersions(budgets)
 	st.attempts++
 	attempt := st.attempts
+	var lag time.Duration
+	if !st.wokenAt.IsZero() {
+		lag, st.wokenAt = r.e.cfg.Clock.Since(st.wokenAt), time.Time{}
+	}
 	r.sum.Evictions++
 	// Reserve the allowance before the call, so that concurrent workers never ask a
 	// budget for more than its status says it has.
@@ -124,7 +130,7 @@ func (r *run) handle(key string) {
 	}
 	r.mu.Unlock()
 
-	r.e.emit(Event{Type: EventEvictionStarted, Node: st.node, Pod: key, Attempt: attempt, Wave: st.wave})
+	r.e.emit(Event{Type: EventEvictionStarted, Node: st.node, Pod: key, Attempt: attempt, Wave: st.wave, Lag: lag})
 	ans := classify(r.e.evict(r.ctx, cur, false))
 
 	r.mu.Lock()
@@ -239,8 +245,10 @@ func (r *run) pdbChanged(obj any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.inflight[key] = 0
+	now := r.e.cfg.Clock.Now()
 	for podKey := range r.parked[key] {
 		if st := r.pods[podKey]; st != nil && st.phase == waiting {
+			st.wokenAt = now
 			r.wakeLocked(st)
 		}
 	}

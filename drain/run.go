@@ -195,6 +195,9 @@ func (r *run) startNode(ctx context.Context, np NodePlan) <-chan struct{} {
 		return finished
 	}
 	r.e.emit(Event{Type: EventNodeCordoned, Node: np.Name, Already: already})
+	if !already {
+		r.recordEvent(np.Name, corev1.EventTypeNormal, "Cordoned", "kubectl-maintenance cordoned the node to drain it")
+	}
 	if err := SetDrainState(ctx, r.e.cfg.Client, np.Name, StateDraining); err != nil {
 		fail(err)
 		return finished

@@ -25,6 +25,7 @@ type jsonEvent struct {
 	Reason     string    `json:"reason,omitempty"`
 	RetryAfter float64   `json:"retry_after_seconds,omitempty"`
 	Attempt    int       `json:"attempt,omitempty"`
+	LagMs      float64   `json:"lag_ms,omitempty"`
 	Wave       int       `json:"wave,omitempty"`
 	Already    bool      `json:"already,omitempty"`
 	DryRun     string    `json:"dry_run,omitempty"`
@@ -87,7 +88,7 @@ func (p *ndjsonPrinter) Event(ev drain.Event) {
 	e := jsonEvent{
 		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod,
 		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
-		Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
+		LagMs: float64(ev.Lag.Microseconds()) / 1000, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
 	}
 	if ev.Plan != nil {
 		e.Plan = toPlanJSON(ev.Plan)

@@ -58,8 +58,8 @@ type Result struct {
 	// resource (our NDJSON summary; kubectl's -v=6 request log).
 	ClientRequests      map[string]int `json:"client_requests"`
 	ClientRequestsTotal int            `json:"client_requests_total"`
-	// LagMedianMs and LagP99Ms: from a PDB watch event that shows budget to the next
-	// eviction request (ours only: kubectl logs no request timestamps fine enough).
+	// LagMedianMs and LagP99Ms: from the PDB watch event that woke a waiting pod to its
+	// eviction request, as our engine measures it (ours only: kubectl waits on a timer).
 	LagMedianMs float64 `json:"lag_median_ms,omitempty"`
 	LagP99Ms    float64 `json:"lag_p99_ms,omitempty"`
 	// MaxUnavailable per PDB seen on the watch, and what each allows; Violations lists

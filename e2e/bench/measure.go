@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -123,21 +122,6 @@ func (o *observer) check(r *Result, main string) {
 	}
 }
 
-// budgetEvents returns, per PDB, the times its status went from no budget to budget.
-func (o *observer) budgetEvents() map[string][]time.Time {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := map[string][]time.Time{}
-	for name, pts := range o.statuses {
-		for i := 1; i < len(pts); i++ {
-			if pts[i-1].allowed == 0 && pts[i].allowed > 0 {
-				out[name] = append(out[name], pts[i].at)
-			}
-		}
-	}
-	return out
-}
-
 // limit computes T_limit from the PDBs' first status and the pods on the drained nodes.
 func limit(o *observer, w *workload, tc time.Duration, onDrained map[string]int) time.Duration {
 	o.mu.Lock()
@@ -230,33 +214,6 @@ func evictionMetrics(ctx context.Context, c kubernetes.Interface) (total, refuse
 		}
 	}
 	return total, refused, nil
-}
-
-// ourEvictionTimes reads our NDJSON stream: each eviction request's time and pod.
-func ourEvictionTimes(stdout []byte) []struct {
-	at  time.Time
-	pod string
-} {
-	var out []struct {
-		at  time.Time
-		pod string
-	}
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev struct {
-			Type string    `json:"type"`
-			TS   time.Time `json:"ts"`
-			Pod  string    `json:"pod"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "pod.eviction_started" {
-			out = append(out, struct {
-				at  time.Time
-				pod string
-			}{ev.TS, ev.Pod})
-		}
-	}
-	return out
 }
 
 // maxRSS is a finished process's peak resident memory in MiB.

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,7 +105,7 @@ func runOne(ctx context.Context, cfg Config, phase, tool string) (*Result, error
 	r.LimitSec = limit(obs, w, tc, onDrained).Seconds()
 	obs.check(r, w.mainPDB)
 	if tool == "ours" {
-		r.LagMedianMs, r.LagP99Ms = lag(obs, outs[0])
+		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
 	}
 	if r.ExitCode != 0 {
 		tail := string(errs)
@@ -128,32 +130,19 @@ func run(ctx context.Context, bin string, args []string) ([]byte, []byte, int, f
 	return out.Bytes(), errb.Bytes(), exitCode(err), rss
 }
 
-// lag is the time from a PDB watch event that shows budget to our next eviction request
-// for a pod under that PDB (only where one followed within 5 s: something was waiting).
-func lag(obs *observer, ndjson []byte) (median, p99 float64) {
-	evictions := ourEvictionTimes(ndjson)
-	obs.mu.Lock()
-	appOf := make(map[string]string, len(obs.appOf))
-	for k, v := range obs.appOf {
-		appOf[k] = v
-	}
-	obs.mu.Unlock()
+// lag reads, from our NDJSON stream, the time from each PDB watch event that woke a
+// waiting pod to that pod's eviction request (the engine measures it: lag_ms).
+func lag(ndjson []byte) (median, p99 float64) {
 	var ds []time.Duration
-	for app, times := range obs.budgetEvents() {
-		for _, t := range times {
-			best := time.Duration(-1)
-			for _, e := range evictions {
-				name := e.pod[strings.IndexByte(e.pod, '/')+1:]
-				if appOf[name] != app || e.at.Before(t) {
-					continue
-				}
-				if d := e.at.Sub(t); d < 5*time.Second && (best < 0 || d < best) {
-					best = d
-				}
-			}
-			if best >= 0 {
-				ds = append(ds, best)
-			}
+	sc := bufio.NewScanner(bytes.NewReader(ndjson))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type  string  `json:"type"`
+			LagMs float64 `json:"lag_ms"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "pod.eviction_started" && ev.LagMs > 0 {
+			ds = append(ds, time.Duration(ev.LagMs*float64(time.Millisecond)))
 		}
 	}
 	return float64(percentile(ds, 0.5).Microseconds()) / 1000, float64(percentile(ds, 0.99).Microseconds()) / 1000

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,12 +17,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
 var (
@@ -272,4 +276,35 @@ func TestDrainPoolRespectsMaxUnavailable(t *testing.T) {
 			t.Errorf("%d pods left on %s", left, n)
 		}
 	}
+}
+
+func TestControllerAppliesSpecChanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a")
+	blue := e.NS + "-blue"
+	applyPool(e, poolYAML(blue, "v1", "one", ""))
+	poolNodes(e, blue, 0)
+	applyPool(e, poolYAML(blue, "v1", "one", ""))
+	// The long-running controller, as a user runs it (no leader election on loopback).
+	ctx, cancel := context.WithCancel(e.Ctx)
+	defer cancel()
+	ctl := exec.CommandContext(ctx, plugin, "--kubeconfig", shared.Kubeconfig, "pool", "controller",
+		"--leader-elect=false", "--health-probe-bind-address=0")
+	var logs strings.Builder
+	ctl.Stderr = &logs
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = ctl.Wait(); t.Logf("controller log:\n%s", logs.String()) }()
+	// Change the pool's label value straight through the API (not pool apply, which would
+	// sync by itself): only the controller can carry it to the node.
+	patch := []byte(`{"spec":{"labels":{"example.com/tier":"v2"}}}`)
+	dyn, err := dynamic.NewForConfig(shared.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(v1alpha1.GroupVersion.WithResource("nodepools")).Patch(e.Ctx, blue, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(e, e.Nodes[0], func(n *corev1.Node) bool { return n.Labels["example.com/tier"] == "v2" })
 }
