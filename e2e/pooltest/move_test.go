@@ -18,26 +18,39 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
+// moveSetup makes pools blue and green, puts pods of app web (replicas, under
+// maxUnavailable 1) on the first blueNodes nodes in blue, then adds the next greenNodes
+// nodes to green and syncs it. It returns the pool names.
+func moveSetup(e *fixture.Env, replicas int32, blueNodes, greenNodes int) (string, string) {
+	e.T.Helper()
+	blue, green := e.NS+"-blue", e.NS+"-green"
+	for _, p := range []string{blue, green} {
+		if r := applyPool(e, poolYAML(p, p, p, "")); r.Code != 0 {
+			e.T.Fatalf("pool apply exit %d", r.Code)
+		}
+	}
+	for i := range blueNodes {
+		poolNodes(e, blue, i)
+	}
+	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", replicas, o); err != nil {
+		e.T.Fatal(err)
+	}
+	e.Ready("web", int(replicas))
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	for i := range greenNodes {
+		poolNodes(e, green, blueNodes+i)
+	}
+	if r := e.Run("pool", "sync"); r.Code != 0 {
+		e.T.Fatalf("pool sync exit %d", r.Code)
+	}
+	return blue, green
+}
+
 func TestMoveUnderAPDB(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "a", "b", "c")
-	blue, green := e.NS+"-blue", e.NS+"-green"
-	for _, p := range []struct{ name, label string }{{blue, "blue"}, {green, "green"}} {
-		if r := applyPool(e, poolYAML(p.name, p.name, p.name, "")); r.Code != 0 {
-			t.Fatalf("pool apply exit %d", r.Code)
-		}
-	}
-	poolNodes(e, blue, 0)
-	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 3, o); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 3)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	poolNodes(e, green, 1, 2)
-	if r := e.Run("pool", "sync"); r.Code != 0 {
-		t.Fatalf("pool sync exit %d", r.Code)
-	}
+	blue, green := moveSetup(e, 3, 1, 2)
 	g := e.Guard()
 	r := e.Run("pool", "move", e.Nodes[0], "--to", green)
 	if r.Code != 0 {
@@ -107,18 +120,7 @@ func waitFor(e *fixture.Env, node string, cond func(*corev1.Node) bool) {
 func TestConcurrentWriterDuringAMove(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "a", "b", "c")
-	blue, green := e.NS+"-blue", e.NS+"-green"
-	applyPool(e, poolYAML(blue, blue, blue, ""))
-	applyPool(e, poolYAML(green, green, green, ""))
-	poolNodes(e, blue, 0)
-	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 3, o); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 3)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	poolNodes(e, green, 1, 2)
-	applyPool(e, poolYAML(green, green, green, ""))
+	blue, green := moveSetup(e, 3, 1, 2)
 	// Another writer adds a label every 50 ms while the move runs.
 	ctx, cancel := context.WithCancel(e.Ctx)
 	written := 0
@@ -152,18 +154,7 @@ func TestConcurrentWriterDuringAMove(t *testing.T) {
 func TestMoveThreeNodes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "a", "b", "c", "d", "e", "f")
-	blue, green := e.NS+"-blue", e.NS+"-green"
-	applyPool(e, poolYAML(blue, blue, blue, ""))
-	applyPool(e, poolYAML(green, green, green, ""))
-	poolNodes(e, blue, 0, 1, 2)
-	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 6, o); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 6)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	poolNodes(e, green, 3, 4, 5)
-	applyPool(e, poolYAML(green, green, green, ""))
+	blue, green := moveSetup(e, 6, 3, 3)
 	e.Guard()
 	r := e.Run("pool", "move", e.Nodes[0], e.Nodes[1], e.Nodes[2], "--to", green, "-o", "json")
 	if r.Code != 0 {
