@@ -117,8 +117,8 @@ var demoSteps = []struct {
 	{[]string{"pool", "apply", "-f", "config/samples/pool-blue.yaml"}, "labels, taints and a RuntimeClass for pool blue, applied to its nodes"},
 	{[]string{"pool", "apply", "-f", "config/samples/pool-green.yaml"}, ""},
 	{[]string{"pool", "list"}, ""},
-	{[]string{"pool", "move", "blue-2", "--to", "green", "--ignore-daemonsets"},
-		"cordon, PDB-aware drain, swap blue's labels and taints for green's (exactly what each pool applied), uncordon"},
+	{[]string{"pool", "move", "green-1", "--to", "blue", "--ignore-daemonsets"},
+		"cordon, PDB-aware drain, swap green's labels and taints for blue's (exactly what each pool applied), uncordon"},
 	{[]string{"nodes"}, ""},
 }
 
