@@ -54,7 +54,7 @@ already cordoned (by someone else) before this tool drained it stays cordoned, u
 --force is given; a node this tool never touched is uncordoned as kubectl uncordon does.`
 		cmd.Flags().BoolVar(&o.Force, "force", o.Force, "uncordon even a node that was cordoned before this tool drained it")
 	}
-	o.Nodes.AddFlags(cmd)
+	o.Nodes.AddFlags(cmd, c)
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", "client" or "server"`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))

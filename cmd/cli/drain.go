@@ -74,7 +74,7 @@ running the same command again, and "uncordon" restores a node as it was.
 			return o.Run(cmd.Context(), cs)
 		},
 	}
-	o.Nodes.AddFlags(cmd)
+	o.Nodes.AddFlags(cmd, c)
 	o.addFlags(cmd)
 	return cmd
 }

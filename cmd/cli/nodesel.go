@@ -23,10 +23,30 @@ type NodeSelection struct {
 	Pool string
 }
 
-// AddFlags adds -l/--selector and --pool.
-func (s *NodeSelection) AddFlags(cmd *cobra.Command) {
+// AddFlags adds -l/--selector and --pool (whose values complete from the cluster's pools).
+func (s *NodeSelection) AddFlags(cmd *cobra.Command, c *Common) {
 	cmd.Flags().StringVarP(&s.Selector, "selector", "l", s.Selector, "label selector of the nodes (instead of NODE names)")
 	cmd.Flags().StringVar(&s.Pool, "pool", s.Pool, "every node of this NodePool (instead of NODE names)")
+	_ = cmd.RegisterFlagCompletionFunc("pool", completePools(c))
+}
+
+// completePools completes NodePool names from the cluster the flags point at.
+func completePools(c *Common) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		pc, err := c.PoolClient()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		list := &v1alpha1.NodePoolList{}
+		if err := pc.List(cmd.Context(), list); err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for i := range list.Items {
+			out = append(out, list.Items[i].Name)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
 }
 
 // Validate checks the selection without calling the API.

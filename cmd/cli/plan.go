@@ -53,7 +53,7 @@ stand, 2 for bad input.`,
 	// plan shares drain's flags and their values (minus what only a drain does).
 	o.DrainOptions = DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}
 	f := cmd.Flags()
-	o.Nodes.AddFlags(cmd)
+	o.Nodes.AddFlags(cmd, c)
 	f.BoolVar(&o.Force, "force", false, drainCmd.Flags().Lookup("force").Usage)
 	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, drainCmd.Flags().Lookup("ignore-daemonsets").Usage)
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, drainCmd.Flags().Lookup("delete-emptydir-data").Usage)

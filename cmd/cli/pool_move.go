@@ -66,6 +66,8 @@ plan and the exact label and taint change per node.`,
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.To, "to", o.To, "the pool to move the nodes to")
 	cmd.Flags().StringSliceVar(&o.From, "from", o.From, "the pool(s) the nodes leave (default: every pool they are in)")
+	_ = cmd.RegisterFlagCompletionFunc("to", completePools(c))
+	_ = cmd.RegisterFlagCompletionFunc("from", completePools(c))
 	return cmd
 }
 
