@@ -3,6 +3,8 @@ package drain
 import (
 	"context"
 	"fmt"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // dryRun walks the plan without changing anything. Client: nothing is sent; the events
@@ -28,7 +30,7 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 			key := s.Pod.Namespace + "/" + s.Pod.Name
 			e.emit(Event{Type: EventEvictionStarted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
 			if s.Wave == 0 {
-				e.emit(Event{Type: EventEvictionBlocked, Node: np.Name, Pod: key, PDB: budgetKeys(s.Decision.Budgets),
+				e.emit(Event{Type: EventEvictionBlocked, Node: np.Name, Pod: key, PDB: pdb.JoinKeys(s.Decision.Budgets),
 					Reason: string(s.Decision.Verdict), Message: s.Blocker, DryRun: mode})
 				continue
 			}

@@ -162,22 +162,11 @@ func (p *Plan) Blocked() []Blocker {
 	for _, n := range p.Nodes {
 		for _, s := range n.Steps {
 			if s.Wave == 0 {
-				out = append(out, Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: budgetKeys(s.Decision.Budgets), Message: s.Blocker})
+				out = append(out, Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets), Message: s.Blocker})
 			}
 		}
 	}
 	return out
-}
-
-func budgetKeys(bs []*pdb.Budget) string {
-	s := ""
-	for i, b := range bs {
-		if i > 0 {
-			s += ","
-		}
-		s += b.Key()
-	}
-	return s
 }
 
 func hasEmptyDir(p *corev1.Pod) bool {

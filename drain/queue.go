@@ -101,7 +101,7 @@ func (r *run) handle(key string) {
 		r.mu.Unlock()
 		return
 	case pdb.Multiple:
-		if st.blockPDB == budgetKeys(budgets) {
+		if st.blockPDB == pdb.JoinKeys(budgets) {
 			// Already refused with 500 under these budgets and none changed since.
 			r.parkLocked(st, budgets, string(d.Verdict), d.Reason, 0)
 			r.mu.Unlock()
@@ -162,7 +162,7 @@ func (r *run) handle(key string) {
 		r.wakeIfChangedLocked(st, rvBefore)
 	case multiplePDBs:
 		r.parkLocked(st, budgets, string(pdb.Multiple), pdb.Decide(cur, budgets).Reason, 0)
-		st.blockPDB = budgetKeys(budgets)
+		st.blockPDB = pdb.JoinKeys(budgets)
 		r.wakeIfChangedLocked(st, rvBefore)
 	default:
 		reason := map[outcome]string{forbidden: "Forbidden", throttled: "TooManyRequests", failed: "Error"}[ans.outcome]
@@ -200,7 +200,7 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 		}
 		r.parked[b.Key()][st.key] = true
 	}
-	keys := budgetKeys(budgets)
+	keys := pdb.JoinKeys(budgets)
 	class := reason
 	if reason == "DisruptionBudget" {
 		class = string(pdb.Exhausted) // the server's word for the same wait

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -77,7 +79,10 @@ func usagef(format string, args ...any) error { return &UsageError{msg: fmt.Spri
 func GetPool(ctx context.Context, c client.Client, name string) (*v1alpha1.NodePool, error) {
 	p := &v1alpha1.NodePool{}
 	if err := c.Get(ctx, types.NamespacedName{Name: name}, p); err != nil {
-		if apierrors.IsNotFound(err) || isNoMatch(err) {
+		if IsNotInstalled(err) {
+			return nil, ErrNotInstalled
+		}
+		if apierrors.IsNotFound(err) {
 			return nil, usagef("pool %q not found", name)
 		}
 		return nil, fmt.Errorf("get pool %s: %w", name, err)
@@ -277,5 +282,13 @@ func diff(n *corev1.Node, d *Desired) []string {
 	return out
 }
 
-// isNoMatch reports an API server that does not know the NodePool kind (CRD not installed).
-func isNoMatch(err error) bool { return meta.IsNoMatchError(err) }
+// IsNotInstalled reports an API server that does not know the NodePool kind: the CRD is
+// not installed. The REST mapper says so either as a no-match error or, through
+// discovery, as a failed group lookup.
+func IsNotInstalled(err error) bool {
+	return err != nil && (meta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err) ||
+		strings.Contains(err.Error(), "no matches for"))
+}
+
+// ErrNotInstalled is the usage error for a cluster without the NodePool CRD.
+var ErrNotInstalled = &UsageError{msg: "the NodePool resource is not installed: run kubectl maintenance pool install"}

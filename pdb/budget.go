@@ -126,6 +126,16 @@ func (ix *Index) All() []*Budget {
 	return out
 }
 
+// JoinKeys returns the keys of budgets joined with commas ("ns/a,ns/b"), for machine
+// output and comparisons.
+func JoinKeys(bs []*Budget) string {
+	keys := make([]string, len(bs))
+	for i, b := range bs {
+		keys[i] = b.Key()
+	}
+	return strings.Join(keys, ",")
+}
+
 // Keys returns the keys of budgets, joined for messages: "ns/a and ns/b".
 func Keys(bs []*Budget) string {
 	keys := make([]string, len(bs))

@@ -183,8 +183,6 @@ func TestDrainAsksWithThePlanThenShowsProgress(t *testing.T) {
 	if m.view != ViewProgress {
 		t.Fatalf("view = %s, want Progress", viewNames[m.view])
 	}
-	b := &pdb.Budget{}
-	_ = b
 	now := time.Now()
 	for _, ev := range []drain.Event{
 		{Type: drain.EventPlan, Plan: &drain.Plan{Nodes: []drain.NodePlan{{Name: "node-a", Steps: make([]pdb.Step, 2)}}}},

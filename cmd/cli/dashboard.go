@@ -310,7 +310,7 @@ func (b *backend) runDrain(ctx context.Context, req confirm.Request, events chan
 
 func (b *backend) cordon(ctx context.Context, req confirm.Request, emit func(drain.Event)) error {
 	for _, name := range req.Nodes {
-		n, err := b.cs.CoreV1().Nodes().Get(ctx, name, metav1GetOptions)
+		n, err := b.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get node %s: %w", name, err)
 		}
@@ -359,5 +359,3 @@ func trimForDashboard(obj any) (any, error) {
 	}
 	return obj, nil
 }
-
-var metav1GetOptions = metav1.GetOptions{}

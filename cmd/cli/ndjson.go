@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // EventsVersion is the version of the NDJSON event stream: a minor bump adds fields
@@ -164,15 +165,8 @@ func toPlanJSON(p *drain.Plan) *planJSON {
 			if s.Wave == 0 {
 				reason = s.Blocker
 			}
-			var budget string
-			for i, b := range s.Decision.Budgets {
-				if i > 0 {
-					budget += ","
-				}
-				budget += b.Key()
-			}
 			nj.Pods = append(nj.Pods, podPlanJSON{Pod: s.Pod.Namespace + "/" + s.Pod.Name, Wave: s.Wave,
-				Verdict: string(s.Decision.Verdict), PDB: budget, WaitsOn: s.WaitsOn, Reason: reason})
+				Verdict: string(s.Decision.Verdict), PDB: pdb.JoinKeys(s.Decision.Budgets), WaitsOn: s.WaitsOn, Reason: reason})
 		}
 		out.Nodes = append(out.Nodes, nj)
 	}

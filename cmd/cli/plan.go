@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // PlanOptions is the "plan" command: the drain's preflight, changing nothing.
@@ -140,15 +141,9 @@ func printPlan(w io.Writer, plan *drain.Plan) {
 			case s.WaitsOn != "":
 				why = fmt.Sprintf("waits for pdb %s to recover after wave %d", s.WaitsOn, s.Wave-1)
 			}
-			budget := "-"
-			if len(s.Decision.Budgets) > 0 {
-				budget = ""
-				for j, b := range s.Decision.Budgets {
-					if j > 0 {
-						budget += ","
-					}
-					budget += b.Key()
-				}
+			budget := pdb.JoinKeys(s.Decision.Budgets)
+			if budget == "" {
+				budget = "-"
 			}
 			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", wave, s.Pod.Namespace, s.Pod.Name, budget, why)
 		}

@@ -145,8 +145,8 @@ func newCmdPoolList(c *Common) *cobra.Command {
 func listPools(ctx context.Context, w io.Writer, cs kubernetes.Interface, pc client.Client) error {
 	pools := &v1alpha1.NodePoolList{}
 	if err := pc.List(ctx, pools); err != nil {
-		if isNoMatch(err) {
-			return UsageErrorf("the NodePool resource is not installed: run kubectl maintenance pool install")
+		if nodepool.IsNotInstalled(err) {
+			return nodepool.ErrNotInstalled
 		}
 		return fmt.Errorf("list pools: %w", err)
 	}
@@ -297,8 +297,8 @@ func applyPool(ctx context.Context, pc client.Client, want *v1alpha1.NodePool) (
 	err := pc.Get(ctx, types.NamespacedName{Name: want.Name}, cur)
 	verb := "created"
 	switch {
-	case isNoMatch(err):
-		return "", UsageErrorf("the NodePool resource is not installed: run kubectl maintenance pool install")
+	case nodepool.IsNotInstalled(err):
+		return "", nodepool.ErrNotInstalled
 	case apierrors.IsNotFound(err):
 		want.ResourceVersion = ""
 		err = pc.Create(ctx, want)
@@ -379,8 +379,4 @@ func newCmdPoolDelete(c *Common) *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func isNoMatch(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "no matches for kind") || strings.Contains(err.Error(), "could not find the requested resource"))
 }

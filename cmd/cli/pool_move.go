@@ -146,8 +146,8 @@ func newCmdPoolSync(c *Common) *cobra.Command {
 			}
 			r := &nodepool.Reconciler{Client: pc, Kube: cs}
 			n, err := r.SyncAll(cmd.Context())
-			if isNoMatch(err) {
-				return UsageErrorf("the NodePool resource is not installed: run kubectl maintenance pool install")
+			if nodepool.IsNotInstalled(err) {
+				return nodepool.ErrNotInstalled
 			}
 			fmt.Fprintf(c.Out, "%d pool(s) synced\n", n)
 			return err

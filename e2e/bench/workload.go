@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -40,8 +39,8 @@ func setUp(ctx context.Context, c kubernetes.Interface, p Profile, phase, tool s
 	if _, err := fixture.CreateNodes(ctx, c, fixture.NodeSpec{Names: w.drain, Labels: label}); err != nil {
 		return nil, err
 	}
-	if _, err := c.CoreV1().Namespaces().Create(ctx, nsObject(w.id), metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("create namespace %s: %w", w.id, err)
+	if err := fixture.NamedNamespace(ctx, c, w.id); err != nil {
+		return nil, err
 	}
 	o := fixture.PodOptions{NodeSelector: label, ReadyDelay: p.ReadyDelay, DeleteDelay: p.DeleteDelay}
 	w.termination = p.DeleteDelay
@@ -103,7 +102,7 @@ func setUp(ctx context.Context, c kubernetes.Interface, p Profile, phase, tool s
 		}
 	}
 	for _, app := range w.apps {
-		if _, err := fixture.WaitPDB(ctx, c, w.id, app, func(p *policyPDB) bool { return p.Status.ExpectedPods > 0 }); err != nil {
+		if _, err := fixture.WaitPDB(ctx, c, w.id, app, func(p *policyv1.PodDisruptionBudget) bool { return p.Status.ExpectedPods > 0 }); err != nil {
 			return nil, err
 		}
 	}
@@ -118,10 +117,4 @@ func (w *workload) tearDown(c kubernetes.Interface) {
 	ctx := context.Background()
 	_ = c.CoreV1().Namespaces().Delete(ctx, w.id, metav1.DeleteOptions{})
 	fixture.DeleteNodes(ctx, c, append(append([]string(nil), w.drain...), w.spare...)...)
-}
-
-type policyPDB = policyv1.PodDisruptionBudget
-
-func nsObject(name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }

@@ -413,3 +413,16 @@ func evictionFor(p *corev1.Pod) *policyv1.Eviction {
 }
 
 func isConflict(err error) bool { return apierrors.IsConflict(err) }
+
+// This package's cluster has no NodePool CRD: pool commands must say so in one line.
+func TestPoolCommandsWithoutTheCRD(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, args := range [][]string{{"drain", "--pool", "blue"}, {"pool", "list"}, {"pool", "get", "blue"}} {
+		r := e.Run(args...)
+		if r.Code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, r.Code)
+		}
+		mustContain(t, "stderr", r.Stderr, "the NodePool resource is not installed: run kubectl maintenance pool install")
+	}
+}

@@ -89,7 +89,7 @@ func Build(nodes []*corev1.Node, pods []*corev1.Pod, pdbs []*policyv1.PodDisrupt
 		case d.Blocks():
 			c.blocked++
 			if c.blocker == "" {
-				c.blocker = keys(d.Budgets)
+				c.blocker = pdb.JoinKeys(d.Budgets)
 			}
 		}
 	}
@@ -156,14 +156,6 @@ func drainable(p *corev1.Pod) bool {
 		return false
 	}
 	return true
-}
-
-func keys(bs []*pdb.Budget) string {
-	var out []string
-	for _, b := range bs {
-		out = append(out, b.Key())
-	}
-	return strings.Join(out, ",")
 }
 
 // NodeStatus renders a node's status the way kubectl get nodes does ("Ready",
