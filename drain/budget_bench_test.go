@@ -77,20 +77,22 @@ func benchRun(b *testing.B, n int) (*run, *policyv1.PodDisruptionBudget) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	eng.out = newOutbox(events)
+	b.Cleanup(eng.out.close)
 	r := newRun(eng, &preflight{plan: &Plan{Nodes: []NodePlan{{Name: "n1"}}}})
 	r.ctx = ctx
 	r.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = r.pdbs.Add(budget)
-	r.nodes["n1"] = &nodeState{name: "n1", remaining: n}
+	r.nodes["n1"] = &nodeState{name: "n1", remaining: n, started: true, finishedCh: make(chan struct{})}
 	key := budget.Namespace + "/" + budget.Name
-	r.parked[key] = map[string]bool{}
+	r.parked[key] = map[string]*podState{}
 	for i := range n {
 		p := testPod(fmt.Sprintf("p-%05d", i), "n1")
 		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
 		st := &podState{pod: p, key: p.Namespace + "/" + p.Name, node: "n1", wave: 1,
-			parkedRV: map[string]string{key: "1"}, block: key + "|Exhausted"}
+			parkedOn: []string{key}, block: key + "|Exhausted"}
 		r.pods[st.key] = st
-		r.parked[key][st.key] = true
+		r.parked[key][st.key] = st
 	}
 	return r, budget
 }

@@ -32,6 +32,11 @@ const (
 	DefaultWorkers = 16
 	// DefaultChunkSize is kubectl drain's list page size.
 	DefaultChunkSize = 500
+	// DefaultProbeInterval is how often a drain checks that the API server answers.
+	DefaultProbeInterval = 10 * time.Second
+	// DefaultStaleAfter is how long a gone pod may stay in a PDB's disruptedPods before
+	// the budget's status is called stale.
+	DefaultStaleAfter = 30 * time.Second
 )
 
 // Config configures an Engine. Client and Events are required; NewEngine fills every
@@ -75,6 +80,15 @@ type Config struct {
 	// RecordEvents writes Kubernetes Events on each node (cordon, drain start, blocked,
 	// drained).
 	RecordEvents bool
+
+	// ProbeInterval is how often a running drain checks that the API server answers
+	// (GET /version). Default 10 s.
+	ProbeInterval time.Duration
+	// StaleAfter is how long a PDB's status may go on counting as disrupted a pod that is
+	// gone before the budget's status is called stale. Default 30 s.
+	StaleAfter time.Duration
+	// Probe checks that the API server answers. Default: GET /version.
+	Probe func(ctx context.Context) error
 }
 
 // DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an
@@ -86,9 +100,10 @@ func DefaultRateLimiter() workqueue.TypedRateLimiter[string] {
 	)
 }
 
-// Engine drains nodes. Build it with NewEngine; one Engine runs one drain.
+// Engine drains nodes. Build it with NewEngine; one Engine runs one drain at a time.
 type Engine struct {
 	cfg Config
+	out *outbox // the events of the Run in progress
 }
 
 // NewEngine validates cfg, fills defaults and returns an Engine.
@@ -140,6 +155,15 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.ProbeInterval <= 0 {
+		cfg.ProbeInterval = DefaultProbeInterval
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = DefaultStaleAfter
+	}
+	if cfg.Probe == nil {
+		cfg.Probe = versionProbe(cfg.Client)
+	}
 	return &Engine{cfg: cfg}, nil
 }
 
@@ -170,6 +194,17 @@ func (e *PreflightError) Error() string {
 
 // Blocked marks a PreflightError as blocked by policy.
 func (e *PreflightError) Blocked() bool { return true }
+
+// PodFailedError is an eviction the API server refused for good (RBAC, an admission
+// webhook, an invalid request): waiting does not help.
+type PodFailedError struct {
+	Pod    string
+	Reason string
+}
+
+func (e *PodFailedError) Error() string {
+	return fmt.Sprintf("cannot evict pod %s: %s", e.Pod, e.Reason)
+}
 
 // TimeoutError is a drain that reached its timeout with pods still waiting.
 type TimeoutError struct {

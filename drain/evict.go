@@ -14,24 +14,32 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// outcome classifies the API server's answer to an eviction.
+// outcome classifies the API server's answer to an eviction, as v1.36's eviction
+// handler (pkg/registry/core/pod/storage/eviction.go) gives it.
 type outcome int
 
 const (
 	// accepted: 201, the pod is being deleted.
 	accepted outcome = iota
-	// gone: 404 (the pod no longer exists) or 409 (the UID precondition failed: the pod
-	// of that name is a new one, and the one we meant is gone).
+	// gone: 404, the pod no longer exists.
 	gone
-	// refusedByPDB: 429 with a DisruptionBudget cause naming the budget.
+	// conflict: 409. The UID precondition failed (a new pod of that name), the PDB's
+	// status kept conflicting, or a Pending pod's resourceVersion moved. It proves
+	// nothing: the pod is asked again after a backoff, and the node's informer (by UID)
+	// decides whether the pod we meant is gone.
+	conflict
+	// refusedByPDB: 429 with a DisruptionBudget cause, or 403 from the budget itself
+	// (disruptionsAllowed below zero, too many disrupted pods not yet confirmed): the pod
+	// waits for that budget's status to change.
 	refusedByPDB
-	// multiplePDBs: 500, the pod is under more than one budget.
+	// multiplePDBs: 500, the pod is under more than one budget (a blocker).
 	multiplePDBs
-	// forbidden: 403 (negative budget, too many disrupted pods, terminating namespace).
-	forbidden
+	// fatal: 403 from RBAC or an admission webhook, 400, 422: asking again never helps;
+	// the node fails at once with the server's reason.
+	fatal
 	// throttled: 429 without a budget cause (API priority and fairness).
 	throttled
-	// failed: anything else (network, 5xx, ...).
+	// failed: anything else (network, 5xx, a terminating namespace, ...): backoff.
 	failed
 )
 
@@ -58,28 +66,42 @@ func classify(err error) answer {
 	if d, ok := apierrors.SuggestsClientDelay(err); ok {
 		a.retryAfter = time.Duration(d) * time.Second
 	}
+	var details *metav1.StatusDetails
 	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Details != nil {
-		for _, c := range status.Status().Details.Causes {
-			if c.Type == policyv1.DisruptionBudgetCause {
+	if errors.As(err, &status) {
+		details = status.Status().Details
+	}
+	terminating := false
+	if details != nil {
+		for _, c := range details.Causes {
+			switch c.Type {
+			case policyv1.DisruptionBudgetCause:
 				a.message = c.Message
 				if m := budgetName.FindStringSubmatch(c.Message); m != nil {
 					a.pdb = m[1]
 				}
+			case corev1.NamespaceTerminatingCause:
+				terminating = true
 			}
 		}
 	}
 	switch {
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+	case apierrors.IsNotFound(err):
 		a.outcome = gone
+	case apierrors.IsConflict(err):
+		a.outcome = conflict
 	case apierrors.IsTooManyRequests(err) && a.pdb != "":
 		a.outcome = refusedByPDB
 	case apierrors.IsTooManyRequests(err):
 		a.outcome = throttled
 	case apierrors.IsInternalError(err) && strings.Contains(err.Error(), "more than one PodDisruptionBudget"):
 		a.outcome = multiplePDBs
-	case apierrors.IsForbidden(err):
-		a.outcome = forbidden
+	case apierrors.IsForbidden(err) && details != nil && details.Kind == "poddisruptionbudget" && details.Name != "":
+		a.outcome, a.pdb = refusedByPDB, details.Name
+	case apierrors.IsForbidden(err) && terminating:
+		a.outcome = failed
+	case apierrors.IsForbidden(err), apierrors.IsBadRequest(err), apierrors.IsInvalid(err):
+		a.outcome = fatal
 	}
 	return a
 }

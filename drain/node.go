@@ -10,16 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	kubectldrain "k8s.io/kubectl/pkg/drain"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 )
 
-// Annotations this tool keeps on a node so that uncordon and a re-run after any
-// interruption do the right thing.
+// Annotations this tool keeps on a node so that a re-run after any interruption does the
+// right thing. Whose cordon a node carries is not an annotation: it is read from the
+// node's managedFields (see CordonedBy), so a plain "kubectl uncordon" invalidates it.
 const (
 	// AnnotationCordoned is set ("true") when this tool cordoned a node that was
-	// schedulable. Uncordon makes such a node schedulable again; a node cordoned by
-	// someone else before the tool touched it stays cordoned.
+	// schedulable. It is informational; CordonedByUs decides.
 	AnnotationCordoned = "kubectl-maintenance.io/cordoned"
 	// AnnotationDrain records the drain's progress on the node: "draining" or "drained".
 	AnnotationDrain = "kubectl-maintenance.io/drain"
@@ -31,20 +31,84 @@ const (
 	StateDrained  = "drained"
 )
 
-// Cordon marks node unschedulable, first recording (AnnotationCordoned) that this tool did
-// it, so an interruption between the two steps leaves a record either way. It reports
-// whether the node was already cordoned. serverDryRun sends the change with dryRun=All.
+// FieldManager is the field manager every write of this tool uses. The manager that owns
+// a node's spec.unschedulable is the one that made its cordon.
+const FieldManager = "kubectl-maintenance"
+
+// CordonedBy returns the field managers that own node's spec.unschedulable, that is
+// whoever set the cordon it carries now ("" entries are skipped).
+func CordonedBy(node *corev1.Node) []string {
+	var out []string
+	for _, mf := range node.ManagedFields {
+		if mf.FieldsV1 == nil || mf.Subresource != "" {
+			continue
+		}
+		var fields map[string]map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		if _, ok := fields["f:spec"]["f:unschedulable"]; ok && mf.Manager != "" {
+			out = append(out, mf.Manager)
+		}
+	}
+	return out
+}
+
+// CordonedByUs reports whether node is cordoned and its cordon is this tool's own (the
+// only owner of spec.unschedulable is FieldManager). A cordon someone made after
+// uncordoning ours is theirs.
+func CordonedByUs(node *corev1.Node) bool {
+	if !node.Spec.Unschedulable {
+		return false
+	}
+	owners := CordonedBy(node)
+	for _, m := range owners {
+		if m != FieldManager {
+			return false
+		}
+	}
+	return len(owners) > 0
+}
+
+// Cordon marks node unschedulable as FieldManager. It reports whether the node was
+// already cordoned. serverDryRun sends the change with dryRun=All.
 func Cordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serverDryRun bool) (already bool, err error) {
 	if node.Spec.Unschedulable {
 		return true, nil
 	}
-	if err := patchAnnotations(ctx, c, node.Name, map[string]*string{AnnotationCordoned: ptrTo("true")}, serverDryRun); err != nil {
-		return false, err
-	}
-	return false, setUnschedulable(ctx, c, node, true, serverDryRun)
+	return false, patchNode(ctx, c, node.Name, map[string]any{"spec": map[string]any{"unschedulable": true}}, serverDryRun)
 }
 
-// UncordonResult says what Uncordon did.
+// CordonForDrain writes the resume record and the cordon in one patch, before anything is
+// said or evicted: AnnotationDrain=draining, and (when the node was schedulable)
+// spec.unschedulable=true with AnnotationCordoned. The patch carries the node's
+// resourceVersion and is retried on a conflict against a fresh read, so a cordon made by
+// someone else in between is never taken for ours. It returns the node as written and
+// whether it was already cordoned.
+func CordonForDrain(ctx context.Context, c kubernetes.Interface, name string, serverDryRun bool) (node *corev1.Node, already bool, err error) {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		already = cur.Spec.Unschedulable
+		meta := map[string]any{"resourceVersion": cur.ResourceVersion,
+			"annotations": map[string]any{AnnotationDrain: StateDraining}}
+		patch := map[string]any{"metadata": meta}
+		if !already {
+			meta["annotations"].(map[string]any)[AnnotationCordoned] = "true"
+			patch["spec"] = map[string]any{"unschedulable": true}
+		}
+		node, err = patchNodeObj(ctx, c, name, patch, serverDryRun)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("cordon node %s: %w", name, err)
+	}
+	return node, already, nil
+}
+
+// UncordonResult says what Uncordon did (or, in a dry run, would do).
 type UncordonResult int
 
 // Uncordon outcomes.
@@ -53,77 +117,72 @@ const (
 	Uncordoned UncordonResult = iota
 	// AlreadySchedulable: nothing to do.
 	AlreadySchedulable
-	// LeftCordoned: the node was cordoned before this tool drained it, so it stays
-	// cordoned (its drain annotations are removed).
+	// LeftCordoned: the cordon is someone else's, so the node stays cordoned (this
+	// tool's annotations are removed).
 	LeftCordoned
 )
 
-// Uncordon restores a node as it was before this tool touched it: schedulable, unless the
-// tool's annotations show it was cordoned by someone else before a drain (then it stays
-// cordoned, unless force). A node without the tool's annotations is uncordoned, as kubectl
-// uncordon does. The tool's annotations are removed.
-func Uncordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, force, serverDryRun bool) (UncordonResult, error) {
-	ann := node.Annotations
-	_, drained := ann[AnnotationDrain]
-	_, cordonedByUs := ann[AnnotationCordoned]
-	result := Uncordoned
+// DecideUncordon is what uncordon does with node: the real command and both dry runs use
+// it, so they agree, and it depends only on the cordon's owner, so it answers the same
+// twice.
+func DecideUncordon(node *corev1.Node, force bool) UncordonResult {
 	switch {
 	case !node.Spec.Unschedulable:
-		result = AlreadySchedulable
-	case drained && !cordonedByUs && !force:
-		result = LeftCordoned
-	default:
-		if err := setUnschedulable(ctx, c, node, false, serverDryRun); err != nil {
-			return 0, err
-		}
+		return AlreadySchedulable
+	case force || CordonedByUs(node):
+		return Uncordoned
 	}
-	if drained || cordonedByUs {
-		if err := patchAnnotations(ctx, c, node.Name, map[string]*string{AnnotationCordoned: nil, AnnotationDrain: nil}, serverDryRun); err != nil {
-			return 0, err
-		}
-	}
-	return result, nil
+	return LeftCordoned
 }
 
-func setUnschedulable(ctx context.Context, c kubernetes.Interface, node *corev1.Node, desired, serverDryRun bool) error {
-	h := kubectldrain.NewCordonHelper(node)
-	if !h.UpdateIfRequired(desired) {
-		return nil
+// Uncordon makes node schedulable if the cordon it carries is this tool's own (or force),
+// and removes this tool's annotations, in one patch carrying the node's resourceVersion.
+func Uncordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, force, serverDryRun bool) (UncordonResult, error) {
+	res := DecideUncordon(node, force)
+	_, drain := node.Annotations[AnnotationDrain]
+	_, cordoned := node.Annotations[AnnotationCordoned]
+	if res != Uncordoned && !drain && !cordoned {
+		return res, nil
 	}
-	err, patchErr := h.PatchOrReplaceWithContext(ctx, c, serverDryRun)
-	if patchErr != nil {
-		return fmt.Errorf("build patch for node %s: %w", node.Name, patchErr)
+	meta := map[string]any{"resourceVersion": node.ResourceVersion}
+	if drain || cordoned {
+		meta["annotations"] = map[string]any{AnnotationDrain: nil, AnnotationCordoned: nil}
 	}
-	if err != nil {
-		verb := "cordon"
-		if !desired {
-			verb = "uncordon"
-		}
-		return fmt.Errorf("%s node %s: %w", verb, node.Name, err)
+	patch := map[string]any{"metadata": meta}
+	if res == Uncordoned {
+		patch["spec"] = map[string]any{"unschedulable": nil}
 	}
-	return nil
+	if _, err := patchNodeObj(ctx, c, node.Name, patch, serverDryRun); err != nil {
+		return 0, fmt.Errorf("uncordon node %s: %w", node.Name, err)
+	}
+	return res, nil
 }
 
 // SetDrainState records the drain's progress on the node (AnnotationDrain).
 func SetDrainState(ctx context.Context, c kubernetes.Interface, node, state string) error {
-	return patchAnnotations(ctx, c, node, map[string]*string{AnnotationDrain: &state}, false)
+	return patchNode(ctx, c, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationDrain: state}}}, false)
 }
 
-// patchAnnotations sets (or, for nil values, removes) annotations with a JSON merge patch,
-// which touches only these keys.
-func patchAnnotations(ctx context.Context, c kubernetes.Interface, node string, set map[string]*string, serverDryRun bool) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": set}})
+func patchNode(ctx context.Context, c kubernetes.Interface, node string, patch map[string]any, serverDryRun bool) error {
+	_, err := patchNodeObj(ctx, c, node, patch, serverDryRun)
+	return err
+}
+
+// patchNodeObj sends a JSON merge patch as FieldManager; it touches only the keys given.
+func patchNodeObj(ctx context.Context, c kubernetes.Interface, node string, patch map[string]any, serverDryRun bool) (*corev1.Node, error) {
+	data, err := json.Marshal(patch)
 	if err != nil {
-		return fmt.Errorf("encode annotation patch: %w", err)
+		return nil, fmt.Errorf("encode patch of node %s: %w", node, err)
 	}
-	opts := metav1.PatchOptions{}
+	opts := metav1.PatchOptions{FieldManager: FieldManager}
 	if serverDryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	if _, err := c.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, opts); err != nil {
-		return fmt.Errorf("annotate node %s: %w", node, err)
+	n, err := c.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, data, opts)
+	if err != nil {
+		return nil, fmt.Errorf("patch node %s: %w", node, err)
 	}
-	return nil
+	return n, nil
 }
 
 // recordNodeEvent writes a Kubernetes Event on the node (best effort: a failure is only
@@ -144,5 +203,3 @@ func recordNodeEvent(ctx context.Context, c kubernetes.Interface, clk clock.Cloc
 	}
 	return nil
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -19,11 +17,15 @@ import (
 )
 
 // Run drains the named nodes: it plans (changing nothing if any node fails kubectl's pod
-// filters), cordons at most MaxParallelNodes nodes at a time, evicts their pods only
-// through the Eviction API as far as the budgets allow, and waits for the pods to be gone.
-// It returns when every node is drained, or with a TimeoutError, an InterruptedError (the
-// context ended) or an error naming the nodes that failed.
+// filters), cordons every node of the batch (kubectl's order), then evicts from at most
+// MaxParallelNodes nodes at a time, only through the Eviction API and as far as the
+// budgets allow, acting on each node's live pods, and waits for the pods to be gone.
+// It returns when every node is drained or has failed, or with a TimeoutError or an
+// InterruptedError (the context ended). Every goroutine it started has ended when it
+// returns, and every event has been delivered: nothing is sent on Events afterwards.
 func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
+	e.out = newOutbox(e.cfg.Events)
+	defer e.out.close()
 	began := e.cfg.Clock.Now()
 	pf, err := e.preflight(ctx, names)
 	if err != nil {
@@ -41,20 +43,26 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	if e.cfg.DryRun != DryRunNone {
 		return e.dryRun(ctx, pf)
 	}
+	if ctx.Err() != nil {
+		return Summary{NodesPending: len(pf.plan.Nodes)}, &InterruptedError{}
+	}
 	r := newRun(e, pf)
 	sum, err := r.run(ctx)
 	sum.Elapsed = e.cfg.Clock.Since(began)
 	return sum, err
 }
 
+// emit posts ev to the outbox; it never blocks, so it may be called under a lock.
 func (e *Engine) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = e.cfg.Clock.Now()
 	}
-	e.cfg.Events <- ev
+	e.out.post(ev)
 }
 
-// run is the state of one drain in progress.
+// run is the state of one drain in progress. Its lock guards the fields below mu. Code
+// that holds the lock decides and records; what it must do outside the lock (API calls,
+// workqueue adds) it queues with later, and the effects run when unlock releases it.
 type run struct {
 	e   *Engine
 	pf  *preflight
@@ -62,23 +70,20 @@ type run struct {
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	pdbs  cache.Indexer
+	// wg counts every goroutine the run starts besides the workers.
+	wg sync.WaitGroup
 
 	mu       sync.Mutex
+	effects  []func()
 	pods     map[string]*podState
-	parked   map[string]map[string]bool // pdb key -> pod keys waiting on it
-	inflight map[string]int             // pdb key -> accepted evictions its status has not shown yet
-	stores   map[string]cache.Store     // node -> its pods
+	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
+	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
+	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
+	stale    map[string]string               // pdb key -> why its status is stale
+	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
 	nodes    map[string]*nodeState
 	sum      Summary
 	done     chan struct{}
-}
-
-type nodeState struct {
-	name      string
-	remaining int
-	critical  []*podState // held back until the ordinary pods are gone
-	finished  bool
-	onDone    func()
 }
 
 func newRun(e *Engine, pf *preflight) *run {
@@ -86,17 +91,60 @@ func newRun(e *Engine, pf *preflight) *run {
 		e: e, pf: pf,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(e.cfg.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Clock: e.cfg.Clock}),
-		pods: map[string]*podState{}, parked: map[string]map[string]bool{}, inflight: map[string]int{},
-		stores: map[string]cache.Store{}, nodes: map[string]*nodeState{}, done: make(chan struct{}),
+		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
+		index: map[string]*pdb.Index{}, stale: map[string]string{}, goneAt: map[string]time.Time{},
+		nodes: map[string]*nodeState{}, done: make(chan struct{}),
 	}
+}
+
+func (r *run) lock() { r.mu.Lock() }
+
+// unlock releases the lock, then runs the effects queued under it, in order.
+func (r *run) unlock() {
+	fx := r.effects
+	r.effects = nil
+	r.mu.Unlock()
+	for _, f := range fx {
+		f()
+	}
+}
+
+// later queues f to run once the lock is released. Call it with the lock held.
+func (r *run) later(f func()) { r.effects = append(r.effects, f) }
+
+// add and addAfter queue a pod for a worker, once the lock is released.
+func (r *run) add(key string) { r.later(func() { r.queue.Add(key) }) }
+
+func (r *run) addAfter(key string, d time.Duration) {
+	if d <= 0 {
+		r.add(key)
+		return
+	}
+	r.later(func() { r.queue.AddAfter(key, d) })
+}
+
+// goroutine starts f, counted in wg.
+func (r *run) goroutine(f func()) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		f()
+	}()
 }
 
 func (r *run) run(parent context.Context) (Summary, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	r.ctx = ctx
-	if err := r.startPDBInformer(ctx); err != nil {
-		return r.sum, err
+	for _, np := range r.pf.plan.Nodes {
+		r.nodes[np.Name] = &nodeState{name: np.Name, plan: np, finishedCh: make(chan struct{})}
+	}
+	factory, err := r.startPDBInformer(ctx)
+	if factory != nil {
+		defer factory.Shutdown()
+	}
+	if err != nil {
+		return r.finish(nil, err)
 	}
 	var workers sync.WaitGroup
 	for range r.e.cfg.Workers {
@@ -107,7 +155,8 @@ func (r *run) run(parent context.Context) (Summary, error) {
 			}
 		}()
 	}
-	go r.drainNodes(ctx)
+	r.goroutine(func() { r.watchdog(ctx) })
+	r.goroutine(func() { r.drainNodes(ctx) })
 
 	var timeout <-chan time.Time
 	if r.e.cfg.Timeout > 0 {
@@ -126,9 +175,15 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	cancel()
 	r.queue.ShutDownWithDrain()
 	workers.Wait()
+	r.wg.Wait()
+	factory.Shutdown()
+	return r.finish(result, nil)
+}
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// finish builds the summary once every goroutine has ended, so its counters are final.
+func (r *run) finish(result, startErr error) (Summary, error) {
+	r.lock()
+	defer r.unlock()
 	blockers := r.blockersLocked()
 	switch err := result.(type) {
 	case *TimeoutError:
@@ -143,135 +198,18 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	}
 	r.sum.PodsPending = len(blockers)
 	r.sum.PendingBlocks = blockers
+	if startErr != nil {
+		return r.sum, startErr
+	}
 	if result == nil && r.sum.NodesFailed > 0 {
 		result = fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
 	}
 	return r.sum, result
 }
 
-// drainNodes starts nodes, at most MaxParallelNodes at a time, in plan order.
-func (r *run) drainNodes(ctx context.Context) {
-	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
-	r.mu.Lock()
-	for _, np := range r.pf.plan.Nodes {
-		r.nodes[np.Name] = &nodeState{name: np.Name}
-	}
-	r.mu.Unlock()
-	for _, np := range r.pf.plan.Nodes {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		go func(np NodePlan) {
-			finished := r.startNode(ctx, np)
-			select {
-			case <-finished:
-			case <-ctx.Done():
-			}
-			<-slots
-		}(np)
-	}
-}
-
-// startNode cordons the node, records its state, watches its pods and queues them.
-// The returned channel closes when the node is drained or has failed.
-func (r *run) startNode(ctx context.Context, np NodePlan) <-chan struct{} {
-	finished := make(chan struct{})
-	node := r.pf.nodes[np.Name]
-	fail := func(err error) {
-		r.e.emit(Event{Type: EventNodeFailed, Node: np.Name, Message: err.Error()})
-		r.mu.Lock()
-		r.sum.NodesFailed++
-		ns := r.nodes[np.Name]
-		ns.finished = true
-		r.checkAllDoneLocked()
-		r.mu.Unlock()
-		close(finished)
-	}
-	already, err := Cordon(ctx, r.e.cfg.Client, node, false)
-	if err != nil {
-		fail(err)
-		return finished
-	}
-	r.e.emit(Event{Type: EventNodeCordoned, Node: np.Name, Already: already})
-	if !already {
-		r.recordEvent(np.Name, corev1.EventTypeNormal, "Cordoned", "kubectl-maintenance cordoned the node to drain it")
-	}
-	if err := SetDrainState(ctx, r.e.cfg.Client, np.Name, StateDraining); err != nil {
-		fail(err)
-		return finished
-	}
-	r.recordEvent(np.Name, corev1.EventTypeNormal, "DrainStarted", fmt.Sprintf("kubectl-maintenance is draining the node (%d pods to evict)", len(np.Steps)))
-	store, err := r.watchNodePods(ctx, np.Name)
-	if err != nil {
-		fail(err)
-		return finished
-	}
-	r.mu.Lock()
-	ns := r.nodes[np.Name]
-	r.stores[np.Name] = store
-	ns.remaining = len(np.Steps)
-	var ordinary []*podState
-	for _, s := range np.Steps {
-		st := &podState{pod: s.Pod, key: s.Pod.Namespace + "/" + s.Pod.Name, node: np.Name, wave: s.Wave}
-		r.pods[st.key] = st
-		if pdb.IsCritical(s.Pod) {
-			ns.critical = append(ns.critical, st)
-		} else {
-			ordinary = append(ordinary, st)
-		}
-	}
-	ns.onDone = func() { close(finished) }
-	if len(ordinary) == 0 {
-		r.releaseCriticalLocked(ns)
-	}
-	for _, st := range ordinary {
-		r.queue.Add(st.key)
-	}
-	if ns.remaining == 0 {
-		r.finishNodeLocked(ns)
-	}
-	r.mu.Unlock()
-	return finished
-}
-
-// watchNodePods starts an informer over the node's pods (field selector spec.nodeName)
-// and returns its store once synced. Deletions are seen here, by UID; no pod is polled.
-func (r *run) watchNodePods(ctx context.Context, node string) (cache.Store, error) {
-	sel := fields.OneTermEqualSelector("spec.nodeName", node).String()
-	c := r.e.cfg.Client
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return c.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return c.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
-		},
-	}
-	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
-	if err := inf.SetTransform(trimPod); err != nil {
-		return nil, fmt.Errorf("watch pods on node %s: %w", node, err)
-	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { r.podChanged(obj) },
-		DeleteFunc: func(obj any) { r.podChanged(obj) },
-	})
-	if err != nil {
-		return nil, fmt.Errorf("watch pods on node %s: %w", node, err)
-	}
-	go inf.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, fmt.Errorf("watch pods on node %s: %w", node, ctx.Err())
-	}
-	return inf.GetStore(), nil
-}
-
-// startPDBInformer watches every PodDisruptionBudget; a change of one wakes the pods
-// waiting on it.
-func (r *run) startPDBInformer(ctx context.Context) error {
+// startPDBInformer watches every PodDisruptionBudget; a change of one wakes as many pods
+// waiting on it as it has room for.
+func (r *run) startPDBInformer(ctx context.Context) (informers.SharedInformerFactory, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(r.e.cfg.Client, 0, informers.WithTransform(trimManagedFields))
 	inf := f.Policy().V1().PodDisruptionBudgets().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -280,14 +218,42 @@ func (r *run) startPDBInformer(ctx context.Context) error {
 		DeleteFunc: r.pdbChanged,
 	})
 	if err != nil {
-		return fmt.Errorf("watch poddisruptionbudgets: %w", err)
+		return nil, fmt.Errorf("watch poddisruptionbudgets: %w", err)
 	}
 	r.pdbs = inf.GetIndexer()
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return fmt.Errorf("watch poddisruptionbudgets: %w", ctx.Err())
+		if ctx.Err() != nil {
+			return f, &InterruptedError{}
+		}
+		return f, fmt.Errorf("watch poddisruptionbudgets: %w", ctx.Err())
 	}
-	return nil
+	return f, nil
+}
+
+// budgetsFor returns the budgets selecting pod. The index of a namespace is built once
+// per PDB change there.
+func (r *run) budgetsForLocked(pod *corev1.Pod) []*pdb.Budget {
+	return r.indexLocked(pod.Namespace).For(pod)
+}
+
+func (r *run) indexLocked(ns string) *pdb.Index {
+	ix := r.index[ns]
+	if ix == nil {
+		objs, _ := r.pdbs.ByIndex(cache.NamespaceIndex, ns)
+		pdbs := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
+		for _, o := range objs {
+			pdbs = append(pdbs, o.(*policyv1.PodDisruptionBudget))
+		}
+		ix = pdb.NewIndex(pdbs)
+		r.index[ns] = ix
+	}
+	return ix
+}
+
+func (r *run) budgetLocked(key string) *pdb.Budget {
+	ns, _, _ := cache.SplitMetaNamespaceKey(key)
+	return r.indexLocked(ns).Get(key)
 }
 
 func (r *run) recordEvent(node, eventType, reason, message string) {
@@ -297,19 +263,6 @@ func (r *run) recordEvent(node, eventType, reason, message string) {
 	if err := recordNodeEvent(r.ctx, r.e.cfg.Client, r.e.cfg.Clock, node, eventType, reason, message); err != nil {
 		r.e.cfg.Logger.V(2).Info("could not record node event", "node", node, "err", err)
 	}
-}
-
-// trimPod drops what the engine never reads from cached pods.
-func trimPod(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		p.ManagedFields = nil
-		p.Spec.Containers = nil
-		p.Spec.InitContainers = nil
-		p.Spec.Volumes = nil
-		p.Status.ContainerStatuses = nil
-		p.Status.InitContainerStatuses = nil
-	}
-	return obj, nil
 }
 
 func trimManagedFields(obj any) (any, error) {

@@ -21,7 +21,7 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))})
 	}
 	if skip > 0 {
-		r.queue.AddAfter(st.key, skip)
+		r.addAfter(st.key, skip)
 	}
 }
 
@@ -41,64 +41,52 @@ func (r *run) terminationCheckDelay(p *corev1.Pod) time.Duration {
 	return d
 }
 
-// goneLocked records that a pod left the node, and finishes its node when it was the last.
+// goneLocked records that a pod left the node (evidence that frees its reservation), and
+// takes a last look at the node when it was the last.
 func (r *run) goneLocked(st *podState) {
 	if st.phase == finished {
 		return
 	}
 	st.phase = finished
-	for key := range st.parkedRV {
-		delete(r.parked[key], st.key)
-	}
+	r.unparkLocked(st)
+	r.releaseLocked(st)
+	r.goneAt[st.key] = r.e.cfg.Clock.Now()
 	r.sum.PodsEvicted++
 	r.e.emit(Event{Type: EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts})
 	ns := r.nodes[st.node]
 	ns.remaining--
+	if ns.finished {
+		return
+	}
 	if ns.remaining == len(ns.critical) {
 		r.releaseCriticalLocked(ns)
 	}
 	if ns.remaining == 0 {
-		r.finishNodeLocked(ns)
+		if r.storeHasUnknownLocked(ns) {
+			r.lookLocked(ns)
+		} else {
+			r.finishNodeLocked(ns)
+		}
 	}
+}
+
+// storeHasUnknownLocked reports a live pod on the node the run has not judged yet.
+func (r *run) storeHasUnknownLocked(ns *nodeState) bool {
+	if ns.store == nil {
+		return false
+	}
+	for _, obj := range ns.store.List() {
+		if p := obj.(*corev1.Pod); r.unknownLocked(ns, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // releaseCriticalLocked queues the node's critical pods once the ordinary ones are gone.
 func (r *run) releaseCriticalLocked(ns *nodeState) {
 	for _, st := range ns.critical {
-		r.queue.Add(st.key)
+		r.add(st.key)
 	}
 	ns.critical = nil
-}
-
-func (r *run) finishNodeLocked(ns *nodeState) {
-	if ns.finished {
-		return
-	}
-	ns.finished = true
-	if err := SetDrainState(r.ctx, r.e.cfg.Client, ns.name, StateDrained); err != nil {
-		r.e.cfg.Logger.Error(err, "record drained state", "node", ns.name)
-	}
-	r.sum.NodesDrained++
-	r.e.emit(Event{Type: EventNodeDrained, Node: ns.name})
-	r.recordEvent(ns.name, corev1.EventTypeNormal, "Drained", "kubectl-maintenance evicted every pod")
-	if ns.onDone != nil {
-		ns.onDone()
-	}
-	r.checkAllDoneLocked()
-}
-
-func (r *run) checkAllDoneLocked() {
-	if len(r.nodes) < len(r.pf.plan.Nodes) {
-		return
-	}
-	for _, n := range r.nodes {
-		if !n.finished {
-			return
-		}
-	}
-	select {
-	case <-r.done:
-	default:
-		close(r.done)
-	}
 }

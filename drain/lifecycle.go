@@ -1,0 +1,355 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// nodeState is one node of the run. Guarded by run.mu.
+type nodeState struct {
+	name string
+	plan NodePlan
+
+	store     cache.Store // the node's live pods, once its drain started
+	started   bool        // its pods are registered
+	remaining int         // registered pods not gone yet
+	critical  []*podState // held back until the ordinary pods are gone
+	byUID     map[types.UID]*podState
+	// ignored are live pods kubectl's filters keep (DaemonSet, mirror pods, ...).
+	ignored map[types.UID]bool
+	// returned are replacements that came back to the node (said once, not evicted).
+	returned map[types.UID]bool
+	// tolerating maps the controller UID of each evicted pod that tolerates the cordon
+	// to the toleration, to recognise its replacement coming back.
+	tolerating map[types.UID]string
+
+	looking, lookAgain, finishing bool
+	finished, failed              bool
+	finishedCh                    chan struct{}
+}
+
+// drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),
+// then drains at most MaxParallelNodes nodes at a time, in plan order.
+func (r *run) drainNodes(ctx context.Context) {
+	for _, np := range r.pf.plan.Nodes {
+		if ctx.Err() != nil {
+			return
+		}
+		_, already, err := CordonForDrain(ctx, r.e.cfg.Client, np.Name, false)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			r.lock()
+			r.failNodeLocked(r.nodes[np.Name], err.Error())
+			r.unlock()
+			continue
+		}
+		// Recorded (in the same patch as the cordon) before it is said.
+		r.e.emit(Event{Type: EventNodeCordoned, Node: np.Name, Already: already})
+		if !already {
+			r.recordEvent(np.Name, corev1.EventTypeNormal, "Cordoned", "kubectl-maintenance cordoned the node to drain it")
+		}
+	}
+	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
+	for _, np := range r.pf.plan.Nodes {
+		r.lock()
+		skip := r.nodes[np.Name].finished
+		r.unlock()
+		if skip {
+			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		ns := r.nodes[np.Name]
+		r.goroutine(func() {
+			defer func() { <-slots }()
+			r.drainNode(ctx, ns)
+		})
+	}
+}
+
+// drainNode reads the node live, watches its pods, evicts what kubectl's filters would
+// evict from the live view, and returns when the node is drained or failed, or ctx ends.
+// Its pod informer stops when it returns.
+func (r *run) drainNode(ctx context.Context, ns *nodeState) {
+	nctx, stop := context.WithCancel(ctx)
+	defer stop()
+	node, err := r.e.cfg.Client.CoreV1().Nodes().Get(nctx, ns.name, metav1.GetOptions{})
+	if err == nil && (!node.Spec.Unschedulable || node.Annotations[AnnotationDrain] != StateDraining) {
+		// Uncordoned (or its record removed) since the batch cordon: cordon it again.
+		if !node.Spec.Unschedulable {
+			r.e.emit(Event{Type: EventWarning, Node: ns.name, Reason: "Uncordoned",
+				Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
+		}
+		_, _, err = CordonForDrain(nctx, r.e.cfg.Client, ns.name, false)
+	}
+	var store cache.Store
+	if err == nil {
+		store, err = r.watchNodePods(nctx, ns)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			r.lock()
+			r.failNodeLocked(ns, err.Error())
+			r.unlock()
+		}
+		return
+	}
+	r.lock()
+	ns.store = store
+	ns.looking = true
+	r.unlock()
+	r.recordEvent(ns.name, corev1.EventTypeNormal, "DrainStarted", "kubectl-maintenance is draining the node")
+	r.look(ns)
+	select {
+	case <-ns.finishedCh:
+	case <-ctx.Done():
+	}
+}
+
+// watchNodePods starts an informer over the node's pods (field selector spec.nodeName),
+// counted in the run's goroutines, and returns its store once synced.
+func (r *run) watchNodePods(ctx context.Context, ns *nodeState) (cache.Store, error) {
+	sel := fields.OneTermEqualSelector("spec.nodeName", ns.name).String()
+	c := r.e.cfg.Client
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return c.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return c.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+	if err := inf.SetTransform(trimPod); err != nil {
+		return nil, fmt.Errorf("watch pods on node %s: %w", ns.name, err)
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.podAdded(ns, obj) },
+		UpdateFunc: func(_, obj any) { r.podChanged(obj) },
+		DeleteFunc: func(obj any) { r.podChanged(obj) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch pods on node %s: %w", ns.name, err)
+	}
+	r.goroutine(func() { inf.RunWithContext(ctx) })
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("watch pods on node %s: %w", ns.name, ctx.Err())
+	}
+	return inf.GetStore(), nil
+}
+
+// podAdded is the node informer's Add: a pod the run does not know yet makes it look at
+// the node again through kubectl's filters.
+func (r *run) podAdded(ns *nodeState, obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.lock()
+	defer r.unlock()
+	if ns.started && !ns.finished && r.unknownLocked(ns, p) {
+		r.lookLocked(ns)
+	}
+}
+
+func (r *run) unknownLocked(ns *nodeState, p *corev1.Pod) bool {
+	return ns.byUID[p.UID] == nil && !ns.ignored[p.UID] && !ns.returned[p.UID]
+}
+
+// lookLocked asks for a look at the node (one at a time; one more if asked meanwhile).
+func (r *run) lookLocked(ns *nodeState) {
+	if ns.looking {
+		ns.lookAgain = true
+		return
+	}
+	ns.looking = true
+	r.later(func() { r.look(ns) })
+}
+
+// look lists the node's pods through kubectl's own filters (GetPodsForDeletion) and
+// registers every pod to evict that the run does not know yet; with nothing left, the
+// node is drained.
+func (r *run) look(ns *nodeState) {
+	list, errs := r.e.kubectlHelper(r.ctx).GetPodsForDeletion(ns.name)
+	r.lock()
+	defer r.unlock()
+	ns.looking = false
+	if ns.finished || r.ctx.Err() != nil {
+		return
+	}
+	if list == nil || len(errs) > 0 {
+		msg := "list its pods"
+		if len(errs) > 0 {
+			msg = errs[0].Error()
+		}
+		r.failNodeLocked(ns, msg)
+		return
+	}
+	if !ns.started {
+		ns.started = true
+		ns.byUID, ns.ignored, ns.returned, ns.tolerating = map[types.UID]*podState{}, map[types.UID]bool{}, map[types.UID]bool{}, map[types.UID]string{}
+	}
+	toEvict := map[types.UID]bool{}
+	var added []*podState
+	for _, p := range list.Pods() {
+		toEvict[p.UID] = true
+		if ns.byUID[p.UID] != nil || ns.returned[p.UID] {
+			continue
+		}
+		if r.returnedLocked(ns, &p) {
+			continue
+		}
+		added = append(added, r.registerLocked(ns, &p))
+	}
+	for _, obj := range ns.store.List() {
+		if p := obj.(*corev1.Pod); !toEvict[p.UID] && ns.byUID[p.UID] == nil {
+			ns.ignored[p.UID] = true
+		}
+	}
+	ordinary := 0
+	for _, st := range added {
+		if pdb.IsCritical(st.pod) {
+			ns.critical = append(ns.critical, st)
+			continue
+		}
+		ordinary++
+		r.add(st.key)
+	}
+	if ns.remaining == len(ns.critical) {
+		r.releaseCriticalLocked(ns)
+	}
+	if ns.lookAgain {
+		ns.lookAgain = false
+		r.lookLocked(ns)
+		return
+	}
+	if ns.remaining == 0 {
+		r.finishNodeLocked(ns)
+	}
+}
+
+// registerLocked makes p a pod the run evicts.
+func (r *run) registerLocked(ns *nodeState, p *corev1.Pod) *podState {
+	key := p.Namespace + "/" + p.Name
+	wave := 1
+	for _, s := range ns.plan.Steps {
+		if s.Pod.UID == p.UID {
+			wave = s.Wave
+		}
+	}
+	st := &podState{pod: p, key: key, node: ns.name, wave: wave}
+	if old := r.pods[key]; old != nil && old.phase != finished {
+		r.goneLocked(old) // the pod of that name we knew is gone: this one is new
+	}
+	r.pods[key] = st
+	ns.byUID[p.UID] = st
+	ns.remaining++
+	return st
+}
+
+// returnedLocked reports (once, with a warning) a pod that came back to the node: a
+// replacement from the controller of a pod this run evicted from here, that tolerates the
+// cordon. It is not evicted again, so a drain never loops on it.
+func (r *run) returnedLocked(ns *nodeState, p *corev1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil {
+		return false
+	}
+	tol, ok := ns.tolerating[ref.UID]
+	if !ok || cordonToleration(p) == "" {
+		return false
+	}
+	ns.returned[p.UID] = true
+	r.e.emit(Event{Type: EventWarning, Node: ns.name, Pod: p.Namespace + "/" + p.Name, Reason: "ReturnedToNode",
+		Message: fmt.Sprintf("pod %s/%s, a replacement from %s %s, came back to node %s: it tolerates the cordon (%s); it was evicted once and is not evicted again",
+			p.Namespace, p.Name, ref.Kind, ref.Name, ns.name, tol)})
+	return true
+}
+
+// finishNodeLocked records the node drained (first the annotation, then the event).
+func (r *run) finishNodeLocked(ns *nodeState) {
+	if ns.finished || ns.finishing {
+		return
+	}
+	ns.finishing = true
+	r.later(func() {
+		err := SetDrainState(r.ctx, r.e.cfg.Client, ns.name, StateDrained)
+		r.lock()
+		ns.finishing = false
+		switch {
+		case ns.finished || r.ctx.Err() != nil:
+		case err != nil:
+			r.failNodeLocked(ns, err.Error())
+		case ns.remaining > 0 || ns.looking:
+			// A pod arrived meanwhile; its eviction finishes the node.
+		default:
+			ns.finished = true
+			r.sum.NodesDrained++
+			r.e.emit(Event{Type: EventNodeDrained, Node: ns.name})
+			close(ns.finishedCh)
+			r.checkAllDoneLocked()
+			r.later(func() {
+				r.recordEvent(ns.name, corev1.EventTypeNormal, "Drained", "kubectl-maintenance evicted every pod")
+			})
+		}
+		r.unlock()
+	})
+}
+
+// failNodeLocked ends the node as failed, saying why.
+func (r *run) failNodeLocked(ns *nodeState, msg string) {
+	if ns.finished {
+		return
+	}
+	ns.finished, ns.failed = true, true
+	r.sum.NodesFailed++
+	r.e.emit(Event{Type: EventNodeFailed, Node: ns.name, Message: msg})
+	for _, st := range ns.byUID {
+		r.unparkLocked(st)
+	}
+	close(ns.finishedCh)
+	r.checkAllDoneLocked()
+}
+
+func (r *run) checkAllDoneLocked() {
+	for _, n := range r.nodes {
+		if !n.finished {
+			return
+		}
+	}
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
+}
+
+// trimPod drops what the engine never reads from cached pods.
+func trimPod(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.ManagedFields = nil
+		p.Spec.Containers = nil
+		p.Spec.InitContainers = nil
+		p.Spec.Volumes = nil
+		p.Status.ContainerStatuses = nil
+		p.Status.InitContainerStatuses = nil
+	}
+	return obj, nil
+}

@@ -1,0 +1,128 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// probeTimeout bounds one GET /version.
+const probeTimeout = 5 * time.Second
+
+// versionProbe is the default Probe: GET /version.
+func versionProbe(c kubernetes.Interface) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if c == nil {
+			return nil
+		}
+		d := c.Discovery()
+		if rc := d.RESTClient(); rc != nil {
+			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			defer cancel()
+			return rc.Get().AbsPath("/version").Do(ctx).Error()
+		}
+		_, err := d.ServerVersion()
+		return err
+	}
+}
+
+// watchdog says out loud what watches hide: every ProbeInterval it checks that the API
+// server answers (watches retry a refused connection silently) and whether a budget's
+// status has gone stale (the disruption controller is not updating it).
+func (r *run) watchdog(ctx context.Context) {
+	t := r.e.cfg.Clock.NewTicker(r.e.cfg.ProbeInterval)
+	defer t.Stop()
+	down := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		err := r.e.cfg.Probe(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil && !down:
+			down = true
+			r.e.emit(Event{Type: EventWarning, Reason: "APIServerUnreachable",
+				Message: fmt.Sprintf("cannot reach the API server (%v); the drain goes on when it answers again", err)})
+		case err == nil && down:
+			down = false
+			r.e.emit(Event{Type: EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
+		}
+		r.lock()
+		r.checkStaleLocked()
+		r.unlock()
+	}
+}
+
+// checkStaleLocked calls a budget stale when its status still counts as disrupted a pod
+// this run saw gone StaleAfter ago or more: the disruption controller (in
+// kube-controller-manager) is not updating it, so its allowance will not come back. Its
+// pods stay parked and are not asked again while it is stale.
+func (r *run) checkStaleLocked() {
+	keys := map[string]bool{}
+	for k, ps := range r.parked {
+		if len(ps) > 0 {
+			keys[k] = true
+		}
+	}
+	for k, ps := range r.reserved {
+		if len(ps) > 0 {
+			keys[k] = true
+		}
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, key := range sorted {
+		if r.stale[key] != "" {
+			continue
+		}
+		b := r.budgetLocked(key)
+		if b == nil {
+			continue
+		}
+		name, since := r.goneListedLocked(b.PDB)
+		if name == "" {
+			continue
+		}
+		msg := fmt.Sprintf("pdb %s: its status is stale: it still counts as disrupted pod %s, gone for %s; is kube-controller-manager (the disruption controller) running? Its pods wait and are not asked again until the status changes",
+			key, name, since.Round(time.Second))
+		r.stale[key] = msg
+		r.e.emit(Event{Type: EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
+		for _, st := range r.parked[key] {
+			st.blockMsg = msg
+		}
+	}
+}
+
+// goneListedLocked returns a pod the status lists in disruptedPods that this run saw gone
+// StaleAfter ago or more, and for how long.
+func (r *run) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Duration) {
+	now := r.e.cfg.Clock.Now()
+	var names []string
+	for name := range p.Status.DisruptedPods {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if at, ok := r.goneAt[p.Namespace+"/"+name]; ok && now.Sub(at) >= r.e.cfg.StaleAfter {
+			return p.Namespace + "/" + name, now.Sub(at)
+		}
+	}
+	return "", 0
+}
+
+func (r *run) listsGoneLocked(p *policyv1.PodDisruptionBudget) bool {
+	name, _ := r.goneListedLocked(p)
+	return name != ""
+}
