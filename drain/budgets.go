@@ -95,6 +95,9 @@ func (r *run) pdbChanged(obj any) {
 		return
 	}
 	key := p.Namespace + "/" + p.Name
+	if h := r.e.hooks.pdbHandled; h != nil {
+		defer h(key, p.ResourceVersion) // after the unlock and its effects
+	}
 	r.lock()
 	defer r.unlock()
 	delete(r.index, p.Namespace)

@@ -104,6 +104,18 @@ func DefaultRateLimiter() workqueue.TypedRateLimiter[string] {
 type Engine struct {
 	cfg Config
 	out *outbox // the events of the Run in progress
+	// hooks let unit tests wait on the engine's own steps instead of sleeping.
+	hooks testHooks
+}
+
+// testHooks are called, when set, outside any lock.
+type testHooks struct {
+	// started receives the run once its goroutines are started.
+	started func(r *run)
+	// handled is called after a worker handled a queue key.
+	handled func(key string)
+	// pdbHandled is called after the PDB handler handled a budget's change.
+	pdbHandled func(key, resourceVersion string)
 }
 
 // NewEngine validates cfg, fills defaults and returns an Engine.

@@ -76,3 +76,17 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+func apierrorsForbidden(gr schema.GroupResource) error {
+	return apierrors.NewForbidden(gr, "p1", errors.New(`User "dev" cannot create resource "pods/eviction" in API group "" in the namespace "ns"`))
+}
+
+func apierrors409() error {
+	return apierrors.NewConflict(schema.GroupResource{Resource: "Pod"}, "p1", errors.New("the UID in the precondition does not match"))
+}
+
+func badRequest() error { return apierrors.NewBadRequest("eviction name does not match the pod") }
+
+func invalid() error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: "policy", Kind: "Eviction"}, "p1", nil)
+}

@@ -76,8 +76,11 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		if w := list.Warnings(); w != "" {
 			np.Warnings = append(np.Warnings, w)
 		}
-		var scratch []string
+		var scratch, tolerating []string
 		for _, p := range list.Pods() {
+			if tol := cordonToleration(&p); tol != "" && metav1.GetControllerOf(&p) != nil {
+				tolerating = append(tolerating, fmt.Sprintf("%s/%s (%s)", p.Namespace, p.Name, tol))
+			}
 			p := p
 			pf.pods[name] = append(pf.pods[name], &p)
 			all = append(all, &p)
@@ -89,6 +92,9 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		// that have a controller; a person still needs to know the data goes.
 		if len(scratch) > 0 && !strings.Contains(strings.Join(np.Warnings, ";"), "local storage") {
 			np.Warnings = append(np.Warnings, "deleting Pods with local storage (their emptyDir data is lost): "+strings.Join(scratch, ", "))
+		}
+		if len(tolerating) > 0 {
+			np.Warnings = append(np.Warnings, "Pods that tolerate node.kubernetes.io/unschedulable are evicted once; a replacement that comes back to the node is reported (ReturnedToNode), not evicted again: "+strings.Join(tolerating, ", "))
 		}
 		nodePlans[name] = np
 		pf.plan.Nodes = append(pf.plan.Nodes, *np)

@@ -55,6 +55,9 @@ func (r *run) processNext() bool {
 	}
 	defer r.queue.Done(key)
 	r.handle(key)
+	if h := r.e.hooks.handled; h != nil {
+		h(key)
+	}
 	return true
 }
 

@@ -157,6 +157,9 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	}
 	r.goroutine(func() { r.watchdog(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
+	if h := r.e.hooks.started; h != nil {
+		h(r)
+	}
 
 	var timeout <-chan time.Time
 	if r.e.cfg.Timeout > 0 {

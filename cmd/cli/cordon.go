@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,10 +50,13 @@ func newCordonCmd(c *Common, uncordon bool) *cobra.Command {
 	if uncordon {
 		cmd.Use = "uncordon (NODE... | -l SELECTOR | --pool POOL)"
 		cmd.Short = "Make nodes schedulable again, as they were before this tool touched them"
-		cmd.Long = `Make nodes schedulable again and remove this tool's annotations. A node that was
-already cordoned (by someone else) before this tool drained it stays cordoned, unless
---force is given; a node this tool never touched is uncordoned as kubectl uncordon does.`
-		cmd.Flags().BoolVar(&o.Force, "force", o.Force, "uncordon even a node that was cordoned before this tool drained it")
+		cmd.Long = `Make nodes schedulable again and remove this tool's annotations. Only a cordon this
+tool made is undone: whose cordon a node carries is read from its managedFields (the
+field manager that owns spec.unschedulable; this tool writes as "kubectl-maintenance").
+A node cordoned by anyone else, before, during or after a drain, stays cordoned unless
+--force is given. Running it twice gives the same answer, and --dry-run=client and
+--dry-run=server print what the real command does.`
+		cmd.Flags().BoolVar(&o.Force, "force", o.Force, "uncordon even a node whose cordon someone else made")
 	}
 	o.Nodes.AddFlags(cmd, c)
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", "client" or "server"`)
@@ -79,20 +83,18 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	}
 	sfx := dryRunSuffix(o.DryRun)
 	server := o.DryRun == "server"
-	var failed int
+	var failed []string
 	for _, name := range names {
 		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			fmt.Fprintf(o.ErrOut, "error: get node %s: %v\n", name, err)
-			failed++
+			failed = append(failed, fmt.Sprintf("get node %s: %s", name, oneLine(err.Error())))
 			continue
 		}
 		if !o.Uncordon {
 			already := node.Spec.Unschedulable
 			if o.DryRun != "client" {
 				if already, err = drain.Cordon(ctx, cs, node, server); err != nil {
-					fmt.Fprintf(o.ErrOut, "error: %v\n", err)
-					failed++
+					failed = append(failed, oneLine(err.Error()))
 					continue
 				}
 			}
@@ -103,27 +105,29 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 			}
 			continue
 		}
-		res := drain.Uncordoned
-		if o.DryRun == "client" {
-			if !node.Spec.Unschedulable {
-				res = drain.AlreadySchedulable
+		res := drain.DecideUncordon(node, o.Force)
+		if o.DryRun != "client" {
+			if res, err = drain.Uncordon(ctx, cs, node, o.Force, server); err != nil {
+				failed = append(failed, oneLine(err.Error()))
+				continue
 			}
-		} else if res, err = drain.Uncordon(ctx, cs, node, o.Force, server); err != nil {
-			fmt.Fprintf(o.ErrOut, "error: %v\n", err)
-			failed++
-			continue
 		}
 		switch res {
 		case drain.AlreadySchedulable:
 			fmt.Fprintf(o.Out, "node/%s already uncordoned%s\n", name, sfx)
 		case drain.LeftCordoned:
-			fmt.Fprintf(o.Out, "node/%s left cordoned%s: it was cordoned before kubectl-maintenance drained it (use --force to uncordon it anyway)\n", name, sfx)
+			by := strings.Join(drain.CordonedBy(node), ", ")
+			if by == "" {
+				by = "someone else"
+			}
+			fmt.Fprintf(o.Out, "node/%s left cordoned%s: its cordon was made by %s, not kubectl-maintenance (use --force to uncordon it anyway)\n", name, sfx, by)
 		default:
 			fmt.Fprintf(o.Out, "node/%s uncordoned%s\n", name, sfx)
 		}
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d nodes failed", failed, len(names))
+	if len(failed) > 0 {
+		// One line: the caller prints it as "error: ...".
+		return fmt.Errorf("%s", strings.Join(failed, "; "))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -124,6 +125,18 @@ func (o *DrainOptions) Validate() error {
 	if o.ChunkSize < 0 {
 		return UsageErrorf("--chunk-size must not be negative, got %d", o.ChunkSize)
 	}
+	if o.Timeout < 0 {
+		return UsageErrorf("invalid --timeout %s: must not be negative (0 means no limit)", o.Timeout)
+	}
+	if o.GracePeriod < -1 {
+		return UsageErrorf("invalid --grace-period %d: must be -1 (each pod's own) or more", o.GracePeriod)
+	}
+	if o.SkipWaitForDeleteTimeout < 0 {
+		return UsageErrorf("invalid --skip-wait-for-delete-timeout %d: must not be negative", o.SkipWaitForDeleteTimeout)
+	}
+	if _, err := labels.Parse(o.PodSelector); err != nil {
+		return UsageErrorf("invalid --pod-selector %q: %v", o.PodSelector, err)
+	}
 	switch o.DryRun {
 	case "none", "client", "server":
 	default:
@@ -161,8 +174,9 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	d := o.drainer(cs)
 	sum, err := d.Run(ctx, names)
-	if drain.IsUsage(err) {
-		err = WithExitCode(ExitUsage, err)
+	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
+		// Bad input: one line (printed by the caller), no summary; nothing was changed.
+		return WithExitCode(ExitUsage, err)
 	}
 	d.printer.Summary(sum, err, ExitCode(err))
 	return err

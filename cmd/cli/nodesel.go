@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
@@ -63,15 +65,22 @@ func (s *NodeSelection) Validate() error {
 	case given == 0:
 		return UsageErrorf("no nodes given: name them (NODE...), or use --selector or --pool")
 	}
-	if s.Selector != "" {
-		if _, err := labels.Parse(s.Selector); err != nil {
-			return UsageErrorf("invalid --selector %q: %v", s.Selector, err)
-		}
-	}
 	for _, n := range s.Names {
 		if n == "" {
 			return UsageErrorf("empty node name")
 		}
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			return UsageErrorf("invalid node name %q: %s", n, strings.Join(errs, "; "))
+		}
+	}
+	return ValidateSelector("--selector", s.Selector)
+}
+
+// ValidateSelector checks a label selector flag without calling the API: a bad one is a
+// usage error (exit 2) naming the flag.
+func ValidateSelector(flag, sel string) error {
+	if _, err := labels.Parse(sel); err != nil {
+		return UsageErrorf("invalid %s %q: %v", flag, sel, err)
 	}
 	return nil
 }
