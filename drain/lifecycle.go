@@ -45,7 +45,11 @@ func (r *run) drainNodes(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		_, already, err := CordonForDrain(ctx, r.e.cfg.Client, np.Name, false)
+		var already bool
+		err := r.retryTransient(ctx, func() (err error) {
+			_, already, err = CordonForDrain(ctx, r.e.cfg.Client, np.Name, false)
+			return err
+		})
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -88,15 +92,19 @@ func (r *run) drainNodes(ctx context.Context) {
 func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	nctx, stop := context.WithCancel(ctx)
 	defer stop()
-	node, err := r.e.cfg.Client.CoreV1().Nodes().Get(nctx, ns.name, metav1.GetOptions{})
-	if err == nil && (!node.Spec.Unschedulable || node.Annotations[AnnotationDrain] != StateDraining) {
+	err := r.retryTransient(nctx, func() error {
+		node, err := r.e.cfg.Client.CoreV1().Nodes().Get(nctx, ns.name, metav1.GetOptions{})
+		if err != nil || (node.Spec.Unschedulable && node.Annotations[AnnotationDrain] == StateDraining) {
+			return err
+		}
 		// Uncordoned (or its record removed) since the batch cordon: cordon it again.
 		if !node.Spec.Unschedulable {
 			r.e.emit(Event{Type: EventWarning, Node: ns.name, Reason: "Uncordoned",
 				Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
 		}
 		_, _, err = CordonForDrain(nctx, r.e.cfg.Client, ns.name, false)
-	}
+		return err
+	})
 	var store cache.Store
 	if err == nil {
 		store, err = r.watchNodePods(nctx, ns)
@@ -194,12 +202,13 @@ func (r *run) look(ns *nodeState) {
 	if ns.finished || r.ctx.Err() != nil {
 		return
 	}
-	if list == nil || len(errs) > 0 {
-		msg := "list its pods"
-		if len(errs) > 0 {
-			msg = errs[0].Error()
-		}
-		r.failNodeLocked(ns, msg)
+	if list == nil {
+		// The list failed (the API server may be away): look again later.
+		r.lookLaterLocked(ns)
+		return
+	}
+	if len(errs) > 0 {
+		r.failNodeLocked(ns, errs[0].Error())
 		return
 	}
 	if !ns.started {
@@ -295,8 +304,10 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 		ns.finishing = false
 		switch {
 		case ns.finished || r.ctx.Err() != nil:
-		case err != nil:
+		case err != nil && !transient(err):
 			r.failNodeLocked(ns, err.Error())
+		case err != nil:
+			r.lookLaterLocked(ns)
 		case ns.remaining > 0 || ns.looking:
 			// A pod arrived meanwhile; its eviction finishes the node.
 		default:
@@ -339,17 +350,4 @@ func (r *run) checkAllDoneLocked() {
 	default:
 		close(r.done)
 	}
-}
-
-// trimPod drops what the engine never reads from cached pods.
-func trimPod(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		p.ManagedFields = nil
-		p.Spec.Containers = nil
-		p.Spec.InitContainers = nil
-		p.Spec.Volumes = nil
-		p.Status.ContainerStatuses = nil
-		p.Status.InitContainerStatuses = nil
-	}
-	return obj, nil
 }

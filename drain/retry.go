@@ -1,0 +1,67 @@
+package drain
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// retryDelay is the wait before a node step that failed for a transient reason (the API
+// server away, a timeout) is tried again.
+const retryDelay = 2 * time.Second
+
+// transient reports an error worth trying again: anything but a refusal that asking
+// again cannot change.
+func transient(err error) bool {
+	return !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) &&
+		!apierrors.IsBadRequest(err) && !apierrors.IsUnauthorized(err) && !apierrors.IsMethodNotSupported(err)
+}
+
+// retryTransient calls f until it succeeds, fails for good, or ctx ends.
+func (r *run) retryTransient(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		r.e.cfg.Logger.V(2).Info("retrying", "err", err)
+		select {
+		case <-r.e.cfg.Clock.After(retryDelay):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// lookLaterLocked takes another look at the node after retryDelay.
+func (r *run) lookLaterLocked(ns *nodeState) {
+	r.later(func() {
+		r.goroutine(func() {
+			select {
+			case <-r.e.cfg.Clock.After(retryDelay):
+			case <-r.ctx.Done():
+				return
+			}
+			r.lock()
+			if !ns.finished {
+				r.lookLocked(ns)
+			}
+			r.unlock()
+		})
+	})
+}
+
+// trimPod drops what the engine never reads from cached pods.
+func trimPod(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.ManagedFields = nil
+		p.Spec.Containers = nil
+		p.Spec.InitContainers = nil
+		p.Spec.Volumes = nil
+		p.Status.ContainerStatuses = nil
+		p.Status.InitContainerStatuses = nil
+	}
+	return obj, nil
+}
