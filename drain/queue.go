@@ -107,7 +107,7 @@ func (r *run) decideLocked(key string) *eviction {
 	d := pdb.Decide(cur, budgets)
 	if b := d.Budget(); b != nil && (d.Consumes() || d.Verdict == pdb.Exhausted) {
 		if why := r.stale[b.Key()]; why != "" {
-			r.parkLocked(st, budgets, "BudgetStatusStale", why)
+			r.parkLocked(st, budgets, string(pdb.Stale), why)
 			return nil
 		}
 	}
@@ -197,9 +197,8 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		st.blockPDB = pdb.JoinKeys(ev.budgets)
 		r.wakeIfChangedLocked(st, ev.rvBefore)
 	case fatal:
+		// Said once, by the node's failure, which names the pod and the server's reason.
 		st.blockMsg = ans.message
-		r.e.emit(Event{Type: EventEvictionBlocked, Node: st.node, Pod: key, Reason: "Refused",
-			Message: ans.message, Attempt: ev.attempt})
 		r.failNodeLocked(r.nodes[st.node], (&PodFailedError{Pod: key, Reason: ans.message}).Error())
 	default:
 		reason := map[outcome]string{throttled: "TooManyRequests", failed: "Error"}[ans.outcome]
