@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
@@ -86,7 +88,7 @@ func Cordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serv
 // someone else in between is never taken for ours. It returns the node as written and
 // whether it was already cordoned.
 func CordonForDrain(ctx context.Context, c kubernetes.Interface, name string, serverDryRun bool) (node *corev1.Node, already bool, err error) {
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(nodeRetry, func() error {
 		cur, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -107,6 +109,10 @@ func CordonForDrain(ctx context.Context, c kubernetes.Interface, name string, se
 	}
 	return node, already, nil
 }
+
+// nodeRetry paces the retries of a node patch whose resourceVersion moved meanwhile
+// (kwok and kubelets write node status often).
+var nodeRetry = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 2 * time.Second}
 
 // UncordonResult says what Uncordon did (or, in a dry run, would do).
 type UncordonResult int
@@ -137,7 +143,30 @@ func DecideUncordon(node *corev1.Node, force bool) UncordonResult {
 
 // Uncordon makes node schedulable if the cordon it carries is this tool's own (or force),
 // and removes this tool's annotations, in one patch carrying the node's resourceVersion.
+// A node that changed meanwhile is read again and decided again.
 func Uncordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, force, serverDryRun bool) (UncordonResult, error) {
+	var res UncordonResult
+	first := true
+	err := retry.RetryOnConflict(nodeRetry, func() error {
+		if !first {
+			cur, err := c.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			node = cur
+		}
+		first = false
+		var err error
+		res, err = uncordonOnce(ctx, c, node, force, serverDryRun)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("uncordon node %s: %w", node.Name, err)
+	}
+	return res, nil
+}
+
+func uncordonOnce(ctx context.Context, c kubernetes.Interface, node *corev1.Node, force, serverDryRun bool) (UncordonResult, error) {
 	res := DecideUncordon(node, force)
 	_, drain := node.Annotations[AnnotationDrain]
 	_, cordoned := node.Annotations[AnnotationCordoned]
@@ -152,10 +181,8 @@ func Uncordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, fo
 	if res == Uncordoned {
 		patch["spec"] = map[string]any{"unschedulable": nil}
 	}
-	if _, err := patchNodeObj(ctx, c, node.Name, patch, serverDryRun); err != nil {
-		return 0, fmt.Errorf("uncordon node %s: %w", node.Name, err)
-	}
-	return res, nil
+	_, err := patchNodeObj(ctx, c, node.Name, patch, serverDryRun)
+	return res, err
 }
 
 // SetDrainState records the drain's progress on the node (AnnotationDrain).
