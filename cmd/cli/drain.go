@@ -169,17 +169,62 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
+	batches := [][]string{names}
 	if pool != nil && !o.maxParallelSet {
+		// A rolling pool drain: at most maxUnavailable of the pool's nodes are cordoned
+		// and drained at a time; each batch is cordoned whole before its evictions.
 		o.MaxParallelNodes = pool.MaxUnavailableOrDefault()
+		batches = inBatches(names, o.MaxParallelNodes)
 	}
 	d := o.drainer(cs)
-	sum, err := d.Run(ctx, names)
+	var sum drain.Summary
+	for i, batch := range batches {
+		var s drain.Summary
+		s, err = d.Run(ctx, batch)
+		sum = addSummaries(sum, s)
+		if err != nil {
+			sum.NodesPending += countNodes(batches[i+1:])
+			break
+		}
+	}
 	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 		// Bad input: one line (printed by the caller), no summary; nothing was changed.
 		return WithExitCode(ExitUsage, err)
 	}
 	d.printer.Summary(sum, err, ExitCode(err))
 	return err
+}
+
+func inBatches(names []string, size int) [][]string {
+	var out [][]string
+	for len(names) > 0 {
+		n := min(size, len(names))
+		out = append(out, names[:n])
+		names = names[n:]
+	}
+	return out
+}
+
+func countNodes(batches [][]string) int {
+	n := 0
+	for _, b := range batches {
+		n += len(b)
+	}
+	return n
+}
+
+// addSummaries adds up the summaries of consecutive batches.
+func addSummaries(a, b drain.Summary) drain.Summary {
+	a.NodesDrained += b.NodesDrained
+	a.NodesFailed += b.NodesFailed
+	a.NodesPending += b.NodesPending
+	a.PodsEvicted += b.PodsEvicted
+	a.PodsPending += b.PodsPending
+	a.Evictions += b.Evictions
+	a.Refusals += b.Refusals
+	a.Elapsed += b.Elapsed
+	a.PendingBlocks = append(a.PendingBlocks, b.PendingBlocks...)
+	return a
 }
 
 // printingDrainer runs the drain engine and prints its events as they come.
