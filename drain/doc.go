@@ -1,5 +1,18 @@
-// Package drain is the PDB-aware drain engine: it cordons nodes, evicts their pods only
-// through the policy/v1 Eviction API (with a UID precondition), classifies every answer,
-// waits on the blocking PodDisruptionBudget's status through a watch instead of a timer,
-// and reports progress as a typed event stream. It never prints.
+// Package drain is the PDB-aware drain engine: it cordons a batch of nodes (the resume
+// record written in the same patch as the cordon), then evicts their pods only through
+// the policy/v1 Eviction API (with a UID precondition) from at most MaxParallelNodes
+// nodes at a time, acting on each node's live pods (a per-node informer and kubectl's own
+// filters), classifies every answer as v1.36's eviction handler gives it, and waits on the
+// blocking PodDisruptionBudget's status through a watch instead of a timer.
+//
+// Concurrency: the run's state is guarded by one lock. Code that holds it decides and
+// records; API calls and workqueue adds are queued as effects that run once the lock is
+// released, and events go to an ordered outbox whose own goroutine delivers them. Run
+// returns only after every goroutine it started has ended and every event is delivered.
+//
+// Budgets: an accepted eviction reserves one of its budget's allowances until there is
+// evidence (the status lists the pod in disruptedPods, the pod is gone, or the request
+// failed); a status change wakes only as many waiting pods as the budget has room for.
+//
+// It never prints and never imports a UI package; progress is a typed event stream.
 package drain
