@@ -146,6 +146,10 @@ func (r *run) decideLocked(key string) *eviction {
 	if b := d.Budget(); b != nil && d.Consumes() {
 		r.reserveLocked(b.Key(), st)
 	}
+	// Known before the request: its replacement may come back before the answer does.
+	if ref, tol := metav1.GetControllerOf(cur), cordonToleration(cur); ref != nil && tol != "" && r.nodes[st.node].tolerating != nil {
+		r.nodes[st.node].tolerating[ref.UID] = tol
+	}
 	r.e.emit(Event{Type: EventEvictionStarted, Node: st.node, Pod: key, Attempt: st.attempts, Wave: st.wave, Lag: lag})
 	return &eviction{st: st, pod: cur, attempt: st.attempts, budgets: budgets, rvBefore: resourceVersions(budgets)}
 }
@@ -172,11 +176,6 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	case accepted:
 		st.phase, st.acceptedAt = terminating, now
 		r.later(func() { r.queue.Forget(key) })
-		if ns := r.nodes[st.node]; ns.tolerating != nil {
-			if ref, tol := metav1.GetControllerOf(ev.pod), cordonToleration(ev.pod); ref != nil && tol != "" {
-				ns.tolerating[ref.UID] = tol
-			}
-		}
 		r.e.emit(Event{Type: EventEvictionAccepted, Node: st.node, Pod: key, Attempt: ev.attempt})
 		r.addAfter(key, r.terminationCheckDelay(ev.pod))
 	case gone:
