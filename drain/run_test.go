@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // A budget allows 2: two evictions are accepted (their pods still terminating). An
@@ -236,4 +238,35 @@ func TestUnreachableAPIServerIsSaidOnceAndItsReturn(t *testing.T) {
 
 func apierrors403(gr schema.GroupResource) error {
 	return apierrorsForbidden(gr)
+}
+
+// No API call is made while the engine holds its lock: every request checks that the lock
+// can be taken (other goroutines hold it only for moments) while the call is in flight.
+func TestNoAPICallUnderTheLock(t *testing.T) {
+	budget := testPDB(1)
+	g := newRig(t, Config{RecordEvents: true}, testNode("n1"), podOn("p1", "n1", "u1"), podOn("p2", "n1", "u2"), budget)
+	var held atomic.Int32
+	var r atomic.Pointer[run]
+	check := func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if rr := r.Load(); rr != nil {
+			deadline := time.Now().Add(5 * time.Second)
+			for !rr.mu.TryLock() {
+				if time.Now().After(deadline) {
+					held.Add(1)
+					t.Errorf("%s %s/%s sent while the engine held its lock", a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
+					return false, nil, nil
+				}
+				time.Sleep(time.Millisecond)
+			}
+			rr.mu.Unlock()
+		}
+		return false, nil, nil
+	}
+	g.client.PrependReactor("*", "*", check)
+	g.eng.hooks.started = func(rr *run) { r.Store(rr); g.run <- rr }
+	g.start("n1")
+	g.next(EventNodeDrained, 0)
+	if res := g.finish(); res.err != nil || held.Load() != 0 {
+		t.Fatalf("Run = %v; %d calls under the lock", res.err, held.Load())
+	}
 }
