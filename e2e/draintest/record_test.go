@@ -69,6 +69,15 @@ func TestKillNineThenRerunAndUncordonRestore(t *testing.T) {
 		t.Errorf("after uncordon: %s, want the state before the drain: %s", after, before)
 	}
 	mustContain(t, "uncordon", r.Stdout, "node/"+e.Nodes[1]+" left cordoned", "someone-else")
+	for _, n := range e.Nodes[:2] {
+		ann := e.Node(n).Annotations
+		if _, ok := ann[drain.AnnotationDrain]; ok {
+			t.Errorf("node %s keeps %s after uncordon", n, drain.AnnotationDrain)
+		}
+		if _, ok := ann[drain.AnnotationCordoned]; ok {
+			t.Errorf("node %s keeps %s after uncordon", n, drain.AnnotationCordoned)
+		}
+	}
 }
 
 // Issue test 9: a stale cordon record (cordoned by us, "kubectl uncordon", cordoned again
