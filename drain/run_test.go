@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -269,4 +270,43 @@ func TestNoAPICallUnderTheLock(t *testing.T) {
 	if res := g.finish(); res.err != nil || held.Load() != 0 {
 		t.Fatalf("Run = %v; %d calls under the lock", res.err, held.Load())
 	}
+}
+
+// A status change wakes only as many waiting pods as the budget has room for.
+func TestStatusChangeWakesOnlyAsManyAsTheBudgetAllows(t *testing.T) {
+	budget := testPDB(0)
+	budget.ResourceVersion = "1"
+	objs := []runtime.Object{testNode("n1"), budget}
+	for _, n := range []string{"p1", "p2", "p3", "p4", "p5"} {
+		objs = append(objs, podOn(n, "n1", types.UID("u-"+n)))
+	}
+	g := newRig(t, Config{}, objs...)
+	g.answer = func(int, *policyv1.Eviction) error { return nil } // accepted; still terminating
+	g.start("n1")
+	r := <-g.run
+	for range 5 {
+		g.next(EventEvictionBlocked, 0)
+	}
+	two := budget.DeepCopy()
+	two.ResourceVersion = "2"
+	two.Status.DisruptionsAllowed = 2
+	updatePDB(t, g, two)
+	g.quiesce(r, "2")
+	if n := g.evictions.Load(); n != 2 {
+		t.Fatalf("%d eviction requests after the budget allowed 2, want 2", n)
+	}
+	r.lock()
+	woken := 0
+	for _, st := range r.pods {
+		if st.wokenAt != (time.Time{}) || st.phase == terminating {
+			woken++
+		}
+	}
+	parked := len(r.parked["ns/web"])
+	r.unlock()
+	if woken != 2 || parked != 3 {
+		t.Errorf("%d pods woken, %d still parked; want 2 and 3", woken, parked)
+	}
+	g.cancel()
+	g.finish()
 }
