@@ -213,3 +213,48 @@ func TestInterruptAtFourMomentsThenRerunFinishes(t *testing.T) {
 		})
 	}
 }
+
+// The live node: a pod bound by name to the node while its drain waits on a budget goes
+// through kubectl's filters and is evicted; the node is drained only once it is gone.
+func TestPodBoundToTheNodeDuringTheDrainIsEvicted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "spare")
+	e.AddNodes(0)
+	slow := e.Here(fixture.PodOptions{ReadyDelay: 3 * time.Second})
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, slow); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 2)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	e.AddNodes(1)
+	g := e.Guard()
+	created := false
+	bind := func(ev map[string]any) bool {
+		if !created && ev["type"] == "pod.eviction_accepted" {
+			created = true
+			if _, err := fixture.BarePod(e.Ctx, e.C, e.NS, "bound", fixture.PodOptions{NodeName: e.Nodes[0]}); err != nil {
+				t.Error(err)
+			}
+		}
+		return false
+	}
+	r, lines := stream(t, e, 0, bind, "drain", e.Nodes[0], "--force", "--timeout", "2m")
+	if r.Code != 0 || !created {
+		t.Fatalf("drain exit %d (pod bound during the drain: %v), want 0", r.Code, created)
+	}
+	evicted := false
+	for _, ev := range lines {
+		if ev["type"] == "pod.evicted" && ev["pod"] == e.NS+"/bound" {
+			evicted = true
+		}
+	}
+	if !evicted {
+		t.Error("the pod bound to the node during its drain was not evicted")
+	}
+	if left := e.PodsOn(e.Nodes[0]); len(left) != 0 {
+		t.Errorf("node reported drained with %d pods on it", len(left))
+	}
+	if g.Deleted < 3 {
+		t.Errorf("guard saw %d pods evicted, want 3", g.Deleted)
+	}
+}
