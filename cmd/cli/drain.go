@@ -156,6 +156,9 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
+	if err := o.preflight(ctx, cs, names); err != nil {
+		return err
+	}
 	if pool != nil && !o.maxParallelSet {
 		o.MaxParallelNodes = pool.MaxUnavailableOrDefault()
 	}
