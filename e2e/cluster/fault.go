@@ -96,6 +96,7 @@ func (c *Cluster) Kill(name Component) error {
 	if comp.exited() {
 		return nil
 	}
+	c.setDown(comp)
 	c.mark(comp, "killed (SIGKILL) by the harness")
 	if err := comp.signal(syscall.SIGKILL); err != nil && !comp.exited() {
 		return fmt.Errorf("kill %s (pid %d): %w", name, comp.pid, err)
@@ -115,6 +116,7 @@ func (c *Cluster) StopComponent(name Component) error {
 	if err != nil {
 		return err
 	}
+	c.setDown(comp)
 	c.mark(comp, "stopped (SIGTERM) by the harness")
 	comp.stop(stopGrace)
 	return nil
@@ -153,7 +155,40 @@ func (c *Cluster) Restart(ctx context.Context, name Component) error {
 		return fmt.Errorf("restart %s: %w\n%s", name, err, tail(c.LogPath(old.name), 25))
 	}
 	c.logf("local cluster: %s restarted (pid %d)", name, comp.pid)
+	if name == APIServer {
+		// kube-controller-manager exits when the API server goes away while it is still
+		// building its controllers; in a real cluster the kubelet would restart it.
+		if _, err := c.Revive(ctx); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// Revive restarts, as a kubelet would, every component that exited without being stopped
+// or killed by fault injection, and returns the ones it restarted.
+func (c *Cluster) Revive(ctx context.Context) ([]Component, error) {
+	c.mu.Lock()
+	var dead []Component
+	for _, comp := range c.components {
+		if comp.exited() && !comp.downOnPurpose {
+			dead = append(dead, Component(comp.name))
+		}
+	}
+	c.mu.Unlock()
+	for _, name := range dead {
+		c.logf("local cluster: %s exited by itself; restarting it", name)
+		if err := c.Restart(ctx, name); err != nil {
+			return dead, err
+		}
+	}
+	return dead, nil
+}
+
+func (c *Cluster) setDown(comp *component) {
+	c.mu.Lock()
+	comp.downOnPurpose = true
+	c.mu.Unlock()
 }
 
 // mark writes a line into the component's log, so that a reader of the log sees where a

@@ -28,9 +28,12 @@ type component struct {
 	client *http.Client
 	pid    int
 	// signal sends sig to the process.
-	signal  func(sig syscall.Signal) error
-	done    chan struct{}
-	waitErr error
+	signal func(sig syscall.Signal) error
+	// downOnPurpose is set when fault injection stopped or killed the process: Revive
+	// leaves it down.
+	downOnPurpose bool
+	done          chan struct{}
+	waitErr       error
 }
 
 // startComponent starts bin with args, its output appended to logDir/name.log (a restart
