@@ -43,7 +43,7 @@ func TestAPIServerKilledMidDrain(t *testing.T) {
 
 	tl := newTimeline(t, "api-server-outage")
 	var mu sync.Mutex
-	var faultBegan, noticed, answered bool
+	var faultBegan, faultEnded, noticed, answered, resumed bool
 	onLine := func(l line) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -57,6 +57,9 @@ func TestAPIServerKilledMidDrain(t *testing.T) {
 		case noticed && !answered && mentions(l.Text, "answers again", "reachable again", "back"):
 			answered = true
 			tl.mark("drain says the server is back: %s", l.Text)
+		case faultEnded && !resumed && strings.HasPrefix(l.Text, "evicting pod"):
+			resumed = true
+			tl.mark("drain evicts again: %s", l.Text)
 		}
 	}
 	tl.mark("drain starts (%d pods, PDB maxUnavailable 1, replacements Ready after 3 s)", pods)
@@ -77,6 +80,9 @@ func TestAPIServerKilledMidDrain(t *testing.T) {
 	if err := shared.Restart(e.Ctx, cluster.APIServer); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	faultEnded = true
+	mu.Unlock()
 	tl.mark("fault ends: kube-apiserver restarted and ready")
 
 	res := r.wait()
