@@ -15,8 +15,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -243,4 +247,36 @@ func mentions(s string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// waitSchedulable waits, by watch, until node carries no NoSchedule taint (a new node
+// carries node.kubernetes.io/not-ready until the node lifecycle controller sees it Ready).
+func waitSchedulable(t *testing.T, e *fixture.Env, node string) {
+	t.Helper()
+	nodes := e.C.CoreV1().Nodes()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", node).String()
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", node).String()
+			return nodes.Watch(ctx, o)
+		},
+	}
+	_, err := watchtools.UntilWithSync(e.Ctx, lw, &corev1.Node{}, nil, func(ev watch.Event) (bool, error) {
+		n, ok := ev.Object.(*corev1.Node)
+		if !ok || ev.Type == watch.Deleted {
+			return false, nil
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Effect == corev1.TaintEffectNoSchedule {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("wait for node %s to lose its NoSchedule taints: %v", node, err)
+	}
 }
