@@ -56,6 +56,12 @@ func Evictions(namespaces []string) []Check {
 	return cs
 }
 
+// EvictionsEverywhere is create pods/eviction in every namespace: one question that,
+// when allowed (a ClusterRole binding), spares listing the pods to find their namespaces.
+func EvictionsEverywhere() []Check {
+	return []Check{{Verb: "create", Group: coreGroup, Resource: podsResource, Subresource: evictionSubres, AllNamespaces: true}}
+}
+
 // PoolMove is a drain's checks plus reading NodePools (the node's patch to its new pool's
 // labels and taints is a nodes patch, already in Drain).
 func PoolMove(namespaces []string) []Check {
