@@ -113,6 +113,7 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 
 	noEvict, noEvictUser := userKubeconfig(t, e, "no-evict", without(maintainerRules(), "pods/eviction", "create"))
 	noPatch, noPatchUser := userKubeconfig(t, e, "no-patch", without(maintainerRules(), "nodes", "patch", "update"))
+	noPools, noPoolsUser := userKubeconfig(t, e, "no-pools", without(maintainerRules(), "nodepools", "get", "list", "watch"))
 	tests := []struct {
 		name       string
 		kubeconfig string
@@ -129,6 +130,10 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
 		{"uncordon without patch nodes", noPatch, []string{"uncordon", e.Nodes[0]},
 			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
+		{"pool move without get nodepools", noPools, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
+			fmt.Sprintf(`error: cannot get nodepools.maintenance.kubectl-maintenance.io (user %q)`, noPoolsUser)},
+		{"pool move without create pods/eviction", noEvict, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
+			fmt.Sprintf(`error: cannot create pods/eviction in namespace %q (user %q)`, e.NS, noEvictUser)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
