@@ -81,6 +81,9 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	if err != nil {
 		return err
 	}
+	if err := o.preflight(ctx, cs); err != nil {
+		return err
+	}
 	sfx := dryRunSuffix(o.DryRun)
 	server := o.DryRun == "server"
 	var failed []string

@@ -169,6 +169,9 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
+	if err := o.preflight(ctx, cs, names); err != nil {
+		return err
+	}
 	batches := [][]string{names}
 	if pool != nil && !o.maxParallelSet {
 		// A rolling pool drain: at most maxUnavailable of the pool's nodes are cordoned

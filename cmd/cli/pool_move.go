@@ -77,6 +77,9 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	if err != nil {
 		return err
 	}
+	if err := o.preflight(ctx, cs, names); err != nil {
+		return err
+	}
 	m := &nodepool.Mover{Kube: cs, Pools: pc}
 	moves, target, err := m.Plan(ctx, names, o.To, o.From)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -56,10 +57,16 @@ type Cluster struct {
 	// StartupTime is how long Start took, binaries already built.
 	StartupTime time.Duration
 
-	env        *envtest.Environment
-	logFiles   []*os.File
+	env      *envtest.Environment
+	logFiles []*os.File
+	logf     func(string, ...any)
+
+	// mu guards components, which fault injection replaces on a restart.
+	mu sync.Mutex
+	// components are the processes besides etcd, in start order: kube-apiserver (adopted
+	// from envtest, or restarted by the harness), kube-controller-manager, kube-scheduler,
+	// kwok.
 	components []*component
-	logf       func(string, ...any)
 }
 
 // Start builds (if needed) and starts a local cluster, and waits until every component is
@@ -144,15 +151,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	for _, h := range []struct {
-		c   *component
-		url string
-	}{
-		{kcm, fmt.Sprintf("https://127.0.0.1:%d/healthz", kcmPort)},
-		{sched, fmt.Sprintf("https://127.0.0.1:%d/healthz", schedPort)},
-		{kwok, fmt.Sprintf("http://127.0.0.1:%d/healthz", kwokPort)},
-	} {
-		if err := waitHealthy(ctx, h.c, h.url); err != nil {
+	kcm.health = fmt.Sprintf("https://127.0.0.1:%d/healthz", kcmPort)
+	sched.health = fmt.Sprintf("https://127.0.0.1:%d/healthz", schedPort)
+	kwok.health = fmt.Sprintf("http://127.0.0.1:%d/healthz", kwokPort)
+	for _, comp := range []*component{kcm, sched, kwok} {
+		if err := waitHealthy(ctx, comp); err != nil {
 			return c, err
 		}
 	}
@@ -215,7 +218,7 @@ func (c *Cluster) startAPIServer(binDir string) error {
 	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return fmt.Errorf("build client: %w", err)
 	}
-	return nil
+	return c.adoptAPIServer()
 }
 
 func (c *Cluster) start(name, bin string, args []string) (*component, error) {
@@ -227,17 +230,22 @@ func (c *Cluster) start(name, bin string, args []string) (*component, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
 	c.components = append(c.components, comp)
+	c.mu.Unlock()
 	return comp, nil
 }
 
 // Stop ends every component (SIGTERM, then SIGKILL), stops envtest, kills any process that
 // still mentions the cluster directory, and removes the directory. Safe to call twice.
 func (c *Cluster) Stop() {
-	for i := len(c.components) - 1; i >= 0; i-- {
-		c.components[i].stop(10 * time.Second)
-	}
+	c.mu.Lock()
+	comps := c.components
 	c.components = nil
+	c.mu.Unlock()
+	for i := len(comps) - 1; i >= 0; i-- {
+		comps[i].stop(10 * time.Second)
+	}
 	if c.env != nil {
 		if err := c.env.Stop(); err != nil {
 			c.logf("local cluster: stop envtest: %v", err)

@@ -16,25 +16,35 @@ import (
 	"time"
 )
 
-// component is one control-plane process the harness started itself.
+// component is one control-plane process: one the harness started itself, or the
+// kube-apiserver envtest started, adopted by PID (see adopt). Its path and arguments are
+// kept so that the fault-injection methods can start it again exactly as it was.
 type component struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	logFile *os.File
-	done    chan struct{}
-	waitErr error
+	name string
+	path string
+	args []string
+	// health is the URL that answers 200 once the component is healthy, probed with client.
+	health string
+	client *http.Client
+	pid    int
+	// signal sends sig to the process.
+	signal func(sig syscall.Signal) error
+	// downOnPurpose is set when fault injection stopped or killed the process: Revive
+	// leaves it down.
+	downOnPurpose bool
+	done          chan struct{}
+	waitErr       error
 }
 
-// startComponent starts bin with args, its output going to logDir/name.log. The process
-// gets its own process group (so a Ctrl-C in the terminal reaches the harness first, which
-// then stops everything in order) and SIGKILL when the harness dies (Pdeathsig), so a
-// crashed test binary leaves nothing behind.
+// startComponent starts bin with args, its output appended to logDir/name.log (a restart
+// keeps the log of the run before). The process gets its own process group (so a Ctrl-C in
+// the terminal reaches the harness first, which then stops everything in order) and SIGKILL
+// when the harness dies (Pdeathsig), so a crashed test binary leaves nothing behind.
 func startComponent(name, bin string, args []string, logDir string) (*component, error) {
 	logPath := filepath.Join(logDir, name+".log")
-	f, err := os.Create(logPath)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("create log for %s: %w", name, err)
+		return nil, fmt.Errorf("open log for %s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = f
@@ -44,13 +54,44 @@ func startComponent(name, bin string, args []string, logDir string) (*component,
 		_ = f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	c := &component{name: name, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
+	c := &component{name: name, path: bin, args: args, pid: cmd.Process.Pid, done: make(chan struct{}),
+		signal: func(sig syscall.Signal) error { return cmd.Process.Signal(sig) }}
 	go func() {
 		c.waitErr = cmd.Wait()
 		_ = f.Close()
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// adopt takes over a running process the harness did not start (envtest's kube-apiserver):
+// its path and arguments come from /proc, and its end is seen by polling /proc every 50 ms
+// (its parent, envtest, reaps it; nothing else can be waited on).
+func adopt(name string, pid int) (*component, error) {
+	path, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return nil, fmt.Errorf("adopt %s (pid %d): %w", name, pid, err)
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil, fmt.Errorf("adopt %s (pid %d): %w", name, pid, err)
+	}
+	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	c := &component{name: name, path: path, args: argv[1:], pid: pid, done: make(chan struct{}),
+		signal: func(sig syscall.Signal) error { return syscall.Kill(pid, sig) }}
+	go func() {
+		defer close(c.done)
+		for alive(pid) {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return c, nil
+}
+
+// alive reports whether pid is a running process (not gone, not a zombie).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !isZombie(stat)
 }
 
 // exited reports whether the process has ended.
@@ -68,11 +109,11 @@ func (c *component) stop(grace time.Duration) {
 	if c.exited() {
 		return
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	_ = c.signal(syscall.SIGTERM)
 	select {
 	case <-c.done:
 	case <-time.After(grace):
-		_ = c.cmd.Process.Kill()
+		_ = c.signal(syscall.SIGKILL)
 		<-c.done
 	}
 }
@@ -87,17 +128,25 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitHealthy polls url until it answers 200, the component exits, or ctx ends. A health
-// endpoint has no watch, so this is the one place the harness polls (every 100 ms).
-func waitHealthy(ctx context.Context, c *component, url string) error {
-	client := &http.Client{
-		Timeout:   time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback health check of a self-signed test component
+// insecureClient probes the health endpoints of the loopback components, whose serving
+// certificates are self-signed.
+var insecureClient = &http.Client{
+	Timeout:   time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback health check of a self-signed test component
+}
+
+// waitHealthy polls the component's health URL until it answers 200, the component exits,
+// or ctx ends. A health endpoint has no watch, so this is the one place the harness polls
+// (every 100 ms).
+func waitHealthy(ctx context.Context, c *component) error {
+	client := c.client
+	if client == nil {
+		client = insecureClient
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := client.Get(url)
+		resp, err := client.Get(c.health)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -106,7 +155,7 @@ func waitHealthy(ctx context.Context, c *component, url string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not healthy at %s: %w", c.name, url, ctx.Err())
+			return fmt.Errorf("%s not healthy at %s: %w", c.name, c.health, ctx.Err())
 		case <-c.done:
 			return fmt.Errorf("%s exited before it was healthy: %v", c.name, c.waitErr)
 		case <-tick.C:

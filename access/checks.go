@@ -1,0 +1,83 @@
+package access
+
+import "sort"
+
+// API groups and resources the commands call.
+const (
+	coreGroup      = ""
+	policyGroup    = "policy"
+	nodePoolGroup  = "maintenance.kubectl-maintenance.io"
+	nodesResource  = "nodes"
+	podsResource   = "pods"
+	pdbsResource   = "poddisruptionbudgets"
+	poolsResource  = "nodepools"
+	evictionSubres = "eviction"
+)
+
+// Cordon is what cordon and uncordon do: read each node and patch it.
+func Cordon() []Check {
+	return []Check{
+		{Verb: "get", Group: coreGroup, Resource: nodesResource},
+		{Verb: "patch", Group: coreGroup, Resource: nodesResource},
+	}
+}
+
+// DrainReads is what a drain reads: nodes (get, list, watch), the pods on them and every
+// PodDisruptionBudget (list and watch, across namespaces: the pods of a node live in many).
+func DrainReads() []Check {
+	var cs []Check
+	for _, v := range []string{"get", "list", "watch"} {
+		cs = append(cs, Check{Verb: v, Group: coreGroup, Resource: nodesResource})
+	}
+	for _, v := range []string{"list", "watch"} {
+		cs = append(cs,
+			Check{Verb: v, Group: coreGroup, Resource: podsResource, AllNamespaces: true},
+			Check{Verb: v, Group: policyGroup, Resource: pdbsResource, AllNamespaces: true})
+	}
+	return cs
+}
+
+// Drain is everything a drain does: DrainReads, patch nodes (cordon and the resume
+// record), and create pods/eviction in every namespace given (those of the pods it will
+// evict, in sorted order). Creating Events is not required (best effort).
+func Drain(namespaces []string) []Check {
+	cs := append(DrainReads(), Check{Verb: "patch", Group: coreGroup, Resource: nodesResource})
+	return append(cs, Evictions(namespaces)...)
+}
+
+// Evictions is create pods/eviction in each namespace, sorted.
+func Evictions(namespaces []string) []Check {
+	ns := append([]string(nil), namespaces...)
+	sort.Strings(ns)
+	cs := make([]Check, 0, len(ns))
+	for _, n := range ns {
+		cs = append(cs, Check{Verb: "create", Group: coreGroup, Resource: podsResource, Subresource: evictionSubres, Namespace: n})
+	}
+	return cs
+}
+
+// EvictionsEverywhere is create pods/eviction in every namespace: one question that,
+// when allowed (a ClusterRole binding), spares listing the pods to find their namespaces.
+func EvictionsEverywhere() []Check {
+	return []Check{{Verb: "create", Group: coreGroup, Resource: podsResource, Subresource: evictionSubres, AllNamespaces: true}}
+}
+
+// PoolMove is a drain's checks plus reading NodePools (the node's patch to its new pool's
+// labels and taints is a nodes patch, already in Drain).
+func PoolMove(namespaces []string) []Check {
+	return append([]Check{{Verb: "get", Group: nodePoolGroup, Resource: poolsResource}}, Drain(namespaces)...)
+}
+
+// ReadOnly keeps the checks of calls that change nothing (get, list, watch): what a
+// client-side dry run needs. A server-side dry run sends every write (with dryRun=All),
+// which the API server authorizes like the real one.
+func ReadOnly(checks []Check) []Check {
+	var out []Check
+	for _, c := range checks {
+		switch c.Verb {
+		case "get", "list", "watch":
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package faulttest
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+)
+
+// maintainerRules is every permission the plugin's drain, cordon and uncordon use.
+func maintainerRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "replicasets", "statefulsets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		{APIGroups: []string{"maintenance.kubectl-maintenance.io"}, Resources: []string{"nodepools"}, Verbs: []string{"get", "list", "watch"}},
+	}
+}
+
+// without returns rules minus the verbs of resource (in every group).
+func without(rules []rbacv1.PolicyRule, resource string, verbs ...string) []rbacv1.PolicyRule {
+	drop := map[string]bool{}
+	for _, v := range verbs {
+		drop[v] = true
+	}
+	var out []rbacv1.PolicyRule
+	for _, r := range rules {
+		if len(r.Resources) != 1 || r.Resources[0] != resource {
+			out = append(out, r)
+			continue
+		}
+		var keep []string
+		for _, v := range r.Verbs {
+			if !drop[v] {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) > 0 {
+			r.Verbs = keep
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// userKubeconfig creates a ServiceAccount bound (cluster-wide) to rules and writes a
+// kubeconfig that authenticates as it with a token; it returns the path and the user name.
+func userKubeconfig(t *testing.T, e *fixture.Env, name string, rules []rbacv1.PolicyRule) (string, string) {
+	t.Helper()
+	full := e.NS + "-" + name
+	sa, err := e.C.CoreV1().ServiceAccounts(e.NS).Create(e.Ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.C.RbacV1().ClusterRoles().Create(e.Ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: full}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.C.RbacV1().ClusterRoleBindings().Create(e.Ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: full},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: full},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: e.NS}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.C.RbacV1().ClusterRoleBindings().Delete(e.Ctx, full, metav1.DeleteOptions{})
+		_ = e.C.RbacV1().ClusterRoles().Delete(e.Ctx, full, metav1.DeleteOptions{})
+	})
+	tok, err := e.C.CoreV1().ServiceAccounts(e.NS).CreateToken(e.Ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: shared.Config.Host, CertificateAuthorityData: shared.Config.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name}
+	cfg.CurrentContext = name
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path, fmt.Sprintf("system:serviceaccount:%s:%s", e.NS, name)
+}
+
+// Issue 10, test 5: a user without one permission gets one line naming it before anything
+// changes, a non-zero exit, and the node stays as it was.
+func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := fixture.NewEnv(t, shared, plugin, "a", "b")
+	e.AddNodes(0)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Ready("web", 2)
+	e.AddNodes(1) // room for the replacements of the one drain that is allowed
+	e.Guard()
+	node := e.Node(e.Nodes[0])
+
+	noEvict, noEvictUser := userKubeconfig(t, e, "no-evict", without(maintainerRules(), "pods/eviction", "create"))
+	noPatch, noPatchUser := userKubeconfig(t, e, "no-patch", without(maintainerRules(), "nodes", "patch", "update"))
+	noPools, noPoolsUser := userKubeconfig(t, e, "no-pools", without(maintainerRules(), "nodepools", "get", "list", "watch"))
+	tests := []struct {
+		name       string
+		kubeconfig string
+		args       []string
+		want       string
+	}{
+		{"drain without create pods/eviction", noEvict, []string{"drain", e.Nodes[0]},
+			fmt.Sprintf(`error: cannot create pods/eviction in namespace %q (user %q)`, e.NS, noEvictUser)},
+		{"server dry-run drain without create pods/eviction", noEvict, []string{"drain", e.Nodes[0], "--dry-run=server"},
+			fmt.Sprintf(`error: cannot create pods/eviction in namespace %q (user %q)`, e.NS, noEvictUser)},
+		{"drain without patch nodes", noPatch, []string{"drain", e.Nodes[0], "-o", "json"},
+			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
+		{"cordon without patch nodes", noPatch, []string{"cordon", e.Nodes[0]},
+			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
+		{"uncordon without patch nodes", noPatch, []string{"uncordon", e.Nodes[0]},
+			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
+		{"pool move without get nodepools", noPools, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
+			fmt.Sprintf(`error: cannot get nodepools.maintenance.kubectl-maintenance.io (user %q)`, noPoolsUser)},
+		{"pool move without create pods/eviction", noEvict, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
+			fmt.Sprintf(`error: cannot create pods/eviction in namespace %q (user %q)`, e.NS, noEvictUser)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, e.Ctx, tc.kubeconfig, tc.args...)
+			if res.Code != 1 {
+				t.Errorf("exit %d, want 1", res.Code)
+			}
+			if got := strings.TrimRight(res.Stderr, "\n"); got != tc.want {
+				t.Errorf("stderr:\n%s\nwant the one line:\n%s", got, tc.want)
+			}
+			if res.Stdout != "" {
+				t.Errorf("something was printed before the error:\n%s", res.Stdout)
+			}
+			if n := e.Node(e.Nodes[0]); n.Spec.Unschedulable || !maps.Equal(n.Annotations, node.Annotations) || !maps.Equal(n.Labels, node.Labels) {
+				t.Errorf("node %s changed: unschedulable=%v annotations=%v labels=%v", n.Name, n.Spec.Unschedulable, n.Annotations, n.Labels)
+			}
+		})
+	}
+	after := e.Ready("web", 2)
+	for i := range before {
+		found := false
+		for _, p := range after {
+			found = found || p.UID == before[i].UID
+		}
+		if !found {
+			t.Errorf("pod %s is gone after the refused commands", before[i].Name)
+		}
+	}
+
+	// Events are best effort: a user who may do everything else drains.
+	t.Run("drain without create events", func(t *testing.T) {
+		noEvents, _ := userKubeconfig(t, e, "no-events", without(maintainerRules(), "events", "create", "patch", "update"))
+		res := run(t, e.Ctx, noEvents, "drain", e.Nodes[0])
+		if res.Code != 0 {
+			t.Errorf("drain by a user who may not create Events: exit %d, want 0", res.Code)
+		}
+		if left := appPodsOn(e, "web", e.Nodes[0]); len(left) > 0 {
+			t.Errorf("node %s still runs %v", e.Nodes[0], left)
+		}
+	})
+}
