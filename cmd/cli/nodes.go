@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
-	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
 // NodesOptions is the "nodes" command: nodes with their pools and pod counts.
@@ -66,7 +66,7 @@ func (o *NodesOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 		if pools == "" {
 			pools = "<none>"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", n.Name, data.NodeStatus(n), pools, perNode[n.Name],
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", n.Name, dashsource.NodeStatus(n), pools, perNode[n.Name],
 			duration.HumanDuration(time.Since(n.CreationTimestamp.Time)))
 	}
 	return w.Flush()
