@@ -73,7 +73,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		"move without --to":           {[]string{"pool", "move", "n1"}, "--to POOL is required"},
 		"a bad progress mode":         {[]string{"drain", "n1", "--progress", "fancy"}, `invalid --progress "fancy"`},
 		"zero parallel nodes":         {[]string{"drain", "n1", "--max-parallel-nodes", "0"}, "--max-parallel-nodes must be at least 1"},
-		"pool get with two names":     {[]string{"pool", "get", "a", "b"}, "exactly one pool name"},
+		"pool get with a bad -o":      {[]string{"pool", "get", "a", "-o", "xml"}, "unable to match a printer"},
 		"the dashboard without a tty": {[]string{"dashboard"}, "needs a terminal"},
 	}
 	for name, tc := range tests {

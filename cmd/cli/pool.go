@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,7 +38,7 @@ RuntimeClass named after it, so a pod picks the pool with runtimeClassName alone
 		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newCmdPoolInstall(c), newCmdPoolList(c), newCmdPoolGet(c), newCmdPoolApply(c),
+	cmd.AddCommand(newCmdPoolInstall(c), newCmdPoolListPrinted(c), newCmdPoolGetPrinted(c), newCmdPoolApply(c),
 		newCmdPoolDelete(c), NewCmdPoolMove(c), newCmdPoolSync(c), newCmdPoolController(c))
 	return cmd
 }
@@ -124,108 +120,6 @@ func InstallCRD(ctx context.Context, c client.Client) (string, error) {
 		return "", fmt.Errorf("wait for the NodePool CRD to be established: %w", err)
 	}
 	return verb, nil
-}
-
-func newCmdPoolList(c *Common) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List pools: nodes, nodes in maintenance, taints, RuntimeClass handler",
-		Args:    noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, pc, err := poolClients(c)
-			if err != nil {
-				return err
-			}
-			return listPools(cmd.Context(), c.Out, cs, pc)
-		},
-	}
-}
-
-func listPools(ctx context.Context, w io.Writer, cs kubernetes.Interface, pc client.Client) error {
-	pools := &v1alpha1.NodePoolList{}
-	if err := pc.List(ctx, pools); err != nil {
-		if nodepool.IsNotInstalled(err) {
-			return nodepool.ErrNotInstalled
-		}
-		return fmt.Errorf("list pools: %w", err)
-	}
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tNODES\tMAINTENANCE\tTAINTS\tHANDLER\tAGE")
-	sort.Slice(pools.Items, func(i, j int) bool { return pools.Items[i].Name < pools.Items[j].Name })
-	for i := range pools.Items {
-		p := &pools.Items[i]
-		members, maint := 0, 0
-		for j := range nodes.Items {
-			n := &nodes.Items[j]
-			if _, ok := n.Labels[nodepool.RoleLabel(p.Name)]; ok {
-				members++
-				if n.Spec.Unschedulable {
-					maint++
-				}
-			}
-		}
-		var taints []string
-		for _, t := range p.Spec.Taints {
-			taints = append(taints, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
-		}
-		handler := "<none>"
-		if p.Spec.RuntimeClass != nil {
-			handler = p.Spec.RuntimeClass.Handler
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%s\t%s\t%s\n", p.Name, members, maint, p.MaxUnavailableOrDefault(),
-			orNone(strings.Join(taints, ",")), handler, duration.HumanDuration(time.Since(p.CreationTimestamp.Time)))
-	}
-	return tw.Flush()
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
-}
-
-func newCmdPoolGet(c *Common) *cobra.Command {
-	output := "yaml"
-	cmd := &cobra.Command{
-		Use:   "get POOL",
-		Short: "Print a pool as YAML or JSON",
-		Args:  exactlyOnePool,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "yaml" && output != "json" {
-				return UsageErrorf(`invalid --output %q: must be "yaml" or "json"`, output)
-			}
-			_, pc, err := poolClients(c)
-			if err != nil {
-				return err
-			}
-			p, err := nodepool.GetPool(cmd.Context(), pc, args[0])
-			if err != nil {
-				return err
-			}
-			p.ManagedFields = nil
-			p.APIVersion, p.Kind = v1alpha1.GroupVersion.String(), "NodePool"
-			var b []byte
-			if output == "json" {
-				b, err = json.MarshalIndent(p, "", "  ")
-				b = append(b, '\n')
-			} else {
-				b, err = yaml.Marshal(p)
-			}
-			if err != nil {
-				return fmt.Errorf("encode pool: %w", err)
-			}
-			_, err = c.Out.Write(b)
-			return err
-		},
-	}
-	cmd.Flags().StringVarP(&output, "output", "o", output, `"yaml" or "json"`)
-	return cmd
 }
 
 func exactlyOnePool(_ *cobra.Command, args []string) error {
