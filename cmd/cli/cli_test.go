@@ -95,3 +95,28 @@ func TestKubectlCompletionScript(t *testing.T) {
 		t.Errorf("completion kubectl = %q (exit %d)", out, code)
 	}
 }
+
+func TestUnknownCommandIsAUsageErrorWithKubectlsHint(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"a mistyped command":         {[]string{"drian"}, `error: unknown command "drian" for "kubectl maintenance"; did you mean "drain"? See 'kubectl maintenance --help' for usage.`},
+		"an unknown pool command":    {[]string{"pool", "xyz"}, `error: unknown command "xyz" for "kubectl maintenance pool". See 'kubectl maintenance pool --help' for usage.`},
+		"two possible pool commands": {[]string{"pool", "lst"}, `did you mean one of ["get" "list"]?`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, errOut, code := run(tc.args...)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "; ;") {
+				t.Errorf("stderr = %q, want one line with %q", errOut, tc.want)
+			}
+		})
+	}
+	if out, _, code := run("pool"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("pool alone: exit %d, want its help", code)
+	}
+}

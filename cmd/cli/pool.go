@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/config/crd"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
 // NewCmdPool builds "kubectl maintenance pool" and its subcommands.
@@ -38,7 +34,7 @@ RuntimeClass named after it, so a pod picks the pool with runtimeClassName alone
 		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newCmdPoolInstall(c), newCmdPoolListPrinted(c), newCmdPoolGetPrinted(c), newCmdPoolApply(c),
+	cmd.AddCommand(newCmdPoolInstall(c), newCmdPoolListPrinted(c), newCmdPoolGetPrinted(c), newCmdPoolApplyFiles(c),
 		newCmdPoolDelete(c), NewCmdPoolMove(c), newCmdPoolSync(c), newCmdPoolController(c))
 	return cmd
 }
@@ -127,124 +123,6 @@ func exactlyOnePool(_ *cobra.Command, args []string) error {
 		return UsageErrorf("give exactly one pool name, got %d", len(args))
 	}
 	return nil
-}
-
-func newCmdPoolApply(c *Common) *cobra.Command {
-	var file string
-	cmd := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Create or update a pool from a YAML file (- for stdin), then apply it to its nodes",
-		Args:  noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return UsageErrorf("give the pool file with -f FILE (or -f - for stdin)")
-			}
-			want, err := readPool(file, c.In)
-			if err != nil {
-				return err
-			}
-			cs, pc, err := poolClients(c)
-			if err != nil {
-				return err
-			}
-			verb, err := applyPool(cmd.Context(), pc, want)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s %s\n", want.Name, verb)
-			return syncOne(cmd.Context(), c, cs, pc, want.Name)
-		},
-	}
-	cmd.Flags().StringVarP(&file, "filename", "f", file, "the pool's YAML file, or - for stdin")
-	return cmd
-}
-
-// readPool decodes one NodePool strictly: an unknown field is an error.
-func readPool(file string, stdin io.Reader) (*v1alpha1.NodePool, error) {
-	var b []byte
-	var err error
-	if file == "-" {
-		b, err = io.ReadAll(stdin)
-	} else {
-		b, err = os.ReadFile(file)
-	}
-	if err != nil {
-		return nil, UsageErrorf("read pool file: %v", err)
-	}
-	p := &v1alpha1.NodePool{}
-	if err := yaml.UnmarshalStrict(b, p); err != nil {
-		return nil, UsageErrorf("invalid pool file %s: %v", file, err)
-	}
-	if p.Kind != "NodePool" || p.APIVersion != v1alpha1.GroupVersion.String() {
-		return nil, UsageErrorf("invalid pool file %s: want apiVersion %s and kind NodePool, got %q %q", file, v1alpha1.GroupVersion, p.APIVersion, p.Kind)
-	}
-	if p.Name == "" {
-		return nil, UsageErrorf("invalid pool file %s: metadata.name is required", file)
-	}
-	return p, nil
-}
-
-// applyPool creates the pool or updates its spec. The API server's validation (CRD
-// schema and CEL rules) answers 422, surfaced as a usage error.
-func applyPool(ctx context.Context, pc client.Client, want *v1alpha1.NodePool) (string, error) {
-	cur := &v1alpha1.NodePool{}
-	err := pc.Get(ctx, types.NamespacedName{Name: want.Name}, cur)
-	verb := "created"
-	switch {
-	case nodepool.IsNotInstalled(err):
-		return "", nodepool.ErrNotInstalled
-	case apierrors.IsNotFound(err):
-		want.ResourceVersion = ""
-		err = pc.Create(ctx, want)
-	case err != nil:
-		return "", fmt.Errorf("get pool %s: %w", want.Name, err)
-	default:
-		before, _ := json.Marshal(cur.Spec)
-		after, _ := json.Marshal(want.Spec)
-		verb = "unchanged"
-		if string(before) != string(after) {
-			verb = "configured"
-			cur.Spec = want.Spec
-			cur.Labels, cur.Annotations = mergeMaps(cur.Labels, want.Labels), mergeMaps(cur.Annotations, want.Annotations)
-			err = pc.Update(ctx, cur)
-		}
-	}
-	if apierrors.IsInvalid(err) {
-		return "", UsageErrorf("%s", invalidMessage(err))
-	}
-	if err != nil {
-		return "", fmt.Errorf("apply pool %s: %w", want.Name, err)
-	}
-	return verb, nil
-}
-
-// invalidMessage is the API server's validation answer on one line.
-func invalidMessage(err error) string {
-	var se *apierrors.StatusError
-	if e, ok := err.(*apierrors.StatusError); ok {
-		se = e
-	}
-	if se == nil || se.ErrStatus.Details == nil || len(se.ErrStatus.Details.Causes) == 0 {
-		return err.Error()
-	}
-	var parts []string
-	for _, c := range se.ErrStatus.Details.Causes {
-		parts = append(parts, fmt.Sprintf("%s: %s", c.Field, c.Message))
-	}
-	return fmt.Sprintf("pool %q is invalid: %s", se.ErrStatus.Details.Name, strings.Join(parts, "; "))
-}
-
-func mergeMaps(a, b map[string]string) map[string]string {
-	if len(b) == 0 {
-		return a
-	}
-	if a == nil {
-		a = map[string]string{}
-	}
-	for k, v := range b {
-		a[k] = v
-	}
-	return a
 }
 
 func newCmdPoolDelete(c *Common) *cobra.Command {
