@@ -115,7 +115,7 @@ func (a App) started(msg StartedMsg) (tea.Model, tea.Cmd) {
 	}
 	if msg.Err != nil {
 		delete(a.runs, msg.ID)
-		a.progress.End(msg.ID)
+		a.progress.End(msg.ID, a.now())
 		a.status = fmt.Sprintf("%s: error: %s", r.req.Action, msg.Err.Error())
 		return a.maybeQuit()
 	}
@@ -132,7 +132,7 @@ func (a App) actionDone(id int) (tea.Model, tea.Cmd) {
 		return a, nil
 	}
 	left := a.progress.Left(id)
-	a.progress.End(id)
+	a.progress.End(id, a.now())
 	delete(a.runs, id)
 	if r.cancelled && len(left) > 0 {
 		a.left = append(a.left, describeLeft(r.req, left))
@@ -175,12 +175,17 @@ func (a *App) cancelRun(r *run) {
 // stopAll cancels every action and quits once they have stopped.
 func (a App) stopAll() (tea.Model, tea.Cmd) {
 	a.quitting, a.stopping = false, true
+	a.interrupted = len(a.runs) > 0
 	for _, r := range a.runs {
 		a.cancelRun(r)
 	}
 	a.status = "stopping every action..."
 	return a.maybeQuit()
 }
+
+// Interrupted reports whether quitting stopped work that was running (the command then
+// exits 130).
+func (a App) Interrupted() bool { return a.interrupted || len(a.runs) > 0 }
 
 // Stopped says, after the program ended, what work a quit or a cancel left unfinished:
 // one line per stopped action with the command that finishes it. Empty when nothing was
@@ -191,7 +196,7 @@ func (a App) Stopped() []string {
 		out = append(out, describeLeft(r.req, a.progress.Left(r.id)))
 	}
 	sort.Strings(out)
-	return out
+	return slices.Compact(out) // a node stopped twice the same way is said once
 }
 
 // describeLeft names the nodes an action left and how to finish or undo its work.

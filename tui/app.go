@@ -105,8 +105,10 @@ type App struct {
 	nextID    int
 	quitting  bool // asked to quit while actions run
 	stopping  bool // quitting: every action was cancelled, waiting for them to end
-	showHelp  bool
-	status    string
+	// interrupted is set when a quit stopped running actions.
+	interrupted bool
+	showHelp    bool
+	status      string
 	// left describes, after a quit that stopped work, what each stopped action left.
 	left []string
 }

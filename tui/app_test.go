@@ -249,6 +249,9 @@ func TestQuitWhileRunningAsksCancelsAndSaysWhatIsLeft(t *testing.T) {
 	if len(left) != 1 || !strings.Contains(left[0], "kubectl maintenance drain node-a") || !strings.Contains(left[0], "uncordon node-a") {
 		t.Fatalf("Stopped() = %q, want the drain of node-a and how to finish it", left)
 	}
+	if !m.Interrupted() {
+		t.Error("a quit that stopped a running drain is not an interruption (exit 130)")
+	}
 }
 
 func TestQuitWithNothingRunningLeavesNothing(t *testing.T) {
@@ -257,7 +260,7 @@ func TestQuitWithNothingRunningLeavesNothing(t *testing.T) {
 	if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Fatal("q did not quit")
 	}
-	if left := next.(App).Stopped(); len(left) != 0 {
+	if left := next.(App).Stopped(); len(left) != 0 || next.(App).Interrupted() {
 		t.Fatalf("Stopped() = %q after a plain quit", left)
 	}
 }

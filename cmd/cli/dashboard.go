@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -104,15 +105,16 @@ func runDashboard(parent context.Context, c *Common, logFile string) error {
 	<-srcDone
 
 	var stopped []string
+	interrupted := false
 	if app, ok := final.(tui.App); ok {
-		stopped = app.Stopped()
+		stopped, interrupted = app.Stopped(), app.Interrupted()
 	}
 	for _, line := range stopped {
-		fmt.Fprintf(c.ErrOut, "interrupted: %s\n", line)
+		fmt.Fprintf(c.ErrOut, "stopped: %s\n", line)
 	}
 	switch {
-	case len(stopped) > 0:
-		return WithExitCode(ExitInterrupted, fmt.Errorf("the dashboard stopped %d action(s) before they finished (above: what is left and how to finish)", len(stopped)))
+	case interrupted:
+		return WithExitCode(ExitInterrupted, errors.New("interrupted: the dashboard stopped the actions that were running (above: what is left and how to finish)"))
 	case runErr != nil && parent.Err() == nil:
 		return fmt.Errorf("dashboard: %w", runErr)
 	}

@@ -87,11 +87,11 @@ func (m *Model) Begin(id int, action string, nodes []string) {
 	}
 }
 
-// End records that action id ended; its nodes that did not finish are stopped.
-func (m *Model) End(id int) {
+// End records that action id ended at time at; its nodes that did not finish are stopped.
+func (m *Model) End(id int, at time.Time) {
 	for _, n := range m.nodes {
 		if n.ID == id && !n.over() {
-			n.Stopped, n.Stopping = true, false
+			n.Stopped, n.Stopping, n.Finished = true, false, at
 		}
 	}
 }
@@ -251,7 +251,7 @@ func (m Model) View(now time.Time) string {
 		lines = append(lines, mark+m.line(n, now))
 		if n.Failed != "" {
 			lines = append(lines, "    error: "+oneLine(n.Failed))
-		} else if n.Blocker != "" && !n.Done {
+		} else if n.Blocker != "" && !n.Done && !n.Stopped {
 			lines = append(lines, "    waits: "+oneLine(n.Blocker))
 		}
 	}
