@@ -268,6 +268,7 @@ func TestDashboardSaysWhatIsWrongInOneLine(t *testing.T) {
 		name, server, user, want string
 	}{
 		{"an unreachable server", "https://127.0.0.1:1", "", "cannot reach the API server at https://127.0.0.1:1"},
+		{"a server that does not answer", "https://10.255.255.1:6443", "", "API server at https://10.255.255.1:6443"},
 		{"a user who may not list nodes", "", "km-no-nodes", "not allowed to list/watch nodes (RBAC)"},
 	}
 	for _, tc := range tests {
