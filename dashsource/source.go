@@ -7,6 +7,8 @@ package dashsource
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -336,7 +338,12 @@ func Describe(err error, resource, server string, timeout time.Duration) string 
 		at = " at " + server
 	}
 	var opErr *net.OpError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
 	switch {
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return fmt.Sprintf("the API server%s presented a certificate that does not verify (%s): check the kubeconfig's server and certificate-authority", at, oneLine(errors.Unwrap(err).Error()))
 	case apierrors.IsForbidden(err):
 		return fmt.Sprintf("not allowed to list/watch %s (RBAC): %s", resource, statusMessage(err))
 	case apierrors.IsUnauthorized(err):
