@@ -174,6 +174,9 @@ func (b *backend) cordon(ctx context.Context, req confirm.Request, emit func(dra
 			return err
 		}
 		n, err := b.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if ctx.Err() != nil {
+			return ctx.Err() // cancelled while asking: change nothing
+		}
 		if err != nil {
 			emit(drain.Event{Type: drain.EventNodeFailed, Node: name, Message: oneLine(describe(fmt.Errorf("get node %s: %w", name, err)))})
 			continue
