@@ -12,11 +12,13 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/eventlog"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/grid"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/keys"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/nodes"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/pdbs"
@@ -128,9 +130,15 @@ func New(b Backend, noColor bool) App {
 	h := help.New()
 	h.ShortSeparator = "  "
 	fi.Prompt = "/"
-	return App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
+	a := App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
 		selected: map[string]bool{}, runs: map[int]*run{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
 		progress: progress.New(), events: eventlog.New(), help: h, filter: fi, width: 80, height: 24}
+	// The cursor's row is reversed even without colors (NO_COLOR forbids colors, not
+	// attributes): it is the only mark of the cursor.
+	for _, g := range []*grid.Model{a.nodes.Grid(), a.pools.Grid(), a.pdbs.Grid()} {
+		g.Header, g.Selected = a.styles.Header, lipgloss.NewStyle().Reverse(true)
+	}
+	return a
 }
 
 // Init starts listening for snapshots and the clock.
