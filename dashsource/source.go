@@ -183,17 +183,26 @@ func (s *Source) Run(ctx context.Context) {
 func (s *Source) probeLoop(ctx context.Context, wg *sync.WaitGroup) {
 	t := s.cfg.Clock.NewTicker(s.cfg.ProbeEvery)
 	defer t.Stop()
-	for {
-		problem := s.probe(ctx, wg)
-		if ctx.Err() != nil {
-			return
+	healthy := 0 // probes in a row that found all well, caches full
+	for tick := 0; ; tick++ {
+		// While all is well, every healthyEvery-th tick is enough to notice a change.
+		if healthy == 0 || tick%healthyEvery == 0 {
+			problem := s.probe(ctx, wg)
+			if ctx.Err() != nil {
+				return
+			}
+			s.mu.Lock()
+			if problem == "" && s.problem != "" {
+				clear(s.watchEr) // the server answers again: the reflectors' errors are old news
+			}
+			s.problem = problem
+			if problem == "" && s.synced() {
+				healthy++
+			} else {
+				healthy = 0
+			}
+			s.mu.Unlock()
 		}
-		s.mu.Lock()
-		if problem == "" && s.problem != "" {
-			clear(s.watchEr) // the server answers again: the reflectors' errors are old news
-		}
-		s.problem = problem
-		s.mu.Unlock()
 		s.signal() // also ages out old watch errors on screen
 		select {
 		case <-ctx.Done():
@@ -202,6 +211,11 @@ func (s *Source) probeLoop(ctx context.Context, wg *sync.WaitGroup) {
 		}
 	}
 }
+
+// healthyEvery spaces the probes out while the server answers and the caches are full
+// (every 6th tick: 30 s by default): three one-item lists are cheap, but need not be
+// asked every 5 s of an idle dashboard.
+const healthyEvery = 6
 
 func (s *Source) probe(ctx context.Context, wg *sync.WaitGroup) string {
 	one := metav1.ListOptions{Limit: 1}

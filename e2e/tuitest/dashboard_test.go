@@ -5,6 +5,7 @@
 package tuitest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
@@ -270,13 +273,16 @@ func TestDashboardSaysWhatIsWrongInOneLine(t *testing.T) {
 	}{
 		{"an unreachable server", "https://127.0.0.1:1", "", "cannot reach the API server at https://127.0.0.1:1"},
 		{"a server that does not answer", "hang", "", "did not answer within 10s"},
-		{"a user who may not list nodes", "", "km-no-nodes", "not allowed to list/watch nodes (RBAC)"},
+		{"a user who may list pods and budgets but not nodes", "", "km-no-nodes", "not allowed to list/watch nodes (RBAC)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			needTmux(t)
 			if tc.server == "hang" {
 				tc.server = hangingServer(t)
+			}
+			if tc.user != "" {
+				allowAllButNodes(t, tc.user)
 			}
 			kc := kubeconfigAs(t, tc.server, tc.user)
 			tm := startTerm(t, strings.ReplaceAll(tc.name, " ", "-"), 100, 30, fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, kc))
@@ -335,4 +341,28 @@ func hangingServer(t *testing.T) string {
 		}
 	})
 	return "https://" + l.Addr().String()
+}
+
+// allowAllButNodes lets user list and watch pods and PodDisruptionBudgets, and nothing of
+// nodes: the dashboard must name the one permission missing.
+func allowAllButNodes(t *testing.T, user string) {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	if _, err := shared.Client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shared.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = shared.Client.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{})
+		_ = shared.Client.RbacV1().ClusterRoles().Delete(ctx, user, metav1.DeleteOptions{})
+	})
 }
