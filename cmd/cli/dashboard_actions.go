@@ -50,6 +50,9 @@ func (b *backend) drainOptions(o confirm.Options) *DrainOptions {
 		MaxParallelNodes: drain.DefaultMaxParallelNodes}
 }
 
+// planTimeout bounds the dialog's plan.
+const planTimeout = 30 * time.Second
+
 // Plan implements tui.Backend: the drain's plan, as the plan command prints it.
 func (b *backend) Plan(req confirm.Request) (string, error) {
 	switch req.Action {
@@ -58,9 +61,13 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 	case confirm.Uncordon:
 		return fmt.Sprintf("Make %d node(s) schedulable again (a node cordoned by someone else stays cordoned).", len(req.Nodes)), nil
 	}
+	// A plan is a few lists: bounded, so that a server that stopped answering shows as an
+	// error in the dialog rather than "Planning..." for ever.
+	ctx, cancel := context.WithTimeout(b.ctx, planTimeout)
+	defer cancel()
 	var head string
 	if req.Action == confirm.Move {
-		moves, _, err := (&nodepool.Mover{Kube: b.cs, Pools: b.pc}).Plan(b.ctx, req.Nodes, req.Pool, nil)
+		moves, _, err := (&nodepool.Mover{Kube: b.cs, Pools: b.pc}).Plan(ctx, req.Nodes, req.Pool, nil)
 		if err != nil {
 			return "", err
 		}
@@ -74,9 +81,9 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	plan, err := eng.Plan(b.ctx, req.Nodes)
+	plan, err := eng.Plan(ctx, req.Nodes)
 	if err != nil {
-		return "", err
+		return "", errors.New(oneLine(describe(err)))
 	}
 	var out bytes.Buffer
 	printPlan(&out, plan)
