@@ -1,24 +1,28 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/progress"
 )
 
 // openDialog starts a mutating action on the selection (or the node under the cursor):
 // the dialog opens, and its plan is computed in the background.
 func (a App) openDialog(k string) (tea.Model, tea.Cmd) {
 	action := map[string]confirm.Action{"c": confirm.Cordon, "u": confirm.Uncordon, "d": confirm.Drain, "m": confirm.Move}[k]
-	if a.running != nil {
-		a.status = "an action is running; wait for it to finish (Progress view)"
-		return a, nil
-	}
 	targets := a.targets()
 	if len(targets) == 0 {
 		a.status = "no node selected: select nodes with space on the Nodes view"
+		return a, nil
+	}
+	if busy := a.busy(targets); len(busy) > 0 {
+		a.status = fmt.Sprintf("%s already in an action (Progress view, x cancels it)", strings.Join(busy, ", "))
 		return a, nil
 	}
 	if action == confirm.Move && len(a.snap.PoolNames) == 0 {
@@ -70,16 +74,148 @@ func (a App) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return a, nil
 	}
 	req := d.Req
-	a.progress.Reset()
+	if busy := a.busy(req.Nodes); len(busy) > 0 { // started meanwhile from another dialog
+		a.status = fmt.Sprintf("%s already in an action (Progress view, x cancels it)", strings.Join(busy, ", "))
+		return a, nil
+	}
+	a.nextID++
+	id := a.nextID
+	a.runs[id] = &run{id: id, req: req}
+	a.progress.Begin(id, string(req.Action), req.Nodes)
 	a.selected = map[string]bool{}
 	a.view = ViewProgress
-	a.status = string(req.Action) + " started"
+	a.status = fmt.Sprintf("%s of %s started", req.Action, strings.Join(req.Nodes, ", "))
 	a.refresh()
 	b := a.backend
 	return a, func() tea.Msg {
-		ch, err := b.Start(req)
-		return StartedMsg{Events: ch, Err: err}
+		ch, cancel, err := b.Start(req)
+		return StartedMsg{ID: id, Events: ch, Cancel: cancel, Err: err}
 	}
+}
+
+// busy lists the nodes of names that an action started from here still works on: a node
+// is in at most one action at a time.
+func (a App) busy(names []string) []string {
+	var out []string
+	for _, r := range a.runs {
+		for _, n := range r.req.Nodes {
+			if slices.Contains(names, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (a App) started(msg StartedMsg) (tea.Model, tea.Cmd) {
+	r := a.runs[msg.ID]
+	if r == nil {
+		return a, nil
+	}
+	if msg.Err != nil {
+		delete(a.runs, msg.ID)
+		a.progress.End(msg.ID, a.now())
+		a.status = fmt.Sprintf("%s: error: %s", r.req.Action, msg.Err.Error())
+		return a.maybeQuit()
+	}
+	r.events, r.cancel = msg.Events, msg.Cancel
+	if r.cancelled && r.cancel != nil { // cancelled before it had started
+		r.cancel()
+	}
+	return a, waitEvent(r.id, r.events)
+}
+
+func (a App) actionDone(id int) (tea.Model, tea.Cmd) {
+	r := a.runs[id]
+	if r == nil {
+		return a, nil
+	}
+	left := a.progress.Left(id)
+	a.progress.End(id, a.now())
+	delete(a.runs, id)
+	if r.cancelled && len(left) > 0 {
+		a.left = append(a.left, describeLeft(r.req, left))
+		a.status = fmt.Sprintf("%s of %s stopped", r.req.Action, strings.Join(r.req.Nodes, ", "))
+	} else {
+		a.status = fmt.Sprintf("%s of %s finished", r.req.Action, strings.Join(r.req.Nodes, ", "))
+	}
+	return a.maybeQuit()
+}
+
+// maybeQuit ends the program once every action stopped after a quit.
+func (a App) maybeQuit() (tea.Model, tea.Cmd) {
+	if a.stopping && len(a.runs) == 0 {
+		return a, tea.Quit
+	}
+	return a, nil
+}
+
+// cancelCurrent cancels the action of the node under the Progress view's cursor.
+func (a App) cancelCurrent() (tea.Model, tea.Cmd) {
+	n, ok := a.progress.Current()
+	r := a.runs[n.ID]
+	if !ok || r == nil {
+		a.status = "nothing to cancel: the node under the cursor is in no running action"
+		return a, nil
+	}
+	a.cancelRun(r)
+	a.status = fmt.Sprintf("cancelling %s of %s...", r.req.Action, strings.Join(r.req.Nodes, ", "))
+	return a, nil
+}
+
+func (a *App) cancelRun(r *run) {
+	r.cancelled = true
+	a.progress.Stopping(r.id)
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+// stopAll cancels every action and quits once they have stopped.
+func (a App) stopAll() (tea.Model, tea.Cmd) {
+	a.quitting, a.stopping = false, true
+	a.interrupted = len(a.runs) > 0
+	for _, r := range a.runs {
+		a.cancelRun(r)
+	}
+	a.status = "stopping every action..."
+	return a.maybeQuit()
+}
+
+// Interrupted reports whether quitting stopped work that was running (the command then
+// exits 130).
+func (a App) Interrupted() bool { return a.interrupted || len(a.runs) > 0 }
+
+// Stopped says, after the program ended, what work a quit or a cancel left unfinished:
+// one line per stopped action with the command that finishes it. Empty when nothing was
+// left (the command then exits 0).
+func (a App) Stopped() []string {
+	out := append([]string(nil), a.left...)
+	for _, r := range a.runs { // a second ctrl+c did not wait for these
+		out = append(out, describeLeft(r.req, a.progress.Left(r.id)))
+	}
+	sort.Strings(out)
+	return slices.Compact(out) // a node stopped twice the same way is said once
+}
+
+// describeLeft names the nodes an action left and how to finish or undo its work.
+func describeLeft(req confirm.Request, left []progress.Node) string {
+	names := make([]string, 0, len(left))
+	for _, n := range left {
+		names = append(names, n.Name)
+	}
+	if len(names) == 0 {
+		names = req.Nodes
+	}
+	list := strings.Join(names, " ")
+	switch req.Action {
+	case confirm.Drain:
+		return fmt.Sprintf("drain stopped on %s (cordoned, not empty): finish with `kubectl maintenance drain %s`, or undo with `kubectl maintenance uncordon %s`", list, list, list)
+	case confirm.Move:
+		return fmt.Sprintf("move to pool %s stopped on %s: finish with `kubectl maintenance pool move %s --to %s`", req.Pool, list, list, req.Pool)
+	}
+	return fmt.Sprintf("%s stopped on %s: finish with `kubectl maintenance %s %s`", req.Action, list, req.Action, list)
 }
 
 // forward sends navigation keys to the current view.
@@ -113,14 +249,28 @@ func (a *App) resize() {
 	a.pools.SetSize(a.width, body)
 	a.pdbs.SetSize(a.width, body)
 	a.events.SetSize(a.width, body)
-	a.progress.SetWidth(a.width)
+	a.progress.SetSize(a.width, body)
 	a.help.SetWidth(a.width)
 }
 
+// bodyHeight is what is left for the view: the header is 2 lines, the footer the status
+// line and the help.
 func (a App) bodyHeight() int {
-	footer := 2
-	if a.showHelp {
-		footer = 6
+	return max(1, a.height-2-1-a.helpHeight())
+}
+
+// quitQuestion asks before stopping the running actions.
+func (a App) quitQuestion() string {
+	var lines []string
+	ids := make([]int, 0, len(a.runs))
+	for id := range a.runs {
+		ids = append(ids, id)
 	}
-	return max(3, a.height-2-footer)
+	sort.Ints(ids)
+	for _, id := range ids {
+		r := a.runs[id]
+		lines = append(lines, fmt.Sprintf("  %s %s", r.req.Action, strings.Join(r.req.Nodes, ", ")))
+	}
+	return fmt.Sprintf("%d action(s) running:\n%s\n\nStop them and quit? The nodes keep their state; the command printed on exit finishes the job.\n\n[y] stop and quit  [n] keep running",
+		len(a.runs), strings.Join(lines, "\n"))
 }

@@ -12,11 +12,13 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/eventlog"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/grid"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/keys"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/nodes"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/pdbs"
@@ -33,10 +35,10 @@ type Backend interface {
 	Snapshots() <-chan data.Snapshot
 	// Plan describes what req would do (the drain's plan), changing nothing.
 	Plan(req confirm.Request) (string, error)
-	// Start begins req and returns its events; the channel closes when it ends.
-	Start(req confirm.Request) (<-chan drain.Event, error)
-	// Cancel stops the running action (its nodes stay resumable).
-	Cancel()
+	// Start begins req and returns its events (the channel closes when it ends) and the
+	// function that cancels it (its nodes stay resumable). Several actions may run at once,
+	// on different nodes.
+	Start(req confirm.Request) (events <-chan drain.Event, cancel func(), err error)
 }
 
 // View indexes.
@@ -55,19 +57,24 @@ var viewNames = []string{"Nodes", "Pools", "PDBs", "Progress", "Events"}
 type (
 	// SnapshotMsg carries a new read-only model.
 	SnapshotMsg struct{ Snapshot data.Snapshot }
-	// EventMsg carries one engine event.
-	EventMsg struct{ Event drain.Event }
-	// ActionDoneMsg says the running action ended (its event channel closed).
-	ActionDoneMsg struct{}
+	// EventMsg carries one engine event of action ID.
+	EventMsg struct {
+		ID    int
+		Event drain.Event
+	}
+	// ActionDoneMsg says action ID ended (its event channel closed).
+	ActionDoneMsg struct{ ID int }
 	// PlanMsg carries the plan of the dialog's request.
 	PlanMsg struct {
 		Req  confirm.Request
 		Text string
 		Err  error
 	}
-	// StartedMsg carries the event channel of a started action.
+	// StartedMsg carries the event channel of started action ID.
 	StartedMsg struct {
+		ID     int
 		Events <-chan drain.Event
+		Cancel func()
 		Err    error
 	}
 	tickMsg time.Time
@@ -96,19 +103,42 @@ type App struct {
 	filter    textinput.Model
 	filtering bool
 	dialog    *confirm.Model
-	running   <-chan drain.Event
-	quitting  bool // asked to quit while an action runs
-	showHelp  bool
-	status    string
+	runs      map[int]*run
+	nextID    int
+	quitting  bool // asked to quit while actions run
+	stopping  bool // quitting: every action was cancelled, waiting for them to end
+	// interrupted is set when a quit stopped running actions.
+	interrupted bool
+	showHelp    bool
+	status      string
+	// left describes, after a quit that stopped work, what each stopped action left.
+	left []string
+}
+
+// run is an action started from the dashboard.
+type run struct {
+	id        int
+	req       confirm.Request
+	events    <-chan drain.Event
+	cancel    func()
+	cancelled bool
 }
 
 // New returns the dashboard. noColor drops every color (NO_COLOR).
 func New(b Backend, noColor bool) App {
 	fi := textinput.New()
+	h := help.New()
+	h.ShortSeparator = "  "
 	fi.Prompt = "/"
-	return App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
-		selected: map[string]bool{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
-		progress: progress.New(), events: eventlog.New(), help: help.New(), filter: fi, width: 80, height: 24}
+	a := App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
+		selected: map[string]bool{}, runs: map[int]*run{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
+		progress: progress.New(), events: eventlog.New(), help: h, filter: fi, width: 80, height: 24}
+	// The cursor's row is reversed even without colors (NO_COLOR forbids colors, not
+	// attributes): it is the only mark of the cursor.
+	for _, g := range []*grid.Model{a.nodes.Grid(), a.pools.Grid(), a.pdbs.Grid()} {
+		g.Header, g.Selected = a.styles.Header, lipgloss.NewStyle().Reverse(true)
+	}
+	return a
 }
 
 // Init starts listening for snapshots and the clock.
@@ -126,13 +156,13 @@ func waitSnapshot(ch <-chan data.Snapshot) tea.Cmd {
 	}
 }
 
-func waitEvent(ch <-chan drain.Event) tea.Cmd {
+func waitEvent(id int, ch <-chan drain.Event) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {
-			return ActionDoneMsg{}
+			return ActionDoneMsg{ID: id}
 		}
-		return EventMsg{Event: ev}
+		return EventMsg{ID: id, Event: ev}
 	}
 }
 
@@ -150,28 +180,21 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.refresh()
 		return a, waitSnapshot(a.backend.Snapshots())
 	case EventMsg:
-		a.progress.Apply(msg.Event)
+		a.progress.Apply(msg.ID, msg.Event)
 		a.events.Add(msg.Event)
-		return a, waitEvent(a.running)
-	case ActionDoneMsg:
-		a.running = nil
-		a.status = "action finished"
-		if a.quitting {
-			return a, tea.Quit
+		if r := a.runs[msg.ID]; r != nil {
+			return a, waitEvent(r.id, r.events)
 		}
 		return a, nil
+	case ActionDoneMsg:
+		return a.actionDone(msg.ID)
 	case PlanMsg:
 		if a.dialog != nil && sameRequest(a.dialog.Req, msg.Req) {
 			a.dialog.Plan, a.dialog.Err = msg.Text, errText(msg.Err)
 		}
 		return a, nil
 	case StartedMsg:
-		if msg.Err != nil {
-			a.status = "error: " + msg.Err.Error()
-			return a, nil
-		}
-		a.running = msg.Events
-		return a, waitEvent(a.running)
+		return a.started(msg)
 	case tickMsg:
 		return a, tick()
 	case tea.KeyPressMsg:
@@ -197,11 +220,15 @@ func errText(err error) string {
 
 func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch {
+	case a.stopping:
+		if msg.String() == "ctrl+c" { // a second interrupt: leave now, the command waits for the actions
+			return a, tea.Quit
+		}
+		return a, nil
 	case a.quitting:
 		switch msg.String() {
-		case "y", "enter":
-			a.backend.Cancel()
-			return a, nil // quit once the action has stopped (ActionDoneMsg)
+		case "y", "enter", "ctrl+c":
+			return a.stopAll()
 		case "n", "esc":
 			a.quitting = false
 		}
@@ -227,7 +254,7 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := a.keys
 	switch {
 	case key.Matches(msg, k.Quit):
-		if a.running != nil {
+		if len(a.runs) > 0 {
 			a.quitting = true
 			return a, nil
 		}
@@ -255,7 +282,9 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			a.selected[n] = true
 		}
 		a.refresh()
-	case key.Matches(msg, k.Cordon, k.Uncordon, k.Drain, k.Move):
+	case a.view == ViewProgress && key.Matches(msg, k.CancelAction):
+		return a.cancelCurrent()
+	case a.view != ViewProgress && key.Matches(msg, k.Cordon, k.Uncordon, k.Drain, k.Move):
 		return a.openDialog(msg.String())
 	default:
 		return a.forward(msg)

@@ -22,12 +22,12 @@ type fakeBackend struct {
 	snaps    chan data.Snapshot
 	plans    []confirm.Request
 	started  []confirm.Request
-	events   chan drain.Event
-	canceled bool
+	events   []chan drain.Event // one per started action
+	canceled []bool
 }
 
 func newFake() *fakeBackend {
-	return &fakeBackend{snaps: make(chan data.Snapshot, 1), events: make(chan drain.Event, 100)}
+	return &fakeBackend{snaps: make(chan data.Snapshot, 1)}
 }
 
 func (f *fakeBackend) Snapshots() <-chan data.Snapshot { return f.snaps }
@@ -40,13 +40,22 @@ func (f *fakeBackend) Plan(req confirm.Request) (string, error) {
 	}
 	return "plan: 1 node(s), 2 pod(s) to evict in 1 wave(s)", nil
 }
-func (f *fakeBackend) Start(req confirm.Request) (<-chan drain.Event, error) {
+func (f *fakeBackend) Start(req confirm.Request) (<-chan drain.Event, func(), error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	i := len(f.started)
 	f.started = append(f.started, req)
-	return f.events, nil
+	ch := make(chan drain.Event, 100)
+	f.events = append(f.events, ch)
+	f.canceled = append(f.canceled, false)
+	return ch, func() { f.mu.Lock(); f.canceled[i] = true; f.mu.Unlock() }, nil
 }
-func (f *fakeBackend) Cancel() { f.mu.Lock(); f.canceled = true; f.mu.Unlock() }
+
+func (f *fakeBackend) wasCanceled(i int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return i < len(f.canceled) && f.canceled[i]
+}
 
 func snapshot() data.Snapshot {
 	return data.Snapshot{
@@ -58,6 +67,7 @@ func snapshot() data.Snapshot {
 		Pools:     []data.PoolRow{{Name: "blue", Nodes: 2, InMaintenance: 1, MaxUnavailable: 1, Handler: "runc"}, {Name: "green", Nodes: 1, MaxUnavailable: 1, Handler: "<none>"}},
 		PDBs:      []data.PDBRow{{Key: "shop/ledger", MaxUnavailable: "0", MinAvailable: "N/A", Current: 2, Desired: 2, Expected: 2, Never: true}},
 		PoolNames: []string{"blue", "green"},
+		Synced:    true,
 	}
 }
 
@@ -190,7 +200,7 @@ func TestDrainAsksWithThePlanThenShowsProgress(t *testing.T) {
 		{Type: drain.EventEvictionStarted, Node: "node-a", Pod: "shop/web-1", Wave: 1, Time: now},
 		{Type: drain.EventEvictionBlocked, Node: "node-a", Pod: "shop/web-2", PDB: "shop/web", Reason: "Exhausted", Message: "pdb shop/web needs 2 healthy pods, has 2, allows 0", Time: now},
 	} {
-		m = step(t, m, EventMsg{Event: ev})
+		m = step(t, m, EventMsg{ID: 1, Event: ev})
 	}
 	if s := screen(m); !strings.Contains(s, "shop/web needs 2 healthy pods") || !strings.Contains(s, "0/2") {
 		t.Errorf("progress does not show the blocker with its PDB:\n%s", s)
@@ -200,9 +210,9 @@ func TestDrainAsksWithThePlanThenShowsProgress(t *testing.T) {
 		{Type: drain.EventPodEvicted, Node: "node-a", Pod: "shop/web-2", Time: now},
 		{Type: drain.EventNodeDrained, Node: "node-a", Time: now.Add(3 * time.Second)},
 	} {
-		m = step(t, m, EventMsg{Event: ev})
+		m = step(t, m, EventMsg{ID: 1, Event: ev})
 	}
-	if s := screen(m); !strings.Contains(s, "2/2") || !strings.Contains(s, "100%") || !strings.Contains(s, "done") {
+	if s := screen(m); !strings.Contains(s, "2/2") || !strings.Contains(s, "100%") || !strings.Contains(s, "done: drained") {
 		t.Errorf("progress did not reach 100%%:\n%s", s)
 	}
 	m = step(t, m, press("5"))
@@ -211,28 +221,85 @@ func TestDrainAsksWithThePlanThenShowsProgress(t *testing.T) {
 	}
 }
 
-func TestQuitWhileRunningAsksAndCancels(t *testing.T) {
+func TestQuitWhileRunningAsksCancelsAndSaysWhatIsLeft(t *testing.T) {
 	m, f := ready(t, 80, 24)
-	m = step(t, m, press("c"))
+	m = step(t, m, press("d"))
 	m = step(t, m, press("y"))
-	if m.running == nil {
+	if len(m.runs) != 1 {
 		t.Fatal("no action running")
 	}
 	next, cmd := m.Update(press("q"))
 	m = next.(App)
-	if cmd != nil || !m.quitting || !strings.Contains(screen(m), "Stop it and quit?") {
+	if cmd != nil || !m.quitting || !strings.Contains(screen(m), "Stop them and quit?") || !strings.Contains(screen(m), "drain node-a") {
 		t.Fatalf("q while running did not ask:\n%s", screen(m))
 	}
 	m = step(t, m, press("y"))
-	if !f.canceled {
+	if !f.wasCanceled(0) {
 		t.Fatal("confirming quit did not cancel the action")
 	}
-	_, cmd = m.Update(ActionDoneMsg{})
+	next, cmd = m.Update(ActionDoneMsg{ID: 1})
+	m = next.(App)
 	if cmd == nil {
 		t.Fatal("no quit once the action stopped")
 	}
 	if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Fatal("the command after the action stopped is not tea.Quit")
+	}
+	left := m.Stopped()
+	if len(left) != 1 || !strings.Contains(left[0], "kubectl maintenance drain node-a") || !strings.Contains(left[0], "uncordon node-a") {
+		t.Fatalf("Stopped() = %q, want the drain of node-a and how to finish it", left)
+	}
+	if !m.Interrupted() {
+		t.Error("a quit that stopped a running drain is not an interruption (exit 130)")
+	}
+}
+
+func TestQuitWithNothingRunningLeavesNothing(t *testing.T) {
+	m, _ := ready(t, 80, 24)
+	next, cmd := m.Update(press("q"))
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("q did not quit")
+	}
+	if left := next.(App).Stopped(); len(left) != 0 || next.(App).Interrupted() {
+		t.Fatalf("Stopped() = %q after a plain quit", left)
+	}
+}
+
+func TestTwoActionsRunAndOneIsCancelledFromProgress(t *testing.T) {
+	m, f := ready(t, 80, 24)
+	m = step(t, m, press("d")) // node-a, under the cursor
+	m = step(t, m, press("y"))
+	m = step(t, m, press("1"))
+	m = step(t, m, press("d")) // node-a again: refused, it is busy
+	if m.dialog != nil || !strings.Contains(m.status, "node-a already in an action") {
+		t.Fatalf("a second action on a busy node was not refused: status %q", m.status)
+	}
+	m = step(t, m, press("down"))
+	m = step(t, m, press("c")) // node-b
+	m = step(t, m, press("y"))
+	if len(f.started) != 2 || f.started[1].Action != confirm.Cordon || f.started[1].Nodes[0] != "node-b" {
+		t.Fatalf("started = %+v, want a drain of node-a and a cordon of node-b", f.started)
+	}
+	if len(m.runs) != 2 {
+		t.Fatalf("%d actions running, want 2", len(m.runs))
+	}
+	// On Progress, the cursor starts on node-a's drain: x cancels it, and only it.
+	m = step(t, m, press("x"))
+	if !f.wasCanceled(0) || f.wasCanceled(1) {
+		t.Fatalf("canceled = %v, want only the drain", f.canceled)
+	}
+	if s := screen(m); !strings.Contains(s, "stopping") {
+		t.Errorf("the cancelled node does not say stopping:\n%s", s)
+	}
+	m = step(t, m, EventMsg{ID: 2, Event: drain.Event{Type: drain.EventNodeCordoned, Node: "node-b", Time: time.Now()}})
+	m = step(t, m, ActionDoneMsg{ID: 1})
+	m = step(t, m, ActionDoneMsg{ID: 2})
+	s := screen(m)
+	if !strings.Contains(s, "stopped") || !strings.Contains(s, "done: cordoned") {
+		t.Errorf("progress does not show the drain stopped and the cordon done:\n%s", s)
+	}
+	if strings.Contains(s, "drained") {
+		t.Errorf("a cordon shows as drained:\n%s", s)
 	}
 }
 

@@ -34,7 +34,9 @@ func NewProgressApp(events <-chan drain.Event, interrupt func(), noColor bool) P
 }
 
 // Init starts reading events.
-func (m ProgressApp) Init() tea.Cmd { return tea.Batch(waitEvent(m.events), m.progress.Tick(), tick()) }
+func (m ProgressApp) Init() tea.Cmd {
+	return tea.Batch(waitEvent(0, m.events), m.progress.Tick(), tick())
+}
 
 // Update folds events in and quits when they end.
 func (m ProgressApp) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -44,9 +46,9 @@ func (m ProgressApp) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.progress.SetWidth(msg.Width)
 		m.log.SetSize(msg.Width, max(1, msg.Height/3))
 	case EventMsg:
-		m.progress.Apply(msg.Event)
+		m.progress.Apply(0, msg.Event)
 		m.log.Add(msg.Event)
-		return m, waitEvent(m.events)
+		return m, waitEvent(0, m.events)
 	case ActionDoneMsg:
 		return m, tea.Quit
 	case tickMsg:

@@ -37,7 +37,9 @@ func (a App) View() tea.View {
 	case a.dialog != nil:
 		content = a.styles.Dialog.Width(max(20, a.width-2)).Render(a.dialog.View(a.width - 6))
 	case a.quitting:
-		content = a.styles.Dialog.Render("An action is running. Stop it and quit? The nodes keep their state; running it again finishes the job.\n\n[y] stop and quit  [n] keep running")
+		content = a.styles.Dialog.Width(max(20, a.width-2)).Render(a.quitQuestion())
+	case a.stopping:
+		content = "Stopping every action (calls in flight finish first); ctrl+c again leaves at once."
 	default:
 		switch a.view {
 		case ViewNodes:
@@ -54,24 +56,60 @@ func (a App) View() tea.View {
 	}
 	b.WriteString(fit(content, body, a.width))
 	b.WriteString("\n")
-	status := a.status
-	if a.running != nil {
-		status = "running... " + status
-	}
-	b.WriteString(ansi.Truncate(a.styles.Warn.Render(status), a.width, "…"))
+	b.WriteString(ansi.Truncate(a.statusLine(), a.width, "…"))
 	b.WriteString("\n")
-	helpView := a.help.ShortHelpView(a.keys.ShortHelp())
-	if a.showHelp {
-		helpView = a.help.FullHelpView(a.keys.FullHelp())
-	}
-	if a.noColor {
-		helpView = ansi.Strip(helpView)
-	}
-	b.WriteString(fit(helpView, strings.Count(helpView, "\n")+1, a.width))
-	v := tea.NewView(b.String())
+	b.WriteString(a.helpView())
+	// The frame is exactly the terminal's size, whatever it is: a tiny terminal loses the
+	// bottom lines, never the layout.
+	v := tea.NewView(fit(b.String(), a.height, a.width))
 	v.AltScreen = true
 	v.WindowTitle = "kubectl maintenance"
 	return v
+}
+
+// statusLine is the connection's problem (if any), then what the actions do.
+func (a App) statusLine() string {
+	var parts []string
+	switch {
+	case a.snap.Problem != "":
+		parts = append(parts, a.styles.Bad.Render("! "+a.snap.Problem))
+	case !a.snap.Synced:
+		parts = append(parts, a.styles.Faint.Render("connecting to the API server..."))
+	}
+	if n := len(a.runs); n > 0 {
+		parts = append(parts, a.styles.Warn.Render(fmt.Sprintf("%d action(s) running", n)))
+	}
+	if a.status != "" {
+		parts = append(parts, a.styles.Warn.Render(a.status))
+	}
+	return strings.Join(parts, "  ")
+}
+
+func (a App) helpView() string {
+	var h string
+	switch {
+	case a.showHelp:
+		h = a.help.FullHelpView(a.keys.FullHelp())
+	case a.view == ViewProgress:
+		h = a.help.ShortHelpView(a.keys.ProgressHelp())
+	default:
+		h = a.help.ShortHelpView(a.keys.ShortHelp())
+	}
+	if a.noColor {
+		h = ansi.Strip(h)
+	}
+	return fit(h, a.helpHeight(), a.width)
+}
+
+func (a App) helpHeight() int {
+	if !a.showHelp {
+		return 1
+	}
+	n := 0
+	for _, col := range a.keys.FullHelp() {
+		n = max(n, len(col))
+	}
+	return n
 }
 
 // fit pads or cuts s to exactly h lines of at most w columns.

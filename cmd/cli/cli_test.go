@@ -73,7 +73,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		"move without --to":           {[]string{"pool", "move", "n1"}, "--to POOL is required"},
 		"a bad progress mode":         {[]string{"drain", "n1", "--progress", "fancy"}, `invalid --progress "fancy"`},
 		"zero parallel nodes":         {[]string{"drain", "n1", "--max-parallel-nodes", "0"}, "--max-parallel-nodes must be at least 1"},
-		"pool get with two names":     {[]string{"pool", "get", "a", "b"}, "exactly one pool name"},
+		"pool get with a bad -o":      {[]string{"pool", "get", "a", "-o", "xml"}, "unable to match a printer"},
 		"the dashboard without a tty": {[]string{"dashboard"}, "needs a terminal"},
 	}
 	for name, tc := range tests {
@@ -93,5 +93,30 @@ func TestKubectlCompletionScript(t *testing.T) {
 	out, _, code := run("completion", "kubectl")
 	if code != 0 || out != kubectlCompletionScript {
 		t.Errorf("completion kubectl = %q (exit %d)", out, code)
+	}
+}
+
+func TestUnknownCommandIsAUsageErrorWithKubectlsHint(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"a mistyped command":         {[]string{"drian"}, `error: unknown command "drian" for "kubectl maintenance"; did you mean "drain"? See 'kubectl maintenance --help' for usage.`},
+		"an unknown pool command":    {[]string{"pool", "xyz"}, `error: unknown command "xyz" for "kubectl maintenance pool". See 'kubectl maintenance pool --help' for usage.`},
+		"two possible pool commands": {[]string{"pool", "lst"}, `did you mean one of ["get" "list"]?`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, errOut, code := run(tc.args...)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "; ;") {
+				t.Errorf("stderr = %q, want one line with %q", errOut, tc.want)
+			}
+		})
+	}
+	if out, _, code := run("pool"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("pool alone: exit %d, want its help", code)
 	}
 }

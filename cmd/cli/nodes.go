@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
-	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
 // NodesOptions is the "nodes" command: nodes with their pools and pod counts.
@@ -22,16 +24,32 @@ type NodesOptions struct {
 	*Common
 	// Selector restricts the nodes by label.
 	Selector string
+	Output   *OutputFlags
+	// Now is the clock for the AGE column.
+	Now func() time.Time
 }
 
 // NewCmdNodes builds "kubectl maintenance nodes".
 func NewCmdNodes(c *Common) *cobra.Command {
-	o := &NodesOptions{Common: c}
+	o := &NodesOptions{Common: c, Output: NewOutputFlags(true), Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "nodes [-l SELECTOR]",
+		Use:   "nodes [-l SELECTOR] [-o FORMAT]",
 		Short: "List nodes with their pools, scheduling state and pod counts",
-		Args:  noArgsUsage,
+		Long: `List nodes with their pools, scheduling state and the pods running on them (every pod
+not finished, DaemonSet pods included, as kubectl describe node counts them; the dashboard's
+PODS column is the same). -o takes kubectl's formats: wide, json, yaml, name, jsonpath=...,
+custom-columns=..., go-template=...; --no-headers drops the header.`,
+		Example: `  kubectl maintenance nodes -l node-role.kubernetes.io/blue
+  kubectl maintenance nodes -o custom-columns=NAME:.metadata.name,UNSCHEDULABLE:.spec.unschedulable
+  kubectl maintenance nodes -o name`,
+		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Output.Validate(); err != nil {
+				return err
+			}
+			if _, err := labels.Parse(o.Selector); err != nil {
+				return UsageErrorf("invalid --selector %q: %v", o.Selector, err)
+			}
 			cs, err := o.Client()
 			if err != nil {
 				return err
@@ -40,6 +58,7 @@ func NewCmdNodes(c *Common) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "label selector of the nodes to list")
+	o.Output.AddFlags(cmd)
 	return cmd
 }
 
@@ -49,25 +68,68 @@ func (o *NodesOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
-	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
-	if err != nil {
-		return fmt.Errorf("list pods: %w", err)
-	}
 	perNode := map[string]int{}
-	for i := range pods.Items {
-		perNode[pods.Items[i].Spec.NodeName]++
+	if o.Output.IsTable() {
+		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
+		if err != nil {
+			return fmt.Errorf("list pods: %w", err)
+		}
+		for i := range pods.Items {
+			if dashsource.Running(&pods.Items[i]) {
+				perNode[pods.Items[i].Spec.NodeName]++
+			}
+		}
 	}
 	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
-	w := tabwriter.NewWriter(o.Out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(w, "NAME\tSTATUS\tPOOLS\tPODS\tAGE")
+	objs := make([]runtime.Object, 0, len(nodes.Items))
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
+		n.APIVersion, n.Kind = "v1", "Node"
+		n.ManagedFields = nil
+		objs = append(objs, n)
+	}
+	return o.Output.Print(o.Out, nodesTable(nodes.Items, perNode, o.Now()), asList(objs, false))
+}
+
+// nodesTable is the nodes as kubectl get prints a table: NAME STATUS POOLS PODS AGE, and
+// with -o wide VERSION INTERNAL-IP OS-IMAGE CONTAINER-RUNTIME.
+func nodesTable(nodes []corev1.Node, pods map[string]int, now time.Time) *metav1.Table {
+	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		column("Name", "string", 0), column("Status", "string", 0), column("Pools", "string", 0),
+		column("Pods", "integer", 0), column("Age", "string", 0),
+		column("Version", "string", 1), column("Internal-IP", "string", 1), column("OS-Image", "string", 1),
+		column("Container-Runtime", "string", 1),
+	}}
+	for i := range nodes {
+		n := &nodes[i]
 		pools := strings.Join(nodepool.PoolsOf(n), ",")
 		if pools == "" {
 			pools = "<none>"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", n.Name, data.NodeStatus(n), pools, perNode[n.Name],
-			duration.HumanDuration(time.Since(n.CreationTimestamp.Time)))
+		ip := "<none>"
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				ip = a.Address
+			}
+		}
+		info := n.Status.NodeInfo
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n.Name, dashsource.NodeStatus(n), pools, int64(pods[n.Name]),
+			age(n.CreationTimestamp, now), info.KubeletVersion, ip, orUnknown(info.OSImage), orUnknown(info.ContainerRuntimeVersion)},
+			Object: runtime.RawExtension{Object: n}})
 	}
-	return w.Flush()
+	return t
+}
+
+func age(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "<unknown>"
+	}
+	return s
 }

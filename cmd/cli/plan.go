@@ -9,6 +9,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -19,12 +23,15 @@ import (
 // PlanOptions is the "plan" command: the drain's preflight, changing nothing.
 type PlanOptions struct {
 	DrainOptions
+	// Printer is -o: the default is the human plan; json, yaml, jsonpath, custom-columns
+	// and go-template print the plan as a DrainPlan object, name prints node/NAME per node.
+	Printer *OutputFlags
 }
 
 // NewCmdPlan builds "kubectl maintenance plan".
 func NewCmdPlan(c *Common) *cobra.Command {
 	drainCmd := NewCmdDrain(c)
-	o := &PlanOptions{}
+	o := &PlanOptions{Printer: NewOutputFlags(false)}
 	cmd := &cobra.Command{
 		Use:   "plan (NODE... | -l SELECTOR)",
 		Short: "Show what a drain would do and what will block it, changing nothing",
@@ -41,6 +48,9 @@ stand, 2 for bad input.`,
 		ValidArgsFunction: completeNodes(c),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes.Names = args
+			if err := o.Printer.Validate(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -60,8 +70,7 @@ stand, 2 for bad input.`,
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, drainCmd.Flags().Lookup("delete-emptydir-data").Usage)
 	f.StringVar(&o.PodSelector, "pod-selector", "", drainCmd.Flags().Lookup("pod-selector").Usage)
 	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, drainCmd.Flags().Lookup("chunk-size").Usage)
-	f.StringVarP(&o.Output, "output", "o", "", `output format: "" (a table per node) or "json" (one JSON document)`)
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
+	o.Printer.AddFlags(cmd)
 	return cmd
 }
 
@@ -90,14 +99,10 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 		}
 		return fmt.Errorf("plan: %w", err)
 	}
-	if o.Output == "json" {
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(toPlanJSON(plan)); err != nil {
-			return fmt.Errorf("write plan: %w", err)
-		}
-	} else {
+	if o.Printer.IsTable() {
 		printPlan(o.Out, plan)
+	} else if err := o.printObject(plan); err != nil {
+		return err
 	}
 	bad := 0
 	for _, n := range plan.Nodes {
@@ -150,4 +155,34 @@ func printPlan(w io.Writer, plan *drain.Plan) {
 		_ = tw.Flush()
 	}
 	fmt.Fprintf(w, "\n%s\n", planHeadline(plan))
+}
+
+// PlanKind and PlanAPIVersion type the plan when it is printed as an object (-o
+// json|yaml|jsonpath|custom-columns|go-template). No API server serves it.
+const (
+	PlanKind       = "DrainPlan"
+	PlanAPIVersion = "maintenance.kubectl-maintenance.io/v1alpha1"
+)
+
+// printObject prints the plan in one of kubectl's object formats: a DrainPlan object with
+// the same fields as the JSON plan had, or, for -o name, node/NAME per node.
+func (o *PlanOptions) printObject(plan *drain.Plan) error {
+	if o.Printer.Format == "name" {
+		var nodes []runtime.Object
+		for _, n := range plan.Nodes {
+			nodes = append(nodes, &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: n.Name}})
+		}
+		return o.Printer.Print(o.Out, nil, asList(nodes, false))
+	}
+	b, err := json.Marshal(toPlanJSON(plan))
+	if err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(b, &u.Object); err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	u.SetAPIVersion(PlanAPIVersion)
+	u.SetKind(PlanKind)
+	return o.Printer.Print(o.Out, nil, u)
 }

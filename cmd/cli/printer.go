@@ -61,9 +61,9 @@ func (p *humanPrinter) Event(ev drain.Event) {
 		fmt.Fprintf(p.out, "node/%s drained%s\n", ev.Node, sfx)
 	case drain.EventNodeFailed:
 		fmt.Fprintf(p.errOut, "error: unable to drain node %q: %s\n", ev.Node, ev.Message)
-	case EventNodeMoved:
+	case drain.EventNodeMoved:
 		fmt.Fprintf(p.out, "node/%s moved to pool %s\n", ev.Node, ev.Message)
-	case EventNodeUncordoned:
+	case drain.EventNodeUncordoned:
 		if ev.Message != "" {
 			fmt.Fprintf(p.out, "node/%s %s\n", ev.Node, ev.Message)
 		} else {

@@ -156,7 +156,37 @@ as the budgets allow.
 		NewCmdDashboard(common),
 	)
 	addKubectlCompletion(root)
+	rejectUnknownCommands(root)
 	return root
+}
+
+// rejectUnknownCommands makes a mistyped command a usage error (exit 2) on one line,
+// with kubectl's hint and cobra's suggestion: "unknown command "drian" for "kubectl
+// maintenance"; did you mean "drain"? See 'kubectl maintenance --help' for usage." A
+// command group given no command prints its help.
+func rejectUnknownCommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		rejectUnknownCommands(sub)
+	}
+	if !cmd.HasAvailableSubCommands() || cmd.Name() == "completion" { // a group: it does nothing itself
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor alone does not set
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q.", args[0], cmd.CommandPath())
+		switch s := cmd.SuggestionsFor(args[0]); len(s) {
+		case 0:
+		case 1:
+			msg = fmt.Sprintf("unknown command %q for %q; did you mean %q?", args[0], cmd.CommandPath(), s[0])
+		default:
+			msg = fmt.Sprintf("unknown command %q for %q; did you mean one of %q?", args[0], cmd.CommandPath(), s)
+		}
+		return UsageErrorf("%s See '%s --help' for usage.", msg, cmd.CommandPath())
+	}
 }
 
 // addKlogVerbosity exposes klog's -v and nothing else of klog's flags.

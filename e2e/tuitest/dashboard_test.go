@@ -1,14 +1,23 @@
 // Package tuitest drives the dashboard in a real terminal (tmux) against the real local
-// cluster: select a node, drain it, watch the progress reach done, check the API.
+// cluster: select a node, drain it, watch the progress reach done, check the API; resize
+// the terminal mid-drain; cancel a blocked drain; quit while it runs; start it against
+// an unreachable server and as a user who may not list nodes.
 package tuitest
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -21,46 +30,56 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(fixture.TestMain(m, &shared, &plugin)) }
 
-// needTmux finds tmux, installing it from Debian's packages when missing; the test is
-// skipped, saying why, only where it cannot be installed.
+// needTmux finds tmux; tests never install packages, so without it the test is skipped,
+// saying why.
 func needTmux(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("tmux"); err == nil {
-		return p
+	p, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed: the dashboard's terminal tests need it (apt-get install tmux)")
 	}
-	if _, err := exec.LookPath("apt-get"); err == nil && os.Geteuid() == 0 {
-		t.Log("tmux not found: installing it with apt-get")
-		for _, args := range [][]string{{"update", "-qq"}, {"install", "-y", "-qq", "tmux"}} {
-			cmd := exec.Command("apt-get", args...)
-			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Logf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
-			}
-		}
-		if p, err := exec.LookPath("tmux"); err == nil {
-			return p
-		}
-	}
-	t.Skip("tmux is not installed and could not be installed (needs apt-get as root): the dashboard's terminal test cannot run here")
-	return ""
+	return p
 }
 
-// term is a tmux session running one command.
+// term is a tmux server of its own (tmux -L) running one command in one session, so that
+// tests running in parallel never share or kill each other's server.
 type term struct {
-	t       *testing.T
-	tmux    string
-	session string
+	t      *testing.T
+	tmux   string
+	socket string
+}
+
+// startTerm runs cmd in a w x h terminal. The command's exit code is printed when it
+// ends ("EXITED n"), and the pane stays for the test to read.
+func startTerm(t *testing.T, name string, w, h int, cmd string) *term {
+	t.Helper()
+	tm := &term{t: t, tmux: needTmux(t), socket: "km-" + name}
+	shell := fmt.Sprintf("%s; echo EXITED $?; sleep 600", cmd)
+	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shell)
+	tm.run("set-option", "-g", "window-size", "manual")
+	t.Cleanup(func() { _ = exec.Command(tm.tmux, "-L", tm.socket, "kill-server").Run() })
+	return tm
+}
+
+func (tm *term) run(args ...string) {
+	tm.t.Helper()
+	if out, err := exec.Command(tm.tmux, append([]string{"-L", tm.socket}, args...)...).CombinedOutput(); err != nil {
+		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
 }
 
 func (tm *term) keys(keys ...string) {
 	tm.t.Helper()
-	if out, err := exec.Command(tm.tmux, append([]string{"send-keys", "-t", tm.session}, keys...)...).CombinedOutput(); err != nil {
-		tm.t.Fatalf("tmux send-keys %v: %v\n%s", keys, err, out)
-	}
+	tm.run(append([]string{"send-keys", "-t", "main"}, keys...)...)
+}
+
+func (tm *term) resize(w, h int) {
+	tm.t.Helper()
+	tm.run("resize-window", "-t", "main", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h))
 }
 
 func (tm *term) screen() string {
-	out, _ := exec.Command(tm.tmux, "capture-pane", "-p", "-t", tm.session).CombinedOutput()
+	out, _ := exec.Command(tm.tmux, "-L", tm.socket, "capture-pane", "-p", "-t", "main").CombinedOutput()
 	return string(out)
 }
 
@@ -81,9 +100,38 @@ func (tm *term) waitFor(want string, limit time.Duration) string {
 	}
 }
 
+// alive fails the test if the dashboard has exited or panicked.
+func (tm *term) alive(what string) string {
+	tm.t.Helper()
+	s := tm.screen()
+	for _, bad := range []string{"EXITED", "panic", "goroutine "} {
+		if strings.Contains(s, bad) {
+			tm.t.Fatalf("%s: the dashboard is gone (%q on screen):\n%s", what, bad, s)
+		}
+	}
+	return s
+}
+
+func dashboardCmd(kubeconfig string) string {
+	return fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, kubeconfig)
+}
+
+// selectAndDrain filters the nodes view to node, selects it and confirms a drain.
+func selectAndDrain(tm *term, node string) {
+	tm.t.Helper()
+	tm.waitFor(node, 30*time.Second)
+	tm.keys("1", "/", "C-u") // a filter typed before is cleared
+	tm.keys("-l", node)
+	tm.keys("Enter", "Space")
+	tm.waitFor("1 selected", 5*time.Second)
+	tm.keys("d")
+	tm.waitFor("Proceed?", 15*time.Second)
+	tm.keys("y")
+}
+
 func TestDashboardDrainsANodeInARealTerminal(t *testing.T) {
 	e := fixture.NewEnv(t, shared, plugin, "a", "b")
-	tmux := needTmux(t)
+	needTmux(t)
 	e.AddNodes(0)
 	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 4, e.Here(fixture.PodOptions{ReadyDelay: time.Second})); err != nil {
 		t.Fatal(err)
@@ -93,12 +141,7 @@ func TestDashboardDrainsANodeInARealTerminal(t *testing.T) {
 	e.AddNodes(1) // the replacements' node
 	g := e.Guard()
 	node := e.Nodes[0]
-	tm := &term{t: t, tmux: tmux, session: "km-" + e.NS}
-	cmd := fmt.Sprintf("%s --kubeconfig %s dashboard; sleep 600", plugin, shared.Kubeconfig)
-	if out, err := exec.Command(tmux, "new-session", "-d", "-s", tm.session, "-x", "120", "-y", "40", cmd).CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "kill-session", "-t", tm.session).Run() })
+	tm := startTerm(t, e.NS, 120, 40, dashboardCmd(shared.Kubeconfig))
 
 	tm.waitFor(node, 30*time.Second)
 	tm.keys("/")
@@ -112,7 +155,7 @@ func TestDashboardDrainsANodeInARealTerminal(t *testing.T) {
 		t.Errorf("the confirmation does not show the plan with the PDB:\n%s", s)
 	}
 	tm.keys("y")
-	s = tm.waitFor(" done ", 60*time.Second)
+	s = tm.waitFor("done: drained", 60*time.Second)
 	t.Logf("progress view when done:\n%s", s)
 	if !strings.Contains(s, "100%") {
 		t.Errorf("progress did not reach 100%%:\n%s", s)
@@ -128,5 +171,198 @@ func TestDashboardDrainsANodeInARealTerminal(t *testing.T) {
 		t.Error("the guard saw no eviction")
 	}
 	tm.keys("q")
-	tm.waitFor("", time.Second)
+	tm.waitFor("EXITED 0", 10*time.Second)
+}
+
+// blockedDrain starts a dashboard whose drain of the env's first node waits on a budget
+// that never allows a disruption.
+func blockedDrain(t *testing.T, w, h int) (*fixture.Env, *term) {
+	e := fixture.NewEnv(t, shared, plugin, "a", "b")
+	needTmux(t)
+	e.AddNodes(0)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "ledger", 2, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("ledger", 2)
+	e.PDB("ledger", fixture.PDBSpec{App: "ledger", MaxUnavailable: fixture.Int(0)}, 0)
+	e.AddNodes(1)
+	tm := startTerm(t, e.NS, w, h, dashboardCmd(shared.Kubeconfig))
+	selectAndDrain(tm, e.Nodes[0])
+	tm.waitFor("waits:", 30*time.Second)
+	return e, tm
+}
+
+func TestDashboardSurvivesResizeMidDrain(t *testing.T) {
+	e, tm := blockedDrain(t, 120, 30)
+	for _, size := range [][2]int{{80, 24}, {60, 20}, {120, 30}, {40, 10}, {80, 24}} {
+		tm.resize(size[0], size[1])
+		time.Sleep(500 * time.Millisecond) // a terminal has no "redrawn" notification
+		for _, view := range []string{"1", "4", "3", "5", "4"} {
+			tm.keys(view)
+			time.Sleep(150 * time.Millisecond)
+			s := tm.alive(fmt.Sprintf("view %s at %dx%d", view, size[0], size[1]))
+			for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+				if len([]rune(l)) > size[0] {
+					t.Errorf("%dx%d view %s: line %d is wider than the terminal: %q", size[0], size[1], view, i, l)
+				}
+			}
+		}
+	}
+	tm.resize(80, 24)
+	s := tm.waitFor("waits:", 5*time.Second)
+	t.Logf("progress at 80x24 after the resizes:\n%s", s)
+	if !e.Node(e.Nodes[0]).Spec.Unschedulable {
+		t.Error("the node being drained is not cordoned")
+	}
+}
+
+func TestCancelABlockedDrainFromProgressThenQuitMidDrain(t *testing.T) {
+	e, tm := blockedDrain(t, 120, 30)
+	node := e.Nodes[0]
+	tm.keys("x")
+	s := tm.waitFor("stopped", 30*time.Second)
+	t.Logf("progress after x:\n%s", s)
+	tm.alive("after cancelling")
+	if pods := e.PodsOn(node); len(pods) != 2 {
+		t.Errorf("%d ledger pods on the node after the cancel, want 2 (never evicted)", len(pods))
+	}
+	if !e.Node(node).Spec.Unschedulable {
+		t.Error("the cancelled drain's node is not cordoned (a re-run should finish the job)")
+	}
+	// The same node can be drained again at once; quitting while it runs stops it,
+	// says what is left and how to finish, and exits 130.
+	selectAndDrain(tm, node)
+	tm.waitFor("waits:", 30*time.Second)
+	tm.keys("q")
+	tm.waitFor("Stop them and quit?", 5*time.Second)
+	tm.keys("y")
+	s = tm.waitFor("EXITED 130", 30*time.Second)
+	t.Logf("terminal after quitting mid-drain:\n%s", s)
+	fixture.MustContain(t, "quit output", strings.Join(strings.Fields(s), " "),
+		"stopped: drain stopped on "+node, "kubectl maintenance drain "+node)
+}
+
+// kubeconfigAs writes a copy of the admin kubeconfig that changes server or impersonates
+// user (an empty value keeps the admin's).
+func kubeconfigAs(t *testing.T, server, user string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(shared.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		if server != "" {
+			c.Server = server
+		}
+	}
+	for _, a := range cfg.AuthInfos {
+		if user != "" {
+			a.Impersonate = user
+		}
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDashboardSaysWhatIsWrongInOneLine(t *testing.T) {
+	tests := []struct {
+		name, server, user, want string
+	}{
+		{"an unreachable server", "https://127.0.0.1:1", "", "cannot reach the API server at https://127.0.0.1:1"},
+		{"a server that does not answer", "hang", "", "did not answer within 10s"},
+		{"a user who may list pods and budgets but not nodes", "", "km-no-nodes", "not allowed to list/watch nodes (RBAC)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			needTmux(t)
+			if tc.server == "hang" {
+				tc.server = hangingServer(t)
+			}
+			if tc.user != "" {
+				allowAllButNodes(t, tc.user)
+			}
+			kc := kubeconfigAs(t, tc.server, tc.user)
+			tm := startTerm(t, strings.ReplaceAll(tc.name, " ", "-"), 100, 30, fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, kc))
+			began := time.Now()
+			s := tm.waitFor(tc.want, 15*time.Second)
+			t.Logf("after %s:\n%s", time.Since(began).Round(100*time.Millisecond), s)
+			tm.alive("with " + tc.name)
+			lines := 0
+			for _, l := range strings.Split(s, "\n") {
+				if strings.Contains(l, tc.want) {
+					lines++
+				}
+			}
+			if lines != 1 {
+				t.Errorf("the problem shows on %d lines, want 1", lines)
+			}
+			for _, raw := range []string{"reflector.go", "Failed to watch", "E1", "W1"} {
+				if strings.Contains(s, raw) {
+					t.Errorf("a raw log line (%q) is on the screen:\n%s", raw, s)
+				}
+			}
+			if !strings.Contains(s, "1 Nodes") {
+				t.Errorf("the dashboard did not start:\n%s", s)
+			}
+			tm.keys("q")
+			tm.waitFor("EXITED 0", 10*time.Second)
+		})
+	}
+}
+
+// hangingServer is an address that accepts connections and never answers (a server
+// behind a firewall that drops, or a hung one): only a deadline ends a request to it.
+func hangingServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		<-done
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	return "https://" + l.Addr().String()
+}
+
+// allowAllButNodes lets user list and watch pods and PodDisruptionBudgets, and nothing of
+// nodes: the dashboard must name the one permission missing.
+func allowAllButNodes(t *testing.T, user string) {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	if _, err := shared.Client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shared.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = shared.Client.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{})
+		_ = shared.Client.RbacV1().ClusterRoles().Delete(ctx, user, metav1.DeleteOptions{})
+	})
 }

@@ -1,22 +1,7 @@
-// Package data is the dashboard's read-only model: rows for nodes, pools and PDBs, built
-// from objects the command layer's informers hold. It is pure: no API calls.
+// Package data is the dashboard's read-only model: plain rows for nodes, pools and PDBs,
+// and the state of the connection that feeds them. It imports nothing of Kubernetes; the
+// dashsource package builds it from informer caches.
 package data
-
-import (
-	"fmt"
-	"sort"
-	"strings"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
-)
 
 // NodeRow is one node as the dashboard shows it.
 type NodeRow struct {
@@ -24,8 +9,8 @@ type NodeRow struct {
 	Status        string // Ready, NotReady, Unknown, plus ",SchedulingDisabled"
 	Unschedulable bool
 	Pools         []string
-	Pods          int // pods a drain would consider (not DaemonSet, mirror or finished)
-	Evictable     int // of those, pods whose eviction would be accepted now
+	Pods          int // pods running on the node (not finished), as the nodes command counts them
+	Evictable     int // pods a drain would evict whose eviction would be accepted now
 	Blocked       int // pods that can never go as things stand
 	Blocker       string
 	Version       string
@@ -62,125 +47,9 @@ type Snapshot struct {
 	PDBs  []PDBRow
 	// PoolNames lists the pools, for the move picker.
 	PoolNames []string
-}
-
-// Build computes a snapshot. NEVER modify the objects: they belong to informer stores.
-func Build(nodes []*corev1.Node, pods []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, pools []*v1alpha1.NodePool, now time.Time) Snapshot {
-	ix := pdb.NewIndex(pdbs)
-	type counts struct {
-		pods, evictable, blocked int
-		blocker                  string
-	}
-	per := make(map[string]*counts, len(nodes))
-	for _, p := range pods {
-		if p.Spec.NodeName == "" || !drainable(p) {
-			continue
-		}
-		c := per[p.Spec.NodeName]
-		if c == nil {
-			c = &counts{}
-			per[p.Spec.NodeName] = c
-		}
-		c.pods++
-		d := pdb.Decide(p, ix.For(p))
-		switch {
-		case d.Goes():
-			c.evictable++
-		case d.Blocks():
-			c.blocked++
-			if c.blocker == "" {
-				c.blocker = pdb.JoinKeys(d.Budgets)
-			}
-		}
-	}
-	var s Snapshot
-	s.Nodes = make([]NodeRow, 0, len(nodes))
-	for _, n := range nodes {
-		c := per[n.Name]
-		if c == nil {
-			c = &counts{}
-		}
-		s.Nodes = append(s.Nodes, NodeRow{Name: n.Name, Status: NodeStatus(n), Unschedulable: n.Spec.Unschedulable,
-			Pools: nodepool.PoolsOf(n), Pods: c.pods, Evictable: c.evictable, Blocked: c.blocked, Blocker: c.blocker,
-			Version: n.Status.NodeInfo.KubeletVersion, Age: age(n.CreationTimestamp, now)})
-	}
-	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
-	for _, p := range pools {
-		row := PoolRow{Name: p.Name, MaxUnavailable: p.MaxUnavailableOrDefault(), Handler: "<none>"}
-		if p.Spec.RuntimeClass != nil {
-			row.Handler = p.Spec.RuntimeClass.Handler
-		}
-		var ts []string
-		for _, t := range p.Spec.Taints {
-			ts = append(ts, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
-		}
-		row.Taints = strings.Join(ts, ",")
-		for _, n := range nodes {
-			if _, ok := n.Labels[nodepool.RoleLabel(p.Name)]; ok {
-				row.Nodes++
-				if n.Spec.Unschedulable {
-					row.InMaintenance++
-				}
-			}
-		}
-		s.Pools = append(s.Pools, row)
-		s.PoolNames = append(s.PoolNames, p.Name)
-	}
-	sort.Slice(s.Pools, func(i, j int) bool { return s.Pools[i].Name < s.Pools[j].Name })
-	sort.Strings(s.PoolNames)
-	for _, b := range ix.All() {
-		st := b.PDB.Status
-		never, _ := b.NeverAllows()
-		row := PDBRow{Key: b.Key(), MinAvailable: "N/A", MaxUnavailable: "N/A", Allowed: st.DisruptionsAllowed,
-			Current: st.CurrentHealthy, Desired: st.DesiredHealthy, Expected: st.ExpectedPods, Stale: b.Stale(), Never: never}
-		if v := b.PDB.Spec.MinAvailable; v != nil {
-			row.MinAvailable = v.String()
-		}
-		if v := b.PDB.Spec.MaxUnavailable; v != nil {
-			row.MaxUnavailable = v.String()
-		}
-		s.PDBs = append(s.PDBs, row)
-	}
-	return s
-}
-
-// drainable mirrors kubectl's filters: DaemonSet, mirror and finished pods are not drained.
-func drainable(p *corev1.Pod) bool {
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		return false
-	}
-	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return false
-	}
-	if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" {
-		return false
-	}
-	return true
-}
-
-// NodeStatus renders a node's status the way kubectl get nodes does ("Ready",
-// "Ready,SchedulingDisabled", "NotReady", "Unknown").
-func NodeStatus(n *corev1.Node) string {
-	s := "Unknown"
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			switch c.Status {
-			case corev1.ConditionTrue:
-				s = "Ready"
-			case corev1.ConditionFalse:
-				s = "NotReady"
-			}
-		}
-	}
-	if n.Spec.Unschedulable {
-		s += ",SchedulingDisabled"
-	}
-	return s
-}
-
-func age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
+	// Synced is false until every watch has listed once.
+	Synced bool
+	// Problem is a one-line description of why the data may be stale or missing (an
+	// unreachable API server, a permission the user lacks); empty when all is well.
+	Problem string
 }

@@ -74,7 +74,17 @@ func Line(ev drain.Event) string {
 		return fmt.Sprintf("%s pod/%s evicted", ts, ev.Pod)
 	case drain.EventNodeDrained:
 		return fmt.Sprintf("%s node/%s drained", ts, ev.Node)
+	case drain.EventNodeUncordoned:
+		if ev.Message != "" {
+			return fmt.Sprintf("%s node/%s %s", ts, ev.Node, ev.Message)
+		}
+		return fmt.Sprintf("%s node/%s uncordoned", ts, ev.Node)
+	case drain.EventNodeMoved:
+		return fmt.Sprintf("%s node/%s moved to pool %s", ts, ev.Node, ev.Message)
 	case drain.EventNodeFailed:
+		if ev.Node == "" {
+			return fmt.Sprintf("%s error: %s", ts, ev.Message)
+		}
 		return fmt.Sprintf("%s node/%s failed: %s", ts, ev.Node, ev.Message)
 	case drain.EventWarning:
 		return fmt.Sprintf("%s warning: %s", ts, ev.Message)

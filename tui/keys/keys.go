@@ -7,7 +7,7 @@ import "charm.land/bubbles/v2/key"
 type KeyMap struct {
 	NextView, Nodes, Pools, PDBs, Progress, Events key.Binding
 	Up, Down, Select, SelectAll, Filter            key.Binding
-	Cordon, Uncordon, Drain, Move                  key.Binding
+	Cordon, Uncordon, Drain, Move, CancelAction    key.Binding
 	Confirm, Cancel, Help, Quit                    key.Binding
 }
 
@@ -17,39 +17,45 @@ func Default() KeyMap {
 		return key.NewBinding(key.WithKeys(k...), key.WithHelp(k[0], help))
 	}
 	return KeyMap{
-		NextView:  b("view", "tab"),
-		Nodes:     b("nodes", "1"),
-		Pools:     b("pools", "2"),
-		PDBs:      b("pdbs", "3"),
-		Progress:  b("progress", "4"),
-		Events:    b("events", "5"),
-		Up:        b("up", "up", "k"),
-		Down:      b("down", "down", "j"),
-		Select:    b("select", "space"),
-		SelectAll: b("select all", "a"),
-		Filter:    b("filter", "/"),
-		Cordon:    b("cordon", "c"),
-		Uncordon:  b("uncordon", "u"),
-		Drain:     b("drain", "d"),
-		Move:      b("move", "m"),
-		Confirm:   b("confirm", "y", "enter"),
-		Cancel:    b("cancel", "esc", "n"),
-		Help:      b("help", "?"),
-		Quit:      b("quit", "q", "ctrl+c"),
+		NextView:     b("view", "tab"),
+		Nodes:        b("nodes", "1"),
+		Pools:        b("pools", "2"),
+		PDBs:         b("pdbs", "3"),
+		Progress:     b("progress", "4"),
+		Events:       b("events", "5"),
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Select:       b("select", "space"),
+		SelectAll:    b("select all", "a"),
+		Filter:       b("filter", "/"),
+		Cordon:       b("cordon", "c"),
+		Uncordon:     b("uncordon", "u"),
+		Drain:        b("drain", "d"),
+		Move:         b("move", "m"),
+		CancelAction: b("cancel action", "x"),
+		Confirm:      b("confirm", "y", "enter"),
+		Cancel:       b("cancel", "esc", "n"),
+		Help:         b("help", "?"),
+		Quit:         b("quit", "q", "ctrl+c"),
 	}
 }
 
-// ShortHelp is the one-line help.
+// ShortHelp is the one-line help (it fits 80 columns; ? shows the rest).
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NextView, k.Select, k.Drain, k.Cordon, k.Uncordon, k.Move, k.Filter, k.Help, k.Quit}
+	return []key.Binding{k.Select, k.Drain, k.Cordon, k.Uncordon, k.Move, k.Filter, k.Help, k.Quit}
 }
 
-// FullHelp is the help page.
+// ProgressHelp is the one-line help of the Progress view.
+func (k KeyMap) ProgressHelp() []key.Binding {
+	return []key.Binding{k.NextView, k.Up, k.Down, k.CancelAction, k.Help, k.Quit}
+}
+
+// FullHelp is the help page (it fits 80 columns).
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NextView, k.Nodes, k.Pools, k.PDBs, k.Progress, k.Events},
 		{k.Up, k.Down, k.Select, k.SelectAll, k.Filter},
-		{k.Cordon, k.Uncordon, k.Drain, k.Move},
+		{k.Cordon, k.Uncordon, k.Drain, k.Move, k.CancelAction},
 		{k.Confirm, k.Cancel, k.Help, k.Quit},
 	}
 }

@@ -6,53 +6,43 @@ import (
 	"strconv"
 	"strings"
 
-	"charm.land/bubbles/v2/table"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/grid"
 )
 
 // Model is the nodes table.
 type Model struct {
-	table table.Model
+	table grid.Model
 	names []string // node name of each shown row
 }
 
-// New returns an empty, focused table.
+// New returns an empty table. At 80 columns it shows the essentials; VERSION and AGE
+// appear from about 100 columns on; narrower screens cut NAME, STATUS and BLOCKER.
 func New() Model {
-	return Model{table: table.New(table.WithFocused(true), table.WithColumns(columns(80)))}
+	return Model{table: grid.New(
+		grid.Column{Title: "  NAME", Width: 13, Min: 8, Grow: true},
+		grid.Column{Title: "STATUS", Width: 24, Min: 8},
+		grid.Column{Title: "POOLS", Width: 6, Min: 5},
+		grid.Column{Title: "PODS", Width: 4},
+		grid.Column{Title: "EVICT", Width: 5},
+		grid.Column{Title: "BLOCK", Width: 5},
+		grid.Column{Title: "BLOCKER", Width: 11, Min: 7, Grow: true},
+		grid.Column{Title: "VERSION", Width: 8, Optional: true},
+		grid.Column{Title: "AGE", Width: 5, Optional: true},
+	)}
 }
 
-// columns fits the columns to width: at 80 columns the essentials, from 100 on also the
-// kubelet version and age; extra room goes to NAME and BLOCKER.
-func columns(width int) []table.Column {
-	cols := []table.Column{{Title: "  NAME", Width: 11}, {Title: "STATUS", Width: 24},
-		{Title: "POOLS", Width: 6}, {Title: "PODS", Width: 4}, {Title: "EVICT", Width: 5}, {Title: "BLOCK", Width: 5},
-		{Title: "BLOCKER", Width: 11}}
-	if width >= 100 {
-		cols = append(cols, table.Column{Title: "VERSION", Width: 8}, table.Column{Title: "AGE", Width: 5})
-	}
-	used := 0
-	for _, c := range cols {
-		used += c.Width + 2 // cell padding
-	}
-	if extra := width - used; extra > 0 {
-		cols[0].Width += extra / 2
-		cols[6].Width += extra - extra/2
-	}
-	return cols
-}
+// Grid gives access to the table's styles.
+func (m *Model) Grid() *grid.Model { return &m.table }
 
 // SetSize fits the table to width x height (the header included).
-func (m *Model) SetSize(width, height int) {
-	m.table.SetColumns(columns(width))
-	m.table.SetWidth(width)
-	m.table.SetHeight(max(height, 2))
-}
+func (m *Model) SetSize(width, height int) { m.table.SetSize(width, height) }
 
 // SetRows shows the snapshot's nodes that match filter, marking the selected ones.
 func (m *Model) SetRows(rows []data.NodeRow, selected map[string]bool, filter string) {
-	out := make([]table.Row, 0, len(rows))
+	out := make([][]string, 0, len(rows))
 	m.names = m.names[:0]
 	for _, r := range rows {
 		pools := strings.Join(r.Pools, ",")
@@ -67,14 +57,11 @@ func (m *Model) SetRows(rows []data.NodeRow, selected map[string]bool, filter st
 		if blocker == "" {
 			blocker = "-"
 		}
-		out = append(out, table.Row{mark + r.Name, r.Status, orNone(pools), strconv.Itoa(r.Pods),
-			strconv.Itoa(r.Evictable), strconv.Itoa(r.Blocked), blocker, r.Version, r.Age}[:len(m.table.Columns())])
+		out = append(out, []string{mark + r.Name, r.Status, orNone(pools), strconv.Itoa(r.Pods),
+			strconv.Itoa(r.Evictable), strconv.Itoa(r.Blocked), blocker, r.Version, r.Age})
 		m.names = append(m.names, r.Name)
 	}
 	m.table.SetRows(out)
-	if c := m.table.Cursor(); c >= len(out) && len(out) > 0 {
-		m.table.SetCursor(len(out) - 1)
-	}
 }
 
 func orNone(s string) string {

@@ -6,31 +6,38 @@ import (
 	"strconv"
 	"strings"
 
-	"charm.land/bubbles/v2/table"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/grid"
 )
 
 // Model is the PDB table.
-type Model struct{ table table.Model }
+type Model struct{ table grid.Model }
 
 // New returns an empty table.
 func New() Model {
-	return Model{table: table.New(table.WithFocused(true), table.WithColumns([]table.Column{
-		{Title: "PDB", Width: 24}, {Title: "MIN AV", Width: 6}, {Title: "MAX UNAV", Width: 8}, {Title: "ALLOWED", Width: 7},
-		{Title: "CURRENT", Width: 7}, {Title: "DESIRED", Width: 7}, {Title: "EXPECTED", Width: 8}, {Title: "FLAGS", Width: 14}}))}
+	return Model{table: grid.New(
+		grid.Column{Title: "PDB", Width: 24, Min: 12, Grow: true},
+		grid.Column{Title: "MIN AV", Width: 6, Optional: true},
+		grid.Column{Title: "MAX UNAV", Width: 8, Optional: true},
+		grid.Column{Title: "ALLOWED", Width: 7},
+		grid.Column{Title: "CURRENT", Width: 7, Optional: true},
+		grid.Column{Title: "DESIRED", Width: 7, Optional: true},
+		grid.Column{Title: "EXPECTED", Width: 8, Optional: true},
+		grid.Column{Title: "FLAGS", Width: 18, Min: 5, Grow: true},
+	)}
 }
 
+// Grid gives access to the table's styles.
+func (m *Model) Grid() *grid.Model { return &m.table }
+
 // SetSize fits the table.
-func (m *Model) SetSize(width, height int) {
-	m.table.SetWidth(width)
-	m.table.SetHeight(max(height, 2))
-}
+func (m *Model) SetSize(width, height int) { m.table.SetSize(width, height) }
 
 // SetRows shows the budgets matching filter.
 func (m *Model) SetRows(rows []data.PDBRow, filter string) {
-	out := make([]table.Row, 0, len(rows))
+	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		if filter != "" && !strings.Contains(r.Key, filter) {
 			continue
@@ -42,7 +49,7 @@ func (m *Model) SetRows(rows []data.PDBRow, filter string) {
 		if r.Stale {
 			flags = append(flags, "stale")
 		}
-		out = append(out, table.Row{r.Key, r.MinAvailable, r.MaxUnavailable, strconv.Itoa(int(r.Allowed)),
+		out = append(out, []string{r.Key, r.MinAvailable, r.MaxUnavailable, strconv.Itoa(int(r.Allowed)),
 			strconv.Itoa(int(r.Current)), strconv.Itoa(int(r.Desired)), strconv.Itoa(int(r.Expected)), strings.Join(flags, ",")})
 	}
 	m.table.SetRows(out)

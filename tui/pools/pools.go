@@ -5,37 +5,41 @@ import (
 	"fmt"
 	"strconv"
 
-	"charm.land/bubbles/v2/table"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/grid"
 )
 
 // Model is the pools table.
-type Model struct{ table table.Model }
+type Model struct{ table grid.Model }
 
 // New returns an empty table.
 func New() Model {
-	return Model{table: table.New(table.WithFocused(true), table.WithColumns([]table.Column{
-		{Title: "NAME", Width: 16}, {Title: "NODES", Width: 5}, {Title: "MAINTENANCE", Width: 11},
-		{Title: "TAINTS", Width: 28}, {Title: "HANDLER", Width: 10}}))}
+	return Model{table: grid.New(
+		grid.Column{Title: "NAME", Width: 16, Min: 8, Grow: true},
+		grid.Column{Title: "NODES", Width: 5},
+		grid.Column{Title: "MAINTENANCE", Width: 11, Min: 5},
+		grid.Column{Title: "TAINTS", Width: 28, Min: 8, Grow: true},
+		grid.Column{Title: "HANDLER", Width: 10, Min: 7, Optional: true},
+	)}
 }
 
+// Grid gives access to the table's styles.
+func (m *Model) Grid() *grid.Model { return &m.table }
+
 // SetSize fits the table.
-func (m *Model) SetSize(width, height int) {
-	m.table.SetWidth(width)
-	m.table.SetHeight(max(height, 2))
-}
+func (m *Model) SetSize(width, height int) { m.table.SetSize(width, height) }
 
 // SetRows shows the pools.
 func (m *Model) SetRows(rows []data.PoolRow) {
-	out := make([]table.Row, 0, len(rows))
+	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		taints := r.Taints
 		if taints == "" {
 			taints = "<none>"
 		}
-		out = append(out, table.Row{r.Name, strconv.Itoa(r.Nodes), fmt.Sprintf("%d/%d", r.InMaintenance, r.MaxUnavailable), taints, r.Handler})
+		out = append(out, []string{r.Name, strconv.Itoa(r.Nodes), fmt.Sprintf("%d/%d", r.InMaintenance, r.MaxUnavailable), taints, r.Handler})
 	}
 	m.table.SetRows(out)
 }

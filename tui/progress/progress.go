@@ -1,6 +1,7 @@
-// Package progress is the dashboard's per-node drain progress: a bar of evicted over total
-// pods, the current wave, the current blocker with its numbers, the elapsed time, and a
-// spinner while a node waits. It is fed the drain engine's events.
+// Package progress is the dashboard's per-node progress of the actions running: a bar of
+// evicted over total pods, the current wave, the current blocker with its numbers, the
+// elapsed time, and a spinner while a node waits. It is fed the engine's events, tagged
+// with the action they belong to, and has a cursor so that one action can be cancelled.
 package progress
 
 import (
@@ -12,66 +13,113 @@ import (
 	"charm.land/bubbles/v2/progress"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
-// Node is one node's progress.
+// Node is one node's progress in one action.
 type Node struct {
-	Name      string
-	Total     int
-	Evicted   int
-	Wave      int
-	Blocker   string
-	Started   time.Time
-	Finished  time.Time
-	Failed    string
-	Drained   bool
-	Cordoned  bool
-	order     int
-	maxWave   int
-	lastEvent time.Time
+	Name string
+	// ID and Action name the action the node is in ("drain", "cordon", ...).
+	ID       int
+	Action   string
+	Total    int
+	Evicted  int
+	Wave     int
+	Blocker  string
+	Started  time.Time
+	Finished time.Time
+	Failed   string
+	// Done is set when the action finished for this node; Result says how ("drained",
+	// "cordoned", "moved to blue", ...).
+	Done     bool
+	Result   string
+	Cordoned bool
+	Drained  bool
+	// Stopping and Stopped mark a node whose action was cancelled before it finished.
+	Stopping, Stopped bool
+	order             int
+	maxWave           int
 }
 
-// Model holds the progress of every node of the current action.
+// over reports whether nothing more will happen to the node in its action.
+func (n Node) over() bool { return n.Done || n.Failed != "" || n.Stopped }
+
+// Model holds the progress of every node of the actions started in this session.
 type Model struct {
 	nodes   map[string]*Node
 	bar     progress.Model
 	spinner spinner.Model
 	width   int
+	height  int
 	next    int
+	cursor  int
 }
 
 // New returns an empty progress model.
 func New() Model {
 	return Model{nodes: map[string]*Node{}, bar: progress.New(progress.WithWidth(30), progress.WithoutPercentage()),
-		spinner: spinner.New(spinner.WithSpinner(spinner.Line))}
+		spinner: spinner.New(spinner.WithSpinner(spinner.Line)), height: 20}
 }
 
 // SetWidth fits the bars to the screen.
 func (m *Model) SetWidth(w int) {
 	m.width = w
-	m.bar.SetWidth(max(10, min(40, w-64)))
+	m.bar.SetWidth(max(6, min(40, w-70)))
 }
 
-// Reset forgets every node (a new action starts).
-func (m *Model) Reset() { m.nodes, m.next = map[string]*Node{}, 0 }
+// SetSize fits the view to w x h.
+func (m *Model) SetSize(w, h int) {
+	m.SetWidth(w)
+	m.height = max(h, 1)
+}
 
-func (m *Model) node(name string) *Node {
+// Reset forgets every node.
+func (m *Model) Reset() { m.nodes, m.next, m.cursor = map[string]*Node{}, 0, 0 }
+
+// Begin records that action id (of kind action) starts on nodes: each shows as queued,
+// replacing what an earlier, finished action showed for it.
+func (m *Model) Begin(id int, action string, nodes []string) {
+	for _, name := range nodes {
+		m.nodes[name] = &Node{Name: name, ID: id, Action: action, order: m.next}
+		m.next++
+	}
+}
+
+// End records that action id ended at time at; its nodes that did not finish are stopped.
+func (m *Model) End(id int, at time.Time) {
+	for _, n := range m.nodes {
+		if n.ID == id && !n.over() {
+			n.Stopped, n.Stopping, n.Finished = true, false, at
+		}
+	}
+}
+
+// Stopping marks the unfinished nodes of action id as being stopped.
+func (m *Model) Stopping(id int) {
+	for _, n := range m.nodes {
+		if n.ID == id && !n.over() {
+			n.Stopping = true
+		}
+	}
+}
+
+func (m *Model) node(id int, name string) *Node {
 	n := m.nodes[name]
-	if n == nil {
-		n = &Node{Name: name, order: m.next}
+	if n == nil || n.ID != id {
+		n = &Node{Name: name, ID: id, order: m.next}
 		m.next++
 		m.nodes[name] = n
 	}
 	return n
 }
 
-// Apply folds one engine event into the progress.
-func (m *Model) Apply(ev drain.Event) {
+// Apply folds one event of action id into the progress.
+func (m *Model) Apply(id int, ev drain.Event) {
 	if ev.Type == drain.EventPlan && ev.Plan != nil {
 		for _, np := range ev.Plan.Nodes {
-			n := m.node(np.Name)
+			n := m.node(id, np.Name)
 			n.Total = len(np.Steps)
 			for _, s := range np.Steps {
 				n.maxWave = max(n.maxWave, s.Wave)
@@ -82,13 +130,27 @@ func (m *Model) Apply(ev drain.Event) {
 	if ev.Node == "" {
 		return
 	}
-	n := m.node(ev.Node)
-	n.lastEvent = ev.Time
+	n := m.node(id, ev.Node)
+	if n.Started.IsZero() {
+		n.Started = ev.Time
+	}
 	switch ev.Type {
 	case drain.EventNodeCordoned:
 		n.Cordoned = true
-		if n.Started.IsZero() {
-			n.Started = ev.Time
+		if n.Action == "cordon" {
+			n.Done, n.Finished, n.Result = true, ev.Time, "cordoned"
+			if ev.Already {
+				n.Result = "already cordoned"
+			}
+		}
+	case drain.EventNodeUncordoned:
+		n.Cordoned = false
+		n.Result = "uncordoned"
+		if ev.Message != "" {
+			n.Result = ev.Message
+		}
+		if n.Action == "uncordon" || n.Action == "move" {
+			n.Done, n.Finished = true, ev.Time
 		}
 	case drain.EventEvictionStarted:
 		n.Wave = max(n.Wave, ev.Wave)
@@ -100,8 +162,13 @@ func (m *Model) Apply(ev drain.Event) {
 			n.Blocker = ""
 		}
 	case drain.EventNodeDrained:
-		n.Drained, n.Finished, n.Blocker = true, ev.Time, ""
+		n.Drained, n.Blocker = true, ""
 		n.Evicted = max(n.Evicted, n.Total)
+		if n.Action != "move" {
+			n.Done, n.Finished, n.Result = true, ev.Time, "drained"
+		}
+	case drain.EventNodeMoved:
+		n.Done, n.Finished, n.Result = true, ev.Time, "moved to "+ev.Message
 	case drain.EventNodeFailed:
 		n.Failed, n.Finished = ev.Message, ev.Time
 	}
@@ -117,18 +184,47 @@ func (m Model) Nodes() []Node {
 	return out
 }
 
+// Left returns the nodes of the given action that did not finish.
+func (m Model) Left(id int) []Node {
+	var out []Node
+	for _, n := range m.Nodes() {
+		if n.ID == id && !n.Done && n.Failed == "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Active reports whether some node is still in progress.
 func (m Model) Active() bool {
 	for _, n := range m.nodes {
-		if !n.Drained && n.Failed == "" {
+		if !n.over() {
 			return true
 		}
 	}
 	return false
 }
 
-// Update advances the spinner.
+// Current returns the node under the cursor (ok false when there is none).
+func (m Model) Current() (Node, bool) {
+	nodes := m.Nodes()
+	if len(nodes) == 0 {
+		return Node{}, false
+	}
+	return nodes[min(max(m.cursor, 0), len(nodes)-1)], true
+}
+
+// Update advances the spinner and moves the cursor.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch k.String() {
+		case "up", "k":
+			m.cursor = max(m.cursor-1, 0)
+		case "down", "j":
+			m.cursor = min(m.cursor+1, max(len(m.nodes)-1, 0))
+		}
+		return m, nil
+	}
 	var cmd tea.Cmd
 	m.spinner, cmd = m.spinner.Update(msg)
 	return m, cmd
@@ -137,45 +233,77 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 // Tick starts the spinner.
 func (m Model) Tick() tea.Cmd { return m.spinner.Tick }
 
-// View renders one line per node (two when it waits on something), at time now.
+// View renders one line per node (two when it waits on something), at time now, with the
+// cursor's node marked and kept in sight.
 func (m Model) View(now time.Time) string {
 	nodes := m.Nodes()
 	if len(nodes) == 0 {
 		return "No action running. Select nodes on the Nodes view (space) and press d to drain."
 	}
-	var b strings.Builder
-	for _, n := range nodes {
-		pct := 1.0
-		if n.Total > 0 {
-			pct = float64(n.Evicted) / float64(n.Total)
+	cur := min(max(m.cursor, 0), len(nodes)-1)
+	var lines []string
+	curLine := 0
+	for i, n := range nodes {
+		mark := "  "
+		if i == cur {
+			mark, curLine = "> ", len(lines)
 		}
-		state := m.spinner.View() + " draining"
-		switch {
-		case n.Failed != "":
-			state = "failed"
-		case n.Drained:
-			state = "done"
-		case !n.Cordoned:
-			state = "queued"
-		}
-		end := now
-		if !n.Finished.IsZero() {
-			end = n.Finished
-		}
-		elapsed := "-"
-		if !n.Started.IsZero() {
-			elapsed = end.Sub(n.Started).Round(100 * time.Millisecond).String()
-		}
-		fmt.Fprintf(&b, "%-16s %s %3d/%-3d %3.0f%%  wave %d/%d  %-10s %s\n", trunc(n.Name, 16), m.bar.ViewAs(pct),
-			n.Evicted, n.Total, pct*100, n.Wave, n.maxWave, state, elapsed)
+		lines = append(lines, mark+m.line(n, now))
 		if n.Failed != "" {
-			fmt.Fprintf(&b, "    error: %s\n", trunc(n.Failed, max(20, m.width-11)))
-		} else if n.Blocker != "" && !n.Drained {
-			fmt.Fprintf(&b, "    waits: %s\n", trunc(n.Blocker, max(20, m.width-11)))
+			lines = append(lines, "    error: "+oneLine(n.Failed))
+		} else if n.Blocker != "" && !n.Done && !n.Stopped {
+			lines = append(lines, "    waits: "+oneLine(n.Blocker))
 		}
 	}
-	return strings.TrimRight(b.String(), "\n")
+	off := 0
+	if curLine >= m.height {
+		off = curLine - m.height + 1
+	}
+	lines = lines[off:]
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, max(m.width, 1), "…")
+	}
+	return strings.Join(lines, "\n")
 }
+
+func (m Model) line(n Node, now time.Time) string {
+	pct := 0.0
+	switch {
+	case n.Total > 0:
+		pct = float64(n.Evicted) / float64(n.Total)
+	case n.Done || n.Drained:
+		pct = 1
+	}
+	state := m.spinner.View() + " " + map[string]string{"cordon": "cordoning", "uncordon": "uncordoning",
+		"move": "moving"}[n.Action]
+	if state == m.spinner.View()+" " {
+		state = m.spinner.View() + " draining"
+	}
+	switch {
+	case n.Failed != "":
+		state = "failed"
+	case n.Done:
+		state = "done: " + n.Result
+	case n.Stopped:
+		state = "stopped"
+	case n.Stopping:
+		state = "stopping"
+	case !n.Cordoned && (n.Action == "drain" || n.Action == "move"):
+		state = "queued"
+	}
+	end := now
+	if !n.Finished.IsZero() {
+		end = n.Finished
+	}
+	elapsed := "-"
+	if !n.Started.IsZero() {
+		elapsed = end.Sub(n.Started).Round(100 * time.Millisecond).String()
+	}
+	return fmt.Sprintf("%-16s %s %3d/%-3d %3.0f%%  wave %d/%d  %-8s %s", trunc(n.Name, 16), m.bar.ViewAs(pct),
+		n.Evicted, n.Total, pct*100, n.Wave, n.maxWave, elapsed, state)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func trunc(s string, n int) string {
 	if len(s) <= n {

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
+)
+
+func collect(t *testing.T, ch <-chan drain.Event) []drain.EventType {
+	t.Helper()
+	var out []drain.EventType
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, ev.Type)
+		case <-timeout:
+			t.Fatal("the action's events never ended")
+		}
+	}
+}
+
+func TestDashboardActionsEmitTheirOwnEvents(t *testing.T) {
+	cordoned := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}, Spec: corev1.NodeSpec{Unschedulable: true}}
+	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, cordoned)
+	b := newBackend(context.Background(), &Common{}, cs, nil, nil)
+	tests := []struct {
+		name string
+		req  confirm.Request
+		want string
+	}{
+		{"a cordon emits node.cordoned, never node.drained", confirm.Request{Action: confirm.Cordon, Nodes: []string{"n1"}}, "node.cordoned"},
+		{"an uncordon emits node.uncordoned, not a warning", confirm.Request{Action: confirm.Uncordon, Nodes: []string{"n2"}}, "node.uncordoned"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, cancel, err := b.Start(tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cancel()
+			var got []string
+			for _, ty := range collect(t, ch) {
+				got = append(got, string(ty))
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("events = %v, want [%s]", got, tc.want)
+			}
+		})
+	}
+	b.wait()
+}
+
+func TestDashboardRefusesABusyNodeAndCancelsOneActionOnly(t *testing.T) {
+	release := make(chan struct{})
+	// The get of n1 waits until its context ends or the test releases it, as a slow API
+	// server would: the action on n1 is still running while the others start. (Not a
+	// reactor: the fake clientset runs reactors under one lock.)
+	cs := &slowClientset{Clientset: fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}), slow: "n1", release: release}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	b := newBackend(ctx, &Common{}, cs, nil, nil)
+	first, cancelFirst, err := b.Start(confirm.Request{Action: confirm.Cordon, Nodes: []string{"n1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Start(confirm.Request{Action: confirm.Uncordon, Nodes: []string{"n1", "n2"}}); err == nil || !strings.Contains(err.Error(), "n1 already in a running action") {
+		t.Fatalf("a second action on n1: err = %v, want it refused", err)
+	}
+	second, _, err := b.Start(confirm.Request{Action: confirm.Cordon, Nodes: []string{"n2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, second); len(got) != 1 || got[0] != drain.EventNodeCordoned {
+		t.Errorf("the action on n2 = %v, want node.cordoned", got)
+	}
+	cancelFirst()
+	close(release)
+	for _, ty := range collect(t, first) {
+		if ty == drain.EventNodeCordoned {
+			t.Error("the cancelled cordon of n1 still cordoned it")
+		}
+	}
+	b.wait()
+	if n, _ := cs.Clientset.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{}); n.Spec.Unschedulable {
+		t.Error("n1 is cordoned after its action was cancelled")
+	}
+	if _, _, err := b.Start(confirm.Request{Action: confirm.Uncordon, Nodes: []string{"n1"}}); err != nil {
+		t.Errorf("n1 is still busy after its action ended: %v", err)
+	}
+	b.wait()
+}
+
+type slowClientset struct {
+	*fake.Clientset
+	slow    string
+	release chan struct{}
+}
+
+func (c *slowClientset) CoreV1() corev1client.CoreV1Interface {
+	return slowCore{CoreV1Interface: c.Clientset.CoreV1(), c: c}
+}
+
+type slowCore struct {
+	corev1client.CoreV1Interface
+	c *slowClientset
+}
+
+func (s slowCore) Nodes() corev1client.NodeInterface {
+	return slowNodes{NodeInterface: s.CoreV1Interface.Nodes(), c: s.c}
+}
+
+type slowNodes struct {
+	corev1client.NodeInterface
+	c *slowClientset
+}
+
+func (s slowNodes) Get(ctx context.Context, name string, o metav1.GetOptions) (*corev1.Node, error) {
+	if name == s.c.slow {
+		select {
+		case <-s.c.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.NodeInterface.Get(ctx, name, o)
+}

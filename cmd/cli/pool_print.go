@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+)
+
+// PoolGetOptions is "pool list" and "pool get": pools as a table or in any of kubectl's
+// output formats.
+type PoolGetOptions struct {
+	*Common
+	Names  []string
+	Output *OutputFlags
+	Now    func() time.Time
+}
+
+func newCmdPoolListPrinted(c *Common) *cobra.Command {
+	o := &PoolGetOptions{Common: c, Output: NewOutputFlags(true), Now: time.Now}
+	cmd := &cobra.Command{
+		Use:     "list [-o FORMAT]",
+		Aliases: []string{"ls"},
+		Short:   "List pools: nodes, nodes in maintenance, taints, RuntimeClass handler",
+		Args:    noArgsUsage,
+		RunE:    o.runE,
+	}
+	o.Output.AddFlags(cmd)
+	return cmd
+}
+
+func newCmdPoolGetPrinted(c *Common) *cobra.Command {
+	o := &PoolGetOptions{Common: c, Output: NewOutputFlags(true), Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "get [POOL...] [-o FORMAT]",
+		Short: "Print pools (all, or the ones named) as a table, YAML, JSON or any kubectl output format",
+		Long: `Print pools as kubectl get does: a table by default (-o wide adds the labels), or -o
+json|yaml|name|jsonpath=...|custom-columns=...|go-template=.... With no name, every pool;
+a name that does not exist is an error (exit 1) after the others are printed.`,
+		Example: `  kubectl maintenance pool get blue -o yaml
+  kubectl maintenance pool get blue green -o name
+  kubectl maintenance pool get -o jsonpath='{.items[*].metadata.name}'`,
+		ValidArgsFunction: completePools(c),
+		RunE:              o.runE,
+	}
+	o.Output.AddFlags(cmd)
+	return cmd
+}
+
+func (o *PoolGetOptions) runE(cmd *cobra.Command, args []string) error {
+	o.Names = args
+	if err := o.Output.Validate(); err != nil {
+		return err
+	}
+	cs, pc, err := poolClients(o.Common)
+	if err != nil {
+		return err
+	}
+	return o.Run(cmd.Context(), cs, pc)
+}
+
+// Run prints the pools.
+func (o *PoolGetOptions) Run(ctx context.Context, cs kubernetes.Interface, pc client.Client) error {
+	var pools []v1alpha1.NodePool
+	var missing []string
+	if len(o.Names) == 0 {
+		list := &v1alpha1.NodePoolList{}
+		if err := pc.List(ctx, list); err != nil {
+			if nodepool.IsNotInstalled(err) {
+				return nodepool.ErrNotInstalled
+			}
+			return fmt.Errorf("list pools: %w", err)
+		}
+		pools = list.Items
+	}
+	for _, name := range o.Names {
+		p := &v1alpha1.NodePool{}
+		if err := pc.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
+			switch {
+			case nodepool.IsNotInstalled(err):
+				return nodepool.ErrNotInstalled
+			case apierrors.IsNotFound(err):
+				missing = append(missing, name)
+				continue
+			}
+			return fmt.Errorf("get pool %s: %w", name, err)
+		}
+		pools = append(pools, *p)
+	}
+	if len(o.Names) == 0 {
+		sort.Slice(pools, func(i, j int) bool { return pools[i].Name < pools[j].Name })
+	}
+	var nodes []corev1.Node
+	if o.Output.IsTable() && len(pools) > 0 {
+		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list nodes: %w", err)
+		}
+		nodes = list.Items
+	}
+	objs := make([]runtime.Object, 0, len(pools))
+	for i := range pools {
+		p := &pools[i]
+		p.ManagedFields = nil
+		p.APIVersion, p.Kind = v1alpha1.GroupVersion.String(), "NodePool"
+		objs = append(objs, p)
+	}
+	if len(pools) > 0 || len(missing) == 0 {
+		if len(pools) == 0 && o.Output.IsTable() {
+			fmt.Fprintln(o.ErrOut, "No resources found")
+		} else if err := o.Output.Print(o.Out, poolsTable(pools, nodes, o.Now()), asList(objs, len(o.Names) == 1)); err != nil {
+			return err
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("nodepool(s) not found: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// poolsTable is NAME NODES MAINTENANCE TAINTS HANDLER AGE, and LABELS with -o wide.
+// MAINTENANCE is "nodes cordoned / maxUnavailable".
+func poolsTable(pools []v1alpha1.NodePool, nodes []corev1.Node, now time.Time) *metav1.Table {
+	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		column("Name", "string", 0), column("Nodes", "integer", 0), column("Maintenance", "string", 0),
+		column("Taints", "string", 0), column("Handler", "string", 0), column("Age", "string", 0),
+		column("Labels", "string", 1),
+	}}
+	for i := range pools {
+		p := &pools[i]
+		members, maint := 0, 0
+		for j := range nodes {
+			if _, ok := nodes[j].Labels[nodepool.RoleLabel(p.Name)]; ok {
+				members++
+				if nodes[j].Spec.Unschedulable {
+					maint++
+				}
+			}
+		}
+		var taints, labels []string
+		for _, tn := range p.Spec.Taints {
+			taints = append(taints, fmt.Sprintf("%s=%s:%s", tn.Key, tn.Value, tn.Effect))
+		}
+		for k, v := range p.Spec.Labels {
+			labels = append(labels, fmt.Sprintf("%s=%s", k, v))
+		}
+		sort.Strings(labels)
+		handler := "<none>"
+		if p.Spec.RuntimeClass != nil {
+			handler = p.Spec.RuntimeClass.Handler
+		}
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{p.Name, int64(members), fmt.Sprintf("%d/%d", maint, p.MaxUnavailableOrDefault()),
+			orNoneStr(strings.Join(taints, ",")), handler, age(p.CreationTimestamp, now), orNoneStr(strings.Join(labels, ","))},
+			Object: runtime.RawExtension{Object: p}})
+	}
+	return t
+}
+
+func orNoneStr(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
