@@ -1,9 +1,24 @@
 # kubectl-maintenance. `make help` lists the targets.
 SHELL := /usr/bin/env bash
 GO ?= go
-VERSION ?= v0.1.0
-LDFLAGS := -X github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli.version=$(VERSION)
+MODULE := github.com/kubectl-maintenance/kubectl-maintenance
+# VERSION stamps the binary (with the commit and its date). Unset, `make build` stamps
+# nothing and the binary reports what the Go build information says, exactly as a plain
+# `go build` or `go install` does. `make release` needs it.
+VERSION ?=
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+STAMP := -X $(MODULE)/cmd/cli.version=$(VERSION) -X $(MODULE)/cmd/cli.commit=$(COMMIT) -X $(MODULE)/cmd/cli.date=$(DATE)
+LDFLAGS := $(if $(VERSION),$(STAMP))
 PKGS := ./...
+# The release platforms; `make verify` cross-builds every one.
+TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+# Modules besides the root one: the image builder and the pinned tools.
+SUBMODULES := hack/image hack/tools/golangci-lint hack/tools/controller-gen hack/tools/kube hack/tools/etcd hack/tools/kwok
+# make image: the name written into the tarball (default ghcr.io/kubectl-maintenance/kubectl-maintenance:<VERSION or dev>,
+# the name config/manager/deployment.yaml runs) and the linux architecture.
+IMAGE ?=
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 # go test timeout for the whole suite (the integration packages start a real cluster each).
 TEST_TIMEOUT ?= 40m
 
@@ -17,6 +32,16 @@ help: ## Show this help
 build: ## Build bin/kubectl-maintenance (put it on PATH to use it as `kubectl maintenance`)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kubectl-maintenance ./cmd/kubectl-maintenance
 
+.PHONY: release
+release: ## Build dist/: six archives, checksums.txt, plugins/maintenance.yaml (make release VERSION=vX.Y.Z)
+	@if [[ -z "$(VERSION)" ]]; then echo "usage: make release VERSION=vX.Y.Z" >&2; exit 2; fi
+	$(GO) run ./hack/release -version "$(VERSION)" -out dist
+
+.PHONY: image
+image: ## Build the pool controller's image tarball dist/kubectl-maintenance-image.tar (no container runtime needed)
+	cd hack/image && $(GO) run . -out "$(CURDIR)/dist/kubectl-maintenance-image.tar" -arch "$(IMAGE_ARCH)" \
+	  $(if $(VERSION),-version "$(VERSION)") $(if $(IMAGE),-image "$(IMAGE)")
+
 .PHONY: tools
 tools: ## Build the pinned control-plane binaries once per machine (about 10 minutes cold on 2 cores)
 	@./hack/build-tools.sh >/dev/null
@@ -24,17 +49,42 @@ tools: ## Build the pinned control-plane binaries once per machine (about 10 min
 .PHONY: test
 test: tools ## Run every test: unit tests and the integration/e2e tests on a real local cluster
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	cd hack/image && $(GO) test -count=1 ./...
 
 .PHONY: test-unit
-test-unit: ## Run the unit tests only (no cluster)
+test-unit: ## Run the unit tests only (no cluster, no builds)
 	$(GO) test -count=1 -short $(PKGS)
+	cd hack/image && $(GO) test -count=1 -short ./...
 
 .PHONY: verify
-verify: ## gofmt, go vet and go mod tidy must leave nothing to change
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+verify: verify-mod verify-fmt vet lint verify-generated cross-build ## Everything CI checks before the tests; changes no file
+
+.PHONY: verify-mod
+verify-mod: ## go.mod and go.sum of every module are tidy (go mod tidy -diff: nothing is rewritten)
+	$(GO) mod tidy -diff
+	@for m in $(SUBMODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "in $$m" >&2; exit 1; }; done
+
+.PHONY: verify-fmt
+verify-fmt: ## gofmt has nothing to change
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt would change:" $$out >&2; exit 1; fi
+
+.PHONY: vet
+vet: ## go vet
 	$(GO) vet $(PKGS)
-	@cp go.mod /tmp/km-go.mod.bak && cp go.sum /tmp/km-go.sum.bak && $(GO) mod tidy && \
-	  if ! git diff --quiet -- go.mod go.sum; then echo "go mod tidy changes go.mod/go.sum"; git diff -- go.mod go.sum; exit 1; fi
+	cd hack/image && $(GO) vet ./...
+
+.PHONY: lint
+lint: ## golangci-lint (pinned v2, built from the module proxy once per machine) with .golangci.yml
+	./hack/lint.sh
+
+.PHONY: verify-generated
+verify-generated: ## The committed deepcopy code and CRD are what controller-gen makes from the API
+	./hack/verify-generated.sh
+
+.PHONY: cross-build
+cross-build: ## Build every package for each release platform (CGO_ENABLED=0)
+	@for t in $(TARGETS); do echo "go build ./... for $$t"; \
+	  CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null $(PKGS) || exit 1; done
 
 .PHONY: demo
 demo: build tools ## Start the local cluster, create demo workloads, run the plugin against them, stop
@@ -51,9 +101,16 @@ bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=r
 	$(GO) run ./hack/bench -profile $(BENCH_PROFILE) -out .local/bench
 	$(GO) test -run '^$$' -bench . -benchmem ./pdb/... ./drain/... ./tui/...
 
+.PHONY: bench-docs
+bench-docs: tools ## Run the realistic bench and write its report and timelines to docs/bench/ (the README's figures)
+	rm -rf .local/bench-docs
+	$(GO) run ./hack/bench -profile realistic -out .local/bench-docs
+	cp .local/bench-docs/report.json .local/bench-docs/timeline-*.png docs/bench/
+	@echo "docs/bench/ updated: update the README's Performance table from docs/bench/report.json"
+
 .PHONY: clean
 clean: ## Remove build output (the tool cache stays: hack/build-tools.sh prints its path)
-	rm -rf bin .local
+	rm -rf bin dist .local
 
 .PHONY: generate
 generate: ## Regenerate the NodePool deepcopy code and CRD with the pinned controller-gen
