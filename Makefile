@@ -57,7 +57,7 @@ test-unit: ## Run the unit tests only (no cluster, no builds)
 	cd hack/image && $(GO) test -count=1 -short ./...
 
 .PHONY: verify
-verify: verify-mod verify-fmt vet lint verify-generated cross-build ## Everything CI checks before the tests; changes no file
+verify: verify-mod verify-fmt vet verify-deps lint verify-generated cross-build ## Everything CI checks before the tests; changes no file
 
 .PHONY: verify-mod
 verify-mod: ## go.mod and go.sum of every module are tidy (go mod tidy -diff: nothing is rewritten)
@@ -73,6 +73,11 @@ vet: ## go vet
 	$(GO) vet $(PKGS)
 	cd hack/image && $(GO) vet ./...
 
+.PHONY: verify-deps
+verify-deps: ## No engine (drain, pdb, nodepool) depends on bubbletea, even indirectly (depguard checks direct imports)
+	@bad=$$($(GO) list -deps ./drain/... ./pdb/... ./nodepool/... | grep -E '^(charm.land|github.com/charmbracelet)/bubbletea' || true); \
+	  if [[ -n "$$bad" ]]; then echo "an engine depends on bubbletea: $$bad" >&2; exit 1; fi
+
 .PHONY: lint
 lint: ## golangci-lint (pinned v2, built from the module proxy once per machine) with .golangci.yml
 	./hack/lint.sh
@@ -82,9 +87,9 @@ verify-generated: ## The committed deepcopy code and CRD are what controller-gen
 	./hack/verify-generated.sh
 
 .PHONY: cross-build
-cross-build: ## Build every package for each release platform (CGO_ENABLED=0)
+cross-build: ## Build every package for each release platform (CGO_ENABLED=0 -trimpath, as the release does)
 	@for t in $(TARGETS); do echo "go build ./... for $$t"; \
-	  CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null $(PKGS) || exit 1; done
+	  CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -trimpath -o /dev/null $(PKGS) || exit 1; done
 
 .PHONY: demo
 demo: build tools ## Start the local cluster, create demo workloads, run the plugin against them, stop

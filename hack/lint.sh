@@ -18,6 +18,11 @@ if [[ ! -x "$bin" ]]; then
     mv "$bin.tmp" "$bin"
   fi
 fi
-cd "$root"
-if [[ $# -eq 0 ]]; then set -- ./...; fi
-exec "$bin" run "$@"
+if [[ $# -gt 0 ]]; then
+  cd "$root" && exec "$bin" run "$@"
+fi
+# The root module, then the image builder's own module (same .golangci.yml).
+status=0
+(cd "$root" && "$bin" run ./...) || status=1
+(cd "$root/hack/image" && "$bin" run --config "$root/.golangci.yml" ./...) || status=1
+exit $status
