@@ -2,14 +2,15 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 MODULE := github.com/kubectl-maintenance/kubectl-maintenance
-# VERSION stamps the binary (with the commit and its date). Unset, `make build` stamps
-# nothing and the binary reports what the Go build information says, exactly as a plain
-# `go build` or `go install` does. `make release` needs it.
+# `make build` stamps the commit (-dirty when the tree has changes) and the commit's time,
+# the values Go's build information gives a plain `go build` in a clone (vcs.revision,
+# vcs.modified, vcs.time), and the version only when VERSION is set; otherwise the binary
+# reports the module version Go records, as `go build` and `go install` do. `make release`
+# needs VERSION.
 VERSION ?=
-COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell [[ -z "$$(git status --porcelain 2>/dev/null)" ]] || echo -dirty)
 DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
-STAMP := -X $(MODULE)/cmd/cli.version=$(VERSION) -X $(MODULE)/cmd/cli.commit=$(COMMIT) -X $(MODULE)/cmd/cli.date=$(DATE)
-LDFLAGS := $(if $(VERSION),$(STAMP))
+LDFLAGS := -X $(MODULE)/cmd/cli.commit=$(COMMIT) -X $(MODULE)/cmd/cli.date=$(DATE) $(if $(VERSION),-X $(MODULE)/cmd/cli.version=$(VERSION))
 PKGS := ./...
 # The release platforms; `make verify` cross-builds every one.
 TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64

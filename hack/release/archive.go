@@ -190,7 +190,8 @@ func WriteChecksums(path string, archives []Archive) error {
 }
 
 // fillFromGit fills Commit and Date from the repository when they are not given: HEAD
-// (with "-dirty" when tracked files changed) and HEAD's commit time in UTC.
+// (with "-dirty" when `git status` shows changes, as Go's vcs.modified does) and HEAD's
+// commit time in UTC.
 func (o *Options) fillFromGit(ctx context.Context, root string) error {
 	git := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
@@ -206,7 +207,7 @@ func (o *Options) fillFromGit(ctx context.Context, root string) error {
 		if err != nil {
 			return err
 		}
-		if st, err := git("status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
+		if st, err := git("status", "--porcelain"); err == nil && st != "" {
 			c += "-dirty"
 		}
 		o.Commit = c
