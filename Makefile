@@ -58,7 +58,7 @@ test-unit: ## Run the unit tests only (no cluster, no builds)
 	cd hack/image && $(GO) test -count=1 -short ./...
 
 .PHONY: verify
-verify: verify-mod verify-fmt vet verify-deps lint verify-generated cross-build ## Everything CI checks before the tests; changes no file
+verify: verify-mod verify-fmt vet verify-deps verify-generated lint cross-build ## Everything CI checks before the tests; changes no file
 
 .PHONY: verify-mod
 verify-mod: ## go.mod and go.sum of every module are tidy (go mod tidy -diff: nothing is rewritten)
