@@ -1,9 +1,25 @@
 # kubectl-maintenance. `make help` lists the targets.
 SHELL := /usr/bin/env bash
 GO ?= go
-VERSION ?= v0.1.0
-LDFLAGS := -X github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli.version=$(VERSION)
+MODULE := github.com/kubectl-maintenance/kubectl-maintenance
+# `make build` stamps the commit (-dirty when the tree has changes) and the commit's time,
+# the values Go's build information gives a plain `go build` in a clone (vcs.revision,
+# vcs.modified, vcs.time), and the version only when VERSION is set; otherwise the binary
+# reports the module version Go records, as `go build` and `go install` do. `make release`
+# needs VERSION.
+VERSION ?=
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell [[ -z "$$(git status --porcelain 2>/dev/null)" ]] || echo -dirty)
+DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -X $(MODULE)/cmd/cli.commit=$(COMMIT) -X $(MODULE)/cmd/cli.date=$(DATE) $(if $(VERSION),-X $(MODULE)/cmd/cli.version=$(VERSION))
 PKGS := ./...
+# The release platforms; `make verify` cross-builds every one.
+TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+# Modules besides the root one: the image builder and the pinned tools.
+SUBMODULES := hack/image hack/tools/golangci-lint hack/tools/controller-gen hack/tools/kube hack/tools/etcd hack/tools/kwok
+# make image: the name written into the tarball (default ghcr.io/kubectl-maintenance/kubectl-maintenance:<VERSION or dev>,
+# the name config/manager/deployment.yaml runs) and the linux architecture.
+IMAGE ?=
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 # go test timeout for the whole suite (the integration packages start a real cluster each).
 TEST_TIMEOUT ?= 40m
 
@@ -11,11 +27,21 @@ TEST_TIMEOUT ?= 40m
 
 .PHONY: help
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-17s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/kubectl-maintenance (put it on PATH to use it as `kubectl maintenance`)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kubectl-maintenance ./cmd/kubectl-maintenance
+
+.PHONY: release
+release: ## Build dist/: six archives, checksums.txt, plugins/maintenance.yaml (make release VERSION=vX.Y.Z)
+	@if [[ -z "$(VERSION)" ]]; then echo "usage: make release VERSION=vX.Y.Z" >&2; exit 2; fi
+	$(GO) run ./hack/release -version "$(VERSION)" -out dist
+
+.PHONY: image
+image: ## Build the pool controller's image tarball dist/kubectl-maintenance-image.tar (no container runtime needed)
+	cd hack/image && $(GO) run . -out "$(CURDIR)/dist/kubectl-maintenance-image.tar" -arch "$(IMAGE_ARCH)" \
+	  $(if $(VERSION),-version "$(VERSION)") $(if $(IMAGE),-image "$(IMAGE)")
 
 .PHONY: tools
 tools: ## Build the pinned control-plane binaries once per machine (about 10 minutes cold on 2 cores)
@@ -24,17 +50,51 @@ tools: ## Build the pinned control-plane binaries once per machine (about 10 min
 .PHONY: test
 test: tools ## Run every test: unit tests and the integration/e2e tests on a real local cluster
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	cd hack/image && $(GO) test -count=1 ./...
 
 .PHONY: test-unit
-test-unit: ## Run the unit tests only (no cluster)
+test-unit: ## Run the unit tests only (no cluster, no builds)
 	$(GO) test -count=1 -short $(PKGS)
+	cd hack/image && $(GO) test -count=1 -short ./...
 
 .PHONY: verify
-verify: ## gofmt, go vet and go mod tidy must leave nothing to change
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+verify: verify-mod verify-fmt vet verify-deps verify-generated lint cross-build ## Everything CI checks before the tests; changes no file
+
+.PHONY: verify-mod
+verify-mod: ## go.mod and go.sum of every module are tidy (go mod tidy -diff: nothing is rewritten)
+	$(GO) mod tidy -diff
+	@for m in $(SUBMODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "in $$m" >&2; exit 1; }; done
+
+.PHONY: verify-fmt
+verify-fmt: ## gofmt has nothing to change
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt would change:" $$out >&2; exit 1; fi
+
+.PHONY: vet
+vet: ## go vet
 	$(GO) vet $(PKGS)
-	@cp go.mod /tmp/km-go.mod.bak && cp go.sum /tmp/km-go.sum.bak && $(GO) mod tidy && \
-	  if ! git diff --quiet -- go.mod go.sum; then echo "go mod tidy changes go.mod/go.sum"; git diff -- go.mod go.sum; exit 1; fi
+	cd hack/image && $(GO) vet ./...
+
+.PHONY: verify-deps
+verify-deps: ## No engine (drain, pdb, nodepool) depends on bubbletea, even indirectly (depguard checks direct imports)
+	@bad=$$($(GO) list -deps ./drain/... ./pdb/... ./nodepool/... | grep -E '^(charm.land|github.com/charmbracelet)/bubbletea' || true); \
+	  if [[ -n "$$bad" ]]; then echo "an engine depends on bubbletea: $$bad" >&2; exit 1; fi
+
+.PHONY: lint
+lint: ## golangci-lint (pinned v2, built from the module proxy once per machine) with .golangci.yml
+	./hack/lint.sh
+
+.PHONY: verify-generated
+verify-generated: ## The committed deepcopy code and CRD are what controller-gen makes from the API
+	./hack/verify-generated.sh
+
+.PHONY: cross-build
+# Every package but the local-cluster harness (e2e/cluster, Linux-only by design: process
+# groups and Pdeathsig) and the programs built on it (the e2e helpers, hack/bench, hack/demo).
+CROSS_PKGS = $(shell $(GO) list -f '{{if .GoFiles}}{{.ImportPath}} {{join .Deps " "}}{{end}}' $(PKGS) | grep -v '/e2e/cluster' | cut -d' ' -f1)
+
+cross-build: ## Build the plugin's packages for each release platform (CGO_ENABLED=0 -trimpath, as the release does)
+	@pkgs="$(CROSS_PKGS)"; for t in $(TARGETS); do echo "go build for $$t: $$(wc -w <<<"$$pkgs") packages"; \
+	  CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -trimpath -o /dev/null $$pkgs || exit 1; done
 
 .PHONY: demo
 demo: build tools ## Start the local cluster, create demo workloads, run the plugin against them, stop
@@ -51,9 +111,16 @@ bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=r
 	$(GO) run ./hack/bench -profile $(BENCH_PROFILE) -out .local/bench
 	$(GO) test -run '^$$' -bench . -benchmem ./pdb/... ./drain/... ./tui/...
 
+.PHONY: bench-docs
+bench-docs: tools ## Run the realistic bench and write its report and timelines to docs/bench/ (the README's figures)
+	rm -rf .local/bench-docs
+	$(GO) run ./hack/bench -profile realistic -out .local/bench-docs
+	cp .local/bench-docs/report.json .local/bench-docs/timeline-*.png docs/bench/
+	@echo "docs/bench/ updated: update the README's Performance table from docs/bench/report.json"
+
 .PHONY: clean
 clean: ## Remove build output (the tool cache stays: hack/build-tools.sh prints its path)
-	rm -rf bin .local
+	rm -rf bin dist .local
 
 .PHONY: generate
 generate: ## Regenerate the NodePool deepcopy code and CRD with the pinned controller-gen

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"os"
-	"syscall"
 
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
@@ -26,7 +25,8 @@ func (o *DrainOptions) useProgressView() bool {
 // runProgressView shows the live progress of events until the channel closes; the view
 // replaces the plain lines, and the caller prints the summary once it is gone. Ctrl-C in
 // the view (the terminal is in raw mode, so no SIGINT comes) interrupts the drain exactly
-// as SIGINT does: it sends this process SIGINT, which main turns into a cancelled context.
+// as SIGINT does: it calls the interrupt that main put in ctx (WithInterrupt), which
+// cancels the run's context. No signal is sent, so this builds and works on every OS.
 func runProgressView(ctx context.Context, events <-chan drain.Event) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -40,7 +40,7 @@ func runProgressView(ctx context.Context, events <-chan drain.Event) {
 	klog.LogToStderr(false)
 	defer klog.LogToStderr(true)
 	_, noColor := os.LookupEnv("NO_COLOR")
-	p := tea.NewProgram(tui.NewProgressApp(forward, interruptSelf, noColor), tea.WithContext(ctx))
+	p := tea.NewProgram(tui.NewProgressApp(forward, interruptFrom(ctx, cancel), noColor), tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil {
 		// The view failed (e.g. the terminal went away): drain the rest silently; the
 		// summary still follows.
@@ -49,4 +49,20 @@ func runProgressView(ctx context.Context, events <-chan drain.Event) {
 	}
 }
 
-func interruptSelf() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }
+type interruptKey struct{}
+
+// WithInterrupt returns a context that carries interrupt: what a Ctrl-C typed into a view
+// (which reads the terminal in raw mode, so the OS sends no SIGINT) calls to interrupt the
+// run. main passes the same function its SIGINT handler runs: say so, cancel the context.
+func WithInterrupt(ctx context.Context, interrupt func()) context.Context {
+	return context.WithValue(ctx, interruptKey{}, interrupt)
+}
+
+// interruptFrom returns the interrupt in ctx, or fallback when there is none (a command
+// run without main, as in tests: then only the view's own context is cancelled).
+func interruptFrom(ctx context.Context, fallback func()) func() {
+	if f, ok := ctx.Value(interruptKey{}).(func()); ok && f != nil {
+		return f
+	}
+	return fallback
+}

@@ -36,6 +36,14 @@ func run() int {
 		os.Exit(cli.ExitInterrupted)
 	}()
 	defer klog.Flush()
+	// A Ctrl-C typed into the live progress view (raw terminal: no SIGINT) interrupts the
+	// same way, without sending a signal, so this works on every OS.
+	ctx = cli.WithInterrupt(ctx, func() {
+		select {
+		case sigs <- os.Interrupt:
+		default:
+		}
+	})
 
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	root := cli.NewRootCmd(streams)

@@ -1,0 +1,14 @@
+// Module imagebuild builds the controller's OCI image with go-containerregistry, in its
+// own module so the plugin's go.mod does not carry the image library.
+module github.com/kubectl-maintenance/kubectl-maintenance/hack/image
+
+go 1.26.0
+
+require github.com/google/go-containerregistry v0.22.1
+
+require (
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+)
