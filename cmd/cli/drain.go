@@ -156,6 +156,9 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
+	if pool != nil && o.DryRun == "none" {
+		return o.runPool(ctx, cs, names, pool) // rolling, batch by batch (pool_drain.go)
+	}
 	if pool != nil && !o.maxParallelSet {
 		o.MaxParallelNodes = pool.MaxUnavailableOrDefault()
 	}

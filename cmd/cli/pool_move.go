@@ -7,14 +7,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
@@ -245,84 +240,3 @@ const (
 	// EventPoolBatch: a batch of a rolling move starts (Message names its nodes).
 	EventPoolBatch drain.EventType = "pool.batch"
 )
-
-func newCmdPoolSync(c *Common) *cobra.Command {
-	return &cobra.Command{
-		Use:   "sync",
-		Short: "Apply every pool to its nodes and RuntimeClass once (what the controller does on every change)",
-		Args:  noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, pc, err := poolClients(c)
-			if err != nil {
-				return err
-			}
-			r := &nodepool.Reconciler{Client: pc, Kube: cs}
-			n, err := r.SyncAll(cmd.Context())
-			if nodepool.IsNotInstalled(err) {
-				return nodepool.ErrNotInstalled
-			}
-			fmt.Fprintf(c.Out, "%d pool(s) synced\n", n)
-			return err
-		},
-	}
-}
-
-// syncOne applies one pool to its nodes and says how it went.
-func syncOne(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, name string) error {
-	r := &nodepool.Reconciler{Client: pc, Kube: cs}
-	_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
-	if err != nil {
-		return err
-	}
-	p, err := nodepool.GetPool(ctx, pc, name)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s synced: %d node(s)\n", name, p.Status.Nodes)
-	return nil
-}
-
-func newCmdPoolController(c *Common) *cobra.Command {
-	var leaderElect bool
-	var leaderNamespace, probeAddr, metricsAddr string
-	cmd := &cobra.Command{
-		Use:   "controller",
-		Short: "Run the pool reconciler as a long-running controller (with leader election), e.g. in-cluster (see config/)",
-		Args:  noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := c.RESTConfig()
-			if err != nil {
-				return err
-			}
-			cs, err := c.Client()
-			if err != nil {
-				return err
-			}
-			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-				Scheme:                  Scheme(),
-				LeaderElection:          leaderElect,
-				LeaderElectionID:        "kubectl-maintenance-nodepools",
-				LeaderElectionNamespace: leaderNamespace,
-				HealthProbeBindAddress:  probeAddr,
-				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-			})
-			if err != nil {
-				return fmt.Errorf("create controller manager: %w", err)
-			}
-			if err := (&nodepool.Reconciler{Client: mgr.GetClient(), Kube: cs}).SetupWithManager(mgr); err != nil {
-				return fmt.Errorf("set up the pool controller: %w", err)
-			}
-			if probeAddr != "0" {
-				_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
-				_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
-			}
-			fmt.Fprintln(c.ErrOut, "pool controller running; Ctrl-C to stop")
-			return mgr.Start(cmd.Context())
-		},
-	}
-	cmd.Flags().BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
-	cmd.Flags().StringVar(&leaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election Lease")
-	cmd.Flags().StringVar(&probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" to disable)`)
-	cmd.Flags().StringVar(&metricsAddr, "metrics-bind-address", "0", `address of the metrics endpoint ("0" to disable)`)
-	return cmd
-}
