@@ -1,0 +1,86 @@
+package pooltest
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+)
+
+// Issue 11, test 6: a NoExecute taint added to a pool whose nodes run intolerant pods
+// under a budget: the sync holds it back; pool sync --rollout rolls it out node by node
+// (at most maxUnavailable unschedulable), every pod leaving through the Eviction API,
+// and names the DaemonSet pods the taint removes.
+func TestNoExecuteRolloutNodeByNode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b", "c", "s")
+	blue := e.NS + "-blue"
+	noSched := "example.com/dedicated=" + blue + ":NoSchedule"
+	applyPool(e, poolSpecYAML(blue, blue, 1, noSched))
+	poolNodes(e, blue, 0, 1, 2)
+	applyPool(e, poolSpecYAML(blue, blue, 1, noSched))
+	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll, SpreadByHostname: true}
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 3, o); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 3)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	// A DaemonSet in another namespace (the guard watches this one: the taint manager
+	// deletes DaemonSet pods without the Eviction API, which is expected).
+	agents, err := fixture.Namespace(e.Ctx, e.C, "agents")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.C.CoreV1().Namespaces().Delete(e.Ctx, agents, metav1.DeleteOptions{}) })
+	if _, err := fixture.DaemonSet(e.Ctx, e.C, agents, "agent", fixture.PodOptions{NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixture.WaitPodsReady(e.Ctx, e.C, agents, "app=agent", 3); err != nil {
+		t.Fatal(err)
+	}
+	e.AddNodes(3) // a spare outside the pool takes the replacements
+	e.Guard()
+	withNoExecute := poolSpecYAML(blue, blue, 1, noSched, "example.com/isolated=yes:NoExecute")
+	r := applyPool(e, withNoExecute)
+	if r.Code != 3 {
+		t.Errorf("pool apply with a NoExecute taint over intolerant pods: exit %d, want 3 (held back)", r.Code)
+	}
+	fixture.MustContain(t, "stderr", r.Stderr, "holds back the NoExecute taint", "--rollout")
+	stop := unschedulablePeak(e, e.Nodes[:3])
+	r = e.Run("pool", "sync", blue, "--rollout", "--ignore-daemonsets", "--timeout", "3m")
+	peak := stop()
+	if r.Code != 0 {
+		t.Fatalf("pool sync --rollout exit %d", r.Code)
+	}
+	t.Logf("FIGURE NoExecute rollout over 3 nodes (3 pods under a PDB, 1 s readiness): %s, peak %d unschedulable", r.Elapsed.Round(time.Millisecond), peak)
+	if peak > 1 {
+		t.Errorf("%d pool nodes were unschedulable at once, want at most 1", peak)
+	}
+	fixture.MustContain(t, "stderr", r.Stderr, agents+"/agent-", "3 node(s) tainted")
+	for _, name := range e.Nodes[:3] {
+		n := e.Node(name)
+		found := false
+		for _, tn := range n.Spec.Taints {
+			found = found || (tn.Key == "example.com/isolated" && tn.Effect == corev1.TaintEffectNoExecute)
+		}
+		if !found || n.Spec.Unschedulable {
+			t.Errorf("node %s: NoExecute taint %v, unschedulable %v", name, found, n.Spec.Unschedulable)
+		}
+		for _, p := range e.PodsOn(name) {
+			if p.DeletionTimestamp == nil {
+				t.Errorf("pod %s still on tainted node %s", p.Name, name)
+			}
+		}
+	}
+	e.Ready("web", 3)
+	c := meta.FindStatusCondition(getPool(e, blue).Status.Conditions, nodepool.ConditionRollout)
+	if c == nil || c.Reason != "Complete" || !strings.Contains(c.Message, "agent-") {
+		t.Errorf("RolloutProgressing condition = %+v, want Complete naming the DaemonSet pods", c)
+	}
+}
