@@ -42,6 +42,16 @@ type Rollout struct {
 	lastBlocked string
 }
 
+// EvictOnly accepts the pods a rollout of p's NoExecute taints must drain first: the
+// ordinary pods (not DaemonSet, not mirror) the taints would remove. Everything else
+// stays on the node (drain.Config.Only).
+func EvictOnly(p *v1alpha1.NodePool) func(*corev1.Pod) bool {
+	taints := PoolTaints(p)
+	return func(pod *corev1.Pod) bool {
+		return len(NoExecuteVictims([]corev1.Pod{*pod}, taints).Blocking) > 0
+	}
+}
+
 // RolloutResult is what a rollout did.
 type RolloutResult struct {
 	// Nodes that now carry the pool's NoExecute taints.

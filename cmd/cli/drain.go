@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -178,6 +179,8 @@ type printingDrainer struct {
 	printer EventPrinter
 	// last is the summary of the last run.
 	last drain.Summary
+	// only, when set, limits the pods evicted (drain.Config.Only).
+	only func(*corev1.Pod) bool
 }
 
 func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
@@ -191,7 +194,9 @@ func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
 // Run drains names with the options' flags.
 func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summary, error) {
 	events := make(chan drain.Event, 256)
-	eng, err := drain.NewEngine(d.o.engineConfig(d.cs, events, klog.FromContext(ctx)))
+	cfg := d.o.engineConfig(d.cs, events, klog.FromContext(ctx))
+	cfg.Only = d.only
+	eng, err := drain.NewEngine(cfg)
 	if err != nil {
 		return drain.Summary{}, WithExitCode(ExitUsage, err)
 	}

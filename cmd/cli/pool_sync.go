@@ -89,7 +89,12 @@ budget it waits on.
 }
 
 func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interface, pc client.Client, pool string) error {
+	p, err := nodepool.GetPool(ctx, pc, pool)
+	if err != nil {
+		return err
+	}
 	d := &moveDrainer{printingDrainer: o.drainer(cs)}
+	d.only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
 	ro := &nodepool.Rollout{Kube: cs, Client: pc, Drainer: d, Timeout: o.Timeout}
 	mo := &PoolMoveOptions{DrainOptions: o.DrainOptions}
 	ro.Progress = mo.progress(d.printer)

@@ -31,6 +31,12 @@ func TestNoExecuteRolloutNodeByNode(t *testing.T) {
 	}
 	e.Ready("web", 3)
 	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	// A pod that tolerates the coming NoExecute taint: the rollout must leave it be.
+	keepTol := append([]corev1.Toleration{{Key: "example.com/isolated", Operator: corev1.TolerationOpExists}}, tolerateAll...)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "keeper", 1, fixture.PodOptions{NodeSelector: map[string]string{"test": e.NS}, Tolerations: keepTol}); err != nil {
+		t.Fatal(err)
+	}
+	keeper := e.Ready("keeper", 1)[0]
 	// A DaemonSet in another namespace (the guard watches this one: the taint manager
 	// deletes DaemonSet pods without the Eviction API, which is expected).
 	agents, err := fixture.Namespace(e.Ctx, e.C, "agents")
@@ -73,12 +79,15 @@ func TestNoExecuteRolloutNodeByNode(t *testing.T) {
 			t.Errorf("node %s: NoExecute taint %v, unschedulable %v", name, found, n.Spec.Unschedulable)
 		}
 		for _, p := range e.PodsOn(name) {
-			if p.DeletionTimestamp == nil {
+			if p.DeletionTimestamp == nil && p.UID != keeper.UID {
 				t.Errorf("pod %s still on tainted node %s", p.Name, name)
 			}
 		}
 	}
 	e.Ready("web", 3)
+	if got, err := e.C.CoreV1().Pods(e.NS).Get(e.Ctx, keeper.Name, metav1.GetOptions{}); err != nil || got.UID != keeper.UID || got.DeletionTimestamp != nil {
+		t.Errorf("the pod that tolerates the taint was evicted (err %v)", err)
+	}
 	c := meta.FindStatusCondition(getPool(e, blue).Status.Conditions, nodepool.ConditionRollout)
 	if c == nil || c.Reason != "Complete" || !strings.Contains(c.Message, "agent-") {
 		t.Errorf("RolloutProgressing condition = %+v, want Complete naming the DaemonSet pods", c)
