@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -43,12 +44,20 @@ func TestKillNineAtEachStepOfATwoNodeMove(t *testing.T) {
 			blue, green := e.NS+"-blue", e.NS+"-green"
 			applyPool(e, poolYAML(blue, blue, blue, ""))
 			applyPool(e, poolYAML(green, green, green, ""))
-			poolNodes(e, blue, 0, 1)
+			// Two pods on each node: two replicas while only a exists, two more once b
+			// does (the scheduler prefers the empty node).
+			poolNodes(e, blue, 0)
 			o := fixture.PodOptions{ReadyDelay: 2 * time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
-			if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 4, o); err != nil {
+			if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, o); err != nil {
+				t.Fatal(err)
+			}
+			e.Ready("web", 2)
+			poolNodes(e, blue, 1)
+			if _, err := e.C.AppsV1().Deployments(e.NS).Patch(e.Ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			e.Ready("web", 4)
+			t.Logf("pods per node before the move: a %d, b %d", len(e.PodsOn(e.Nodes[0])), len(e.PodsOn(e.Nodes[1])))
 			e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
 			poolNodes(e, green, 2)
 			applyPool(e, poolYAML(green, green, green, ""))
