@@ -67,7 +67,7 @@ func poolsConcerned(n client.Object) []string {
 // role labels, the labels its pools recorded, its taints, its ownership records or its
 // schedulability change. Heartbeats (status, leases) and everything else don't.
 func NodeChanged(oldNode, newNode *corev1.Node) bool {
-	if oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable || !reflect.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) {
+	if oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable || !reflect.DeepEqual(poolTaints(oldNode), poolTaints(newNode)) {
 		return true
 	}
 	recordKeys := func(n *corev1.Node) map[string]string {
@@ -106,6 +106,19 @@ func NodeChanged(oldNode, newNode *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// poolTaints are the node's taints a pool may own: not the node.kubernetes.io/ taints
+// Kubernetes keeps (not-ready, unreachable, unschedulable, ...), which come and go with
+// the node's health.
+func poolTaints(n *corev1.Node) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if !strings.HasPrefix(t.Key, "node.kubernetes.io/") {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // SetupWithManager runs the reconciler in mgr, reading pools, RuntimeClasses and nodes

@@ -181,6 +181,9 @@ func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
 	}{
 		{"heartbeat", func(n *corev1.Node) { n.Status.Conditions[0].LastHeartbeatTime = metav1.Now(); n.ResourceVersion = "9" }, false},
 		{"other label", func(n *corev1.Node) { n.Labels["unrelated"] = "x" }, false},
+		{"not-ready taint", func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule}}
+		}, false},
 		{"other annotation", func(n *corev1.Node) { n.Annotations["x"] = "y" }, false},
 		{"role label", func(n *corev1.Node) { n.Labels[RoleLabel("green")] = "" }, true},
 		{"recorded label", func(n *corev1.Node) { n.Labels["tier"] = "b" }, true},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -156,6 +157,7 @@ its nodes changes in a way that matters (role labels, the pool's labels, taints,
 records, schedulability): heartbeats cost nothing. --pools restricts it to some pools.`,
 		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(klog.NewKlogr())
 			cfg, err := c.RESTConfig()
 			if err != nil {
 				return err

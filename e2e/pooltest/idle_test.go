@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
 // Issue 11, test 7: the controller idle on 200 nodes of its pool while every node sends
@@ -57,6 +60,7 @@ func TestIdleControllerOn200Nodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	passed := predicateWatch(e)
 	began := time.Now()
 	heartbeats := 0
 	for round := 0; round < 6; round++ {
@@ -65,6 +69,9 @@ func TestIdleControllerOn200Nodes(t *testing.T) {
 		time.Sleep(time.Until(tick.Add(10 * time.Second)))
 	}
 	elapsed := time.Since(began)
+	if n, example := passed(); n > 0 {
+		t.Errorf("%d node updates during the heartbeats passed the controller's predicate, e.g. %s", n, example)
+	}
 	after, err := scrape(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -129,4 +136,48 @@ func heartbeat(e *fixture.Env, nodes []string) int {
 	close(work)
 	wg.Wait()
 	return n
+}
+
+// predicateWatch watches the env's nodes and runs every update through the controller's
+// node predicate; stop returns how many passed, with an example.
+func predicateWatch(e *fixture.Env) (stop func() (int, string)) {
+	e.T.Helper()
+	ctx, cancel := context.WithCancel(e.Ctx)
+	list, err := e.C.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "test=" + e.NS})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	last := map[string]*corev1.Node{}
+	for i := range list.Items {
+		last[list.Items[i].Name] = &list.Items[i]
+	}
+	w, err := e.C.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: "test=" + e.NS, ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	passed, example := 0, ""
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok || ev.Type != watch.Modified {
+				continue
+			}
+			if old := last[n.Name]; old != nil && nodepool.NodeChanged(old, n) {
+				passed++
+				if example == "" {
+					example = fmt.Sprintf("node %s: labels %v -> %v, taints %v -> %v, unschedulable %v -> %v",
+						n.Name, old.Labels, n.Labels, old.Spec.Taints, n.Spec.Taints, old.Spec.Unschedulable, n.Spec.Unschedulable)
+				}
+			}
+			last[n.Name] = n
+		}
+	}()
+	return func() (int, string) {
+		cancel()
+		w.Stop()
+		<-done
+		return passed, example
+	}
 }

@@ -44,8 +44,8 @@ func TestKillNineAtEachStepOfATwoNodeMove(t *testing.T) {
 			blue, green := e.NS+"-blue", e.NS+"-green"
 			applyPool(e, poolYAML(blue, blue, blue, ""))
 			applyPool(e, poolYAML(green, green, green, ""))
-			// Two pods on each node: two replicas while only a exists, two more once b
-			// does (the scheduler prefers the empty node).
+			// Two pods on each node: two replicas while only a exists, two more while a
+			// is cordoned by hand (then uncordoned by hand).
 			poolNodes(e, blue, 0)
 			o := fixture.PodOptions{ReadyDelay: 2 * time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
 			if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, o); err != nil {
@@ -53,10 +53,12 @@ func TestKillNineAtEachStepOfATwoNodeMove(t *testing.T) {
 			}
 			e.Ready("web", 2)
 			poolNodes(e, blue, 1)
+			setUnschedulable(e, e.Nodes[0], true)
 			if _, err := e.C.AppsV1().Deployments(e.NS).Patch(e.Ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			e.Ready("web", 4)
+			setUnschedulable(e, e.Nodes[0], false)
 			t.Logf("pods per node before the move: a %d, b %d", len(e.PodsOn(e.Nodes[0])), len(e.PodsOn(e.Nodes[1])))
 			e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
 			poolNodes(e, green, 2)
@@ -119,5 +121,17 @@ func waitForEviction(e *fixture.Env) {
 		if p, ok := ev.Object.(*corev1.Pod); ok && (ev.Type == watch.Deleted || p.DeletionTimestamp != nil) {
 			return
 		}
+	}
+}
+
+// setUnschedulable cordons or uncordons a node by hand (as another tool would).
+func setUnschedulable(e *fixture.Env, node string, on bool) {
+	e.T.Helper()
+	patch := []byte(`{"spec":{"unschedulable":null}}`)
+	if on {
+		patch = []byte(`{"spec":{"unschedulable":true}}`)
+	}
+	if _, err := e.C.CoreV1().Nodes().Patch(e.Ctx, node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		e.T.Fatal(err)
 	}
 }
