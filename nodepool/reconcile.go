@@ -58,7 +58,10 @@ type NodeChange struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := r.Sync(ctx, req.Name)
 	var de *DegradedError
-	if errors.As(err, &de) {
+	switch {
+	case errors.As(err, &de) && res.RequeueAfter > 0:
+		return res, nil // held back: the status says why; look again later
+	case errors.As(err, &de):
 		return res, reconcile.TerminalError(err)
 	}
 	return res, err

@@ -1,6 +1,7 @@
 package pooltest
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -154,8 +155,8 @@ func TestMoveAndDeleteLeaveRoleLabelsTheyDoNotOwn(t *testing.T) {
 	if strings.Contains(r.Stdout, "-label "+nodepool.RoleLabel(pre)) {
 		t.Errorf("the dry run would remove the role label set before the pool existed:\n%s", r.Stdout)
 	}
-	if after := e.Node(e.Nodes[1]); after.ResourceVersion != before.ResourceVersion {
-		t.Errorf("pool delete --dry-run wrote the node")
+	if after := e.Node(e.Nodes[1]); !maps.Equal(after.Labels, before.Labels) || len(after.Spec.Taints) != len(before.Spec.Taints) {
+		t.Errorf("pool delete --dry-run changed the node: labels %v, taints %v", after.Labels, after.Spec.Taints)
 	}
 	r = e.Run("pool", "delete", pre)
 	if r.Code != 0 {
@@ -179,4 +180,33 @@ func TestMoveAndDeleteLeaveRoleLabelsTheyDoNotOwn(t *testing.T) {
 	if _, ok := n.Labels["node-role.kubernetes.io/worker"]; !ok {
 		t.Errorf("pool delete removed node-role.kubernetes.io/worker")
 	}
+}
+
+// The target's RuntimeClass handler is checked before anything changes: a node that does
+// not list it stops the move (exit 3), dry run included, unless --allow-missing-handler.
+func TestMoveChecksTheRuntimeHandlerFirst(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a")
+	blue, kata := e.NS+"-blue", e.NS+"-kata"
+	applyPool(e, poolYAML(blue, blue, blue, ""))
+	applyPool(e, poolYAML(kata, kata, kata, "kata"))
+	poolNodes(e, blue, 0)
+	applyPool(e, poolYAML(blue, blue, blue, ""))
+	before := e.Node(e.Nodes[0])
+	for _, extra := range [][]string{nil, {"--dry-run"}} {
+		r := e.Run(append([]string{"pool", "move", e.Nodes[0], "--to", kata}, extra...)...)
+		if r.Code != 3 {
+			t.Errorf("%v: exit %d, want 3", extra, r.Code)
+		}
+		fixture.MustContain(t, "stderr", r.Stderr, `"kata"`, "status.runtimeHandlers", "--allow-missing-handler", "nothing was changed")
+	}
+	if n := e.Node(e.Nodes[0]); n.Spec.Unschedulable || n.Annotations[nodepool.MoveAnnotation] != "" || !maps.Equal(n.Labels, before.Labels) {
+		t.Errorf("the refused move wrote the node: unschedulable %v, labels %v, annotations %v", n.Spec.Unschedulable, n.Labels, n.Annotations)
+	}
+	r := e.Run("pool", "move", e.Nodes[0], "--to", kata, "--allow-missing-handler")
+	if r.Code != 0 {
+		t.Fatalf("pool move --allow-missing-handler exit %d", r.Code)
+	}
+	fixture.MustContain(t, "stderr", r.Stderr, "Warning: node "+e.Nodes[0]+` does not list runtime handler "kata"`)
+	checkMoved(e, e.Nodes[0], blue, kata)
 }
