@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,7 +170,7 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 		t.Errorf("Degraded = %s: %s; want Conflict naming both values", degraded.Reason, degraded.Message)
 	}
 	// Quiet from here on: no node write, no status write, no retry loop.
-	nodeRV, poolRV := e.Node(e.Nodes[0]).ResourceVersion, getPool(e, blue).ResourceVersion
+	node0, poolRV := e.Node(e.Nodes[0]), getPool(e, blue).ResourceVersion
 	m0, _ := scrape(addr)
 	time.Sleep(5 * time.Second)
 	m1, _ := scrape(addr)
@@ -179,7 +181,7 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 	if reconciles > 1 || writes > 0 {
 		t.Errorf("the conflict loops: %.0f reconciles and %.0f writes in 5 s", reconciles, writes)
 	}
-	if rv := e.Node(e.Nodes[0]).ResourceVersion; rv != nodeRV {
+	if n := e.Node(e.Nodes[0]); !maps.Equal(n.Labels, node0.Labels) || !maps.Equal(n.Annotations, node0.Annotations) || !reflect.DeepEqual(n.Spec.Taints, node0.Spec.Taints) {
 		t.Errorf("the node was written while the conflict stands")
 	}
 	if rv := getPool(e, blue).ResourceVersion; rv != poolRV {
