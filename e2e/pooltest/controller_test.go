@@ -181,7 +181,7 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 	if reconciles > 1 || writes > 0 {
 		t.Errorf("the conflict loops: %.0f reconciles and %.0f writes in 5 s", reconciles, writes)
 	}
-	if n := e.Node(e.Nodes[0]); !maps.Equal(n.Labels, node0.Labels) || !maps.Equal(n.Annotations, node0.Annotations) || !reflect.DeepEqual(n.Spec.Taints, node0.Spec.Taints) {
+	if n := e.Node(e.Nodes[0]); !maps.Equal(n.Labels, node0.Labels) || n.Annotations[nodepool.RecordAnnotation(blue)] != node0.Annotations[nodepool.RecordAnnotation(blue)] || !reflect.DeepEqual(n.Spec.Taints, node0.Spec.Taints) {
 		t.Errorf("the node was written while the conflict stands")
 	}
 	if rv := getPool(e, blue).ResourceVersion; rv != poolRV {
