@@ -1,6 +1,7 @@
 package pooltest
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,9 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
 // Issue 11, test 6: a NoExecute taint added to a pool whose nodes run intolerant pods
@@ -59,8 +63,14 @@ func TestNoExecuteRolloutNodeByNode(t *testing.T) {
 	}
 	fixture.MustContain(t, "stderr", r.Stderr, "holds back the NoExecute taint", "--rollout")
 	stop := unschedulablePeak(e, e.Nodes[:3])
+	reasons := rolloutReasons(e, blue)
 	r = e.Run("pool", "sync", blue, "--rollout", "--ignore-daemonsets", "--timeout", "3m")
 	peak := stop()
+	seen := reasons()
+	t.Logf("RolloutProgressing reasons seen: %v", seen)
+	if len(seen) == 0 || seen[0] != "RollingOut" || seen[len(seen)-1] != "Complete" {
+		t.Errorf("RolloutProgressing went %v, want RollingOut ... Complete", seen)
+	}
 	if r.Code != 0 {
 		t.Fatalf("pool sync --rollout exit %d", r.Code)
 	}
@@ -91,5 +101,47 @@ func TestNoExecuteRolloutNodeByNode(t *testing.T) {
 	c := meta.FindStatusCondition(getPool(e, blue).Status.Conditions, nodepool.ConditionRollout)
 	if c == nil || c.Reason != "Complete" || !strings.Contains(c.Message, "agent-") {
 		t.Errorf("RolloutProgressing condition = %+v, want Complete naming the DaemonSet pods", c)
+	}
+}
+
+// rolloutReasons watches the pool; stop returns the reasons its RolloutProgressing
+// condition went through, in order, without repeats.
+func rolloutReasons(e *fixture.Env, pool string) (stop func() []string) {
+	e.T.Helper()
+	ctx, cancel := context.WithCancel(e.Ctx)
+	dyn, err := dynamic.NewForConfig(shared.Config)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	w, err := dyn.Resource(v1alpha1.GroupVersion.WithResource("nodepools")).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pool})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	var seen []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == nodepool.ConditionRollout {
+					if r, _ := m["reason"].(string); len(seen) == 0 || seen[len(seen)-1] != r {
+						seen = append(seen, r)
+					}
+				}
+			}
+		}
+	}()
+	return func() []string {
+		time.Sleep(300 * time.Millisecond) // the last status write's event
+		cancel()
+		w.Stop()
+		<-done
+		return seen
 	}
 }
