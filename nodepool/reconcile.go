@@ -43,6 +43,9 @@ type Reconciler struct {
 	// HeldBackRetry is how soon a pool whose NoExecute taint is held back looks again
 	// (pods leaving a node are not watched). Default 1 minute.
 	HeldBackRetry time.Duration
+	// AutoRollout, when set, rolls a held-back NoExecute taint out by itself (pool
+	// controller --rollout) instead of waiting for pool sync --rollout.
+	AutoRollout *AutoRollout
 }
 
 // NodeChange is what a reconcile (or a pool's cleanup) did, or would do, to one node.
@@ -126,6 +129,9 @@ func (r *Reconciler) Sync(ctx context.Context, name string) (reconcile.Result, e
 		return reconcile.Result{}, errors.Join(apiErrs...)
 	}
 	res := reconcile.Result{}
+	if st.heldBack > 0 && r.AutoRollout != nil {
+		r.AutoRollout.Trigger(p.Name)
+	}
 	if st.heldBack > 0 {
 		res.RequeueAfter = r.HeldBackRetry
 		if res.RequeueAfter == 0 {

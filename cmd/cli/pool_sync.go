@@ -148,13 +148,19 @@ func newCmdPoolController(c *Common) *cobra.Command {
 	var leaderElect bool
 	var leaderNamespace, probeAddr, metricsAddr string
 	var only []string
+	var rollout bool
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the pool reconciler as a long-running controller (with leader election), e.g. in-cluster (see config/)",
 		Long: `Run the pool reconciler as a long-running controller. It reads pools, RuntimeClasses and
 nodes from its informers' cache, and reconciles a pool when the pool changes or when one of
 its nodes changes in a way that matters (role labels, the pool's labels, taints, ownership
-records, schedulability): heartbeats cost nothing. --pools restricts it to some pools.`,
+records, schedulability): heartbeats cost nothing. --pools restricts it to some pools.
+
+With --rollout, a NoExecute taint it holds back (ordinary pods on the node don't tolerate
+it) is rolled out by the controller itself, as pool sync POOL --rollout does: node by node
+at the pool's maxUnavailable, each node drained of those pods through the drain engine
+(DaemonSet pods stay; the taint removes them), with the RolloutProgressing condition.`,
 		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(klog.NewKlogr())
@@ -185,6 +191,12 @@ records, schedulability): heartbeats cost nothing. --pools restricts it to some 
 					r.Only[p] = true
 				}
 			}
+			if rollout {
+				r.AutoRollout = &nodepool.AutoRollout{Kube: cs, Client: mgr.GetClient(), Logger: klog.NewKlogr().WithName("rollout")}
+				if err := mgr.Add(r.AutoRollout); err != nil {
+					return fmt.Errorf("set up the rollouts: %w", err)
+				}
+			}
 			if err := r.SetupWithManager(mgr); err != nil {
 				return fmt.Errorf("set up the pool controller: %w", err)
 			}
@@ -201,6 +213,7 @@ records, schedulability): heartbeats cost nothing. --pools restricts it to some 
 	cmd.Flags().StringVar(&probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" to disable)`)
 	cmd.Flags().StringVar(&metricsAddr, "metrics-bind-address", "0", `address of the metrics endpoint, with client-go's rest_client_requests_total ("0" to disable)`)
 	cmd.Flags().StringSliceVar(&only, "pools", nil, "reconcile only these pools (default: every pool)")
+	cmd.Flags().BoolVar(&rollout, "rollout", false, "roll held-back NoExecute taints out by itself (drains through the engine, PDB-aware)")
 	_ = cmd.RegisterFlagCompletionFunc("pools", completePools(c))
 	return cmd
 }

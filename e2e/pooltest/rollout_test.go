@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -143,5 +144,57 @@ func rolloutReasons(e *fixture.Env, pool string) (stop func() []string) {
 		w.Stop()
 		<-done
 		return seen
+	}
+}
+
+// The controller with --rollout rolls a held-back NoExecute taint out by itself, node by
+// node, every pod leaving through the Eviction API.
+func TestControllerRollsANoExecuteTaintOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a", "b", "s")
+	blue := e.NS + "-blue"
+	noSched := "example.com/dedicated=" + blue + ":NoSchedule"
+	applyPool(e, poolSpecYAML(blue, blue, 1, noSched))
+	poolNodes(e, blue, 0, 1)
+	applyPool(e, poolSpecYAML(blue, blue, 1, noSched))
+	o := fixture.PodOptions{ReadyDelay: time.Second, NodeSelector: map[string]string{"test": e.NS}, Tolerations: tolerateAll}
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, o); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 2)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	e.AddNodes(2)
+	e.Guard()
+	startController(e, "", "--pools="+blue, "--rollout")
+	stop := unschedulablePeak(e, e.Nodes[:2])
+	// The spec change straight through the API: only the controller can roll it out.
+	dyn, err := dynamic.NewForConfig(shared.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"spec":{"taints":[{"key":"example.com/dedicated","value":"` + blue + `","effect":"NoSchedule"},{"key":"example.com/isolated","value":"yes","effect":"NoExecute"}]}}`)
+	if _, err := dyn.Resource(v1alpha1.GroupVersion.WithResource("nodepools")).Patch(e.Ctx, blue, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range e.Nodes[:2] {
+		waitFor(e, name, func(n *corev1.Node) bool {
+			for _, tn := range n.Spec.Taints {
+				if tn.Key == "example.com/isolated" {
+					return !n.Spec.Unschedulable
+				}
+			}
+			return false
+		})
+	}
+	if peak := stop(); peak > 1 {
+		t.Errorf("%d pool nodes were unschedulable at once, want at most 1", peak)
+	}
+	e.Ready("web", 2)
+	for _, name := range e.Nodes[:2] {
+		for _, p := range e.PodsOn(name) {
+			if p.DeletionTimestamp == nil {
+				t.Errorf("pod %s still on tainted node %s", p.Name, name)
+			}
+		}
 	}
 }
