@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -167,20 +166,4 @@ func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string
 		}
 	}
 	return d, nil
-}
-
-// Sources returns the pools the moves take nodes out of, sorted by name.
-func Sources(moves []*NodeMove) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, mv := range moves {
-		for _, f := range mv.From {
-			if !seen[f] {
-				seen[f] = true
-				out = append(out, f)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -139,8 +139,8 @@ func (r *Roller) Wait(ctx context.Context, pools []string) error {
 	for _, p := range pools {
 		sel = append(sel, RoleLabel(p))
 	}
-	// One watch per pool would be exact; a watch of every node with any of the role
-	// labels is not expressible as one selector, so watch the first and list again.
+	// One pool: watch its members. Several: a label selector can't say "any of these
+	// role labels", so watch every node (the caller looks again at each change).
 	opts := metav1.ListOptions{}
 	if len(sel) == 1 {
 		opts.LabelSelector = sel[0]
