@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -141,13 +142,17 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 	applyPool(e, poolYAML(blue, blue, "ml", ""))
 	poolNodes(e, blue, 0)
 	applyPool(e, poolYAML(blue, blue, "ml", ""))
-	n := e.Node(e.Nodes[0])
-	for i := range n.Spec.Taints {
-		if n.Spec.Taints[i].Key == "example.com/dedicated" {
-			n.Spec.Taints[i].Value = "gpu"
+	// The hand edit (retried: other controllers write the node too).
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n := e.Node(e.Nodes[0])
+		for i := range n.Spec.Taints {
+			if n.Spec.Taints[i].Key == "example.com/dedicated" {
+				n.Spec.Taints[i].Value = "gpu"
+			}
 		}
-	}
-	if _, err := e.C.CoreV1().Nodes().Update(e.Ctx, n, metav1.UpdateOptions{}); err != nil {
+		_, err := e.C.CoreV1().Nodes().Update(e.Ctx, n, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	r := e.Run("pool", "sync", blue)
