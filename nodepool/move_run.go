@@ -120,6 +120,10 @@ func (m *Mover) drain(ctx context.Context, d Drainer, batch []string, deadline t
 			}
 		}
 		_, err := td.RunWithin(ctx, batch, left)
+		var te *drain.TimeoutError
+		if errors.As(err, &te) && m.Timeout > 0 {
+			te.Timeout = m.Timeout // the move's --timeout, not what was left for the batch
+		}
 		return err
 	}
 	_, err := d.Run(ctx, batch)
