@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -75,6 +76,10 @@ func (o *DrainOptions) runPool(ctx context.Context, cs kubernetes.Interface, nam
 		}
 		sum, err := d.Run(ctx, batch)
 		total = addSummaries(total, sum)
+		var te *drain.TimeoutError
+		if errors.As(err, &te) && saved > 0 {
+			te.Timeout = saved // --timeout, not what was left for this batch
+		}
 		if err != nil {
 			return finish(err)
 		}
