@@ -111,7 +111,7 @@ func checkMoved(e *fixture.Env, node, from, to string) {
 	}
 	var taints []string
 	for _, t := range n.Spec.Taints {
-		if t.Key != "node.kubernetes.io/unschedulable" {
+		if !strings.HasPrefix(t.Key, "node.kubernetes.io/") { // the node lifecycle controller's
 			taints = append(taints, t.Key+"="+t.Value)
 		}
 	}
