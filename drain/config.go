@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -66,6 +67,10 @@ type Config struct {
 	Timeout time.Duration
 	// PodSelector restricts the pods evicted (a label selector).
 	PodSelector string
+	// Only, when set, further restricts the pods evicted to those it accepts, after
+	// kubectl's filters (a pool's NoExecute rollout evicts only the pods the taint would
+	// remove).
+	Only func(*corev1.Pod) bool
 	// SkipWaitForDeleteTimeoutSeconds: pods whose deletionTimestamp is older than this
 	// are not waited for; 0 waits for every pod.
 	SkipWaitForDeleteTimeoutSeconds int

@@ -10,4 +10,6 @@ const (
 	// EventNodeMoved: the node now carries its target pool's role label, labels and taints;
 	// Message is the target pool's name.
 	EventNodeMoved EventType = "node.moved"
+	// EventPoolBatch: a batch of a rolling pool move or drain starts; Message names its nodes.
+	EventPoolBatch EventType = "pool.batch"
 )

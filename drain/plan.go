@@ -125,7 +125,17 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 
 // kubectlHelper is kubectl's drain helper, used only for its pod filters and cordoning.
 func (e *Engine) kubectlHelper(ctx context.Context) *kubectldrain.Helper {
+	var extra []kubectldrain.PodFilter
+	if only := e.cfg.Only; only != nil {
+		extra = append(extra, func(p corev1.Pod) kubectldrain.PodDeleteStatus {
+			if only(&p) {
+				return kubectldrain.MakePodDeleteStatusOkay()
+			}
+			return kubectldrain.MakePodDeleteStatusSkip()
+		})
+	}
 	return &kubectldrain.Helper{
+		AdditionalFilters:               extra,
 		Ctx:                             ctx,
 		Client:                          e.cfg.Client,
 		Force:                           e.cfg.Force,

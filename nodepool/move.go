@@ -4,17 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -25,11 +25,10 @@ import (
 // move finishes it from the step reached.
 const MoveAnnotation = "kubectl-maintenance.io/pool-move"
 
-// Move steps recorded in MoveAnnotation.
-const (
-	StepDraining   = "draining"
-	StepRelabelled = "relabelled"
-)
+// StepDraining is the step recorded in MoveAnnotation while the node is cordoned and
+// drained. The relabel, the removal of the record and the uncordon are one patch, so no
+// later step is ever recorded.
+const StepDraining = "draining"
 
 // MoveState is the value of MoveAnnotation.
 type MoveState struct {
@@ -43,11 +42,28 @@ type Drainer interface {
 	Run(ctx context.Context, nodes []string) (drain.Summary, error)
 }
 
+// TimedDrainer is a Drainer that can be given what is left of the move's --timeout for
+// one batch, so that the whole rolling move, not each batch, is bounded.
+type TimedDrainer interface {
+	RunWithin(ctx context.Context, nodes []string, timeout time.Duration) (drain.Summary, error)
+}
+
 // Mover moves nodes between pools: cordon, PDB-aware drain, rewrite the role label,
-// labels and taints (removing exactly what the old pools applied), uncordon.
+// labels and taints (removing exactly what the old pools applied), uncordon; rolling, in
+// batches bounded by the pools' maxUnavailable.
 type Mover struct {
 	Kube  kubernetes.Interface
 	Pools client.Client
+	// AllowMissingHandler lets a move go on to nodes that don't list the target pool's
+	// RuntimeClass handler in status.runtimeHandlers (a warning instead of a stop).
+	AllowMissingHandler bool
+	// Timeout bounds the whole move (every batch and every wait); 0 means no limit.
+	Timeout time.Duration
+	// Progress, when set, is told about each step (batches, waits, moved nodes). It must
+	// not block for long; it is never called with a lock held.
+	Progress func(MoveEvent)
+	// Clock is the move's clock (default: the real one).
+	Clock clock.PassiveClock
 }
 
 // NodeMove is the plan (and, after Run, the result) of moving one node.
@@ -59,10 +75,63 @@ type NodeMove struct {
 	Diff []string
 	// Resume is true when the node was already mid-move (a re-run).
 	Resume bool
-	// Warnings for a person (a RuntimeClass handler the node does not list).
+	// Done is true when the node is already in the target pool with no move recorded:
+	// nothing to do (a re-run after the move finished).
+	Done bool
+	// Kept lists the node's role labels the move leaves because no NodePool owns them
+	// (e.g. node-role.kubernetes.io/worker).
+	Kept []string
+	// Removed lists the DaemonSet and mirror pods the target's NoExecute taints will
+	// remove from the node (a drain never removes those; they are not blockers).
+	Removed []string
+	// Warnings for a person (a RuntimeClass handler the node does not list, with
+	// --allow-missing-handler).
 	Warnings []string
 	// Uncordon says what happened at the end.
 	Uncordon drain.UncordonResult
+	// Moved is true once the node carries the target pool.
+	Moved bool
+}
+
+// MoveEvent is a step of a rolling move, for Mover.Progress.
+type MoveEvent struct {
+	Type MoveEventType
+	// Node is the node concerned (empty for a batch or a wait).
+	Node string
+	// Nodes is the batch (MoveBatch).
+	Nodes []string
+	// Message is a sentence for a person.
+	Message string
+	// Move is the node's move (MoveNodeMoved, MoveNodeDone).
+	Move *NodeMove
+}
+
+// MoveEventType names a MoveEvent.
+type MoveEventType string
+
+// Move event types.
+const (
+	// MoveBatch: the batch in Nodes starts (cordon, drain, relabel, uncordon).
+	MoveBatch MoveEventType = "batch"
+	// MoveWaiting: no node may start now; Message says which pool's budget is spent.
+	MoveWaiting MoveEventType = "waiting"
+	// MoveNodeMoved: the node now carries the target pool (and was uncordoned if ours).
+	MoveNodeMoved MoveEventType = "moved"
+	// MoveNodeDone: the node was already in the target pool; nothing was done.
+	MoveNodeDone MoveEventType = "done"
+)
+
+func (m *Mover) progress(ev MoveEvent) {
+	if m.Progress != nil {
+		m.Progress(ev)
+	}
+}
+
+func (m *Mover) now() time.Time {
+	if m.Clock == nil {
+		return time.Now()
+	}
+	return m.Clock.Now()
 }
 
 // UsageError is bad input to a move (unknown pool, node not in --from, ...).
@@ -90,139 +159,17 @@ func GetPool(ctx context.Context, c client.Client, name string) (*v1alpha1.NodeP
 	return p, nil
 }
 
-// Plan validates a move of nodes to pool to (from the pools in from, or every pool the
-// node is in when from is empty) and computes each node's exact change, changing nothing.
-func (m *Mover) Plan(ctx context.Context, nodes []string, to string, from []string) ([]*NodeMove, *v1alpha1.NodePool, error) {
-	target, err := GetPool(ctx, m.Pools, to)
+// recordMove writes the move record on the node (before its drain), so that a re-run
+// knows the node is mid-move and which pools it leaves even after its role labels
+// changed.
+func (m *Mover) recordMove(ctx context.Context, node string, st *MoveState) error {
+	b, err := json.Marshal(st)
 	if err != nil {
-		return nil, nil, err
+		return fmt.Errorf("encode move record: %w", err)
 	}
-	for _, f := range from {
-		if f == to {
-			return nil, nil, usagef("--from and --to are both %q", to)
-		}
-		if _, err := GetPool(ctx, m.Pools, f); err != nil {
-			return nil, nil, err
-		}
-	}
-	var out []*NodeMove
-	for _, name := range nodes {
-		n, err := m.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, nil, usagef("node %q not found", name)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("get node %s: %w", name, err)
-		}
-		mv := &NodeMove{Node: name, To: to}
-		if st, ok := moveState(n); ok && st.To == to {
-			mv.Resume, mv.From = true, st.From
-		} else {
-			current := PoolsOf(n)
-			if slices.Contains(current, to) {
-				return nil, nil, usagef("node %s is already in pool %s", name, to)
-			}
-			if len(from) > 0 {
-				for _, f := range from {
-					if !slices.Contains(current, f) {
-						return nil, nil, usagef("node %s is not in pool %s (it is in %v)", name, f, current)
-					}
-				}
-				mv.From = from
-			} else {
-				mv.From = current
-			}
-		}
-		d, err := m.compute(ctx, n, target, mv.From)
-		if err != nil {
-			return nil, nil, err
-		}
-		mv.Diff = diff(n, d)
-		out = append(out, mv)
-	}
-	return out, target, nil
-}
-
-// compute is the node after the move: the target and every pool it stays in applied,
-// the pools it leaves removed.
-func (m *Mover) compute(ctx context.Context, n *corev1.Node, target *v1alpha1.NodePool, from []string) (*Desired, error) {
-	apply := []*v1alpha1.NodePool{target}
-	for _, name := range PoolsOf(n) {
-		if name == target.Name || slices.Contains(from, name) {
-			continue
-		}
-		p := &v1alpha1.NodePool{}
-		if err := m.Pools.Get(ctx, types.NamespacedName{Name: name}, p); err == nil {
-			apply = append(apply, p)
-		}
-	}
-	return Compute(n, apply, from)
-}
-
-// Run carries out planned moves: it records the move on each node, drains them (the
-// drainer cordons), relabels each node in one optimistic-lock patch, warns about a
-// missing runtime handler, and uncordons only a node this tool cordoned. Interrupted at
-// any step, the same call finishes from where it stopped.
-func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.NodePool, d Drainer) error {
-	for _, mv := range moves {
-		if err := m.setState(ctx, mv.Node, &MoveState{From: mv.From, To: mv.To, Step: StepDraining}, true); err != nil {
-			return err
-		}
-	}
-	names := make([]string, len(moves))
-	for i, mv := range moves {
-		names[i] = mv.Node
-	}
-	if _, err := d.Run(ctx, names); err != nil {
-		return err
-	}
-	for _, mv := range moves {
-		state := &MoveState{From: mv.From, To: mv.To, Step: StepRelabelled}
-		b, _ := json.Marshal(state)
-		s := string(b)
-		n, _, err := UpdateNode(ctx, m.Kube, mv.Node, func(n *corev1.Node) (*Desired, error) {
-			d, err := m.compute(ctx, n, target, mv.From)
-			if err != nil {
-				return nil, err
-			}
-			if n.Annotations[MoveAnnotation] != s {
-				d.Annotations[MoveAnnotation] = &s
-				d.Changed = true
-			}
-			return d, nil
-		})
-		if err != nil {
-			return fmt.Errorf("relabel node %s: %w", mv.Node, err)
-		}
-		if rc := target.Spec.RuntimeClass; rc != nil && !listsHandler(n, rc.Handler) {
-			mv.Warnings = append(mv.Warnings, fmt.Sprintf("node %s does not list runtime handler %q in status.runtimeHandlers: pods of RuntimeClass %s may fail to start there", mv.Node, rc.Handler, target.Name))
-		}
-		if mv.Uncordon, err = drain.Uncordon(ctx, m.Kube, n, false, false); err != nil {
-			return err
-		}
-		if err := m.setState(ctx, mv.Node, nil, false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// setState writes (or with nil removes) the move annotation. keep leaves a recorded
-// later step in place (a re-run must not go back).
-func (m *Mover) setState(ctx context.Context, node string, st *MoveState, keep bool) error {
-	_, _, err := UpdateNode(ctx, m.Kube, node, func(n *corev1.Node) (*Desired, error) {
+	s := string(b)
+	_, _, err = UpdateNode(ctx, m.Kube, node, func(n *corev1.Node) (*Desired, error) {
 		d := &Desired{Labels: n.Labels, Taints: n.Spec.Taints, Annotations: map[string]*string{}}
-		if cur, ok := moveState(n); ok && keep && cur.Step == StepRelabelled {
-			return d, nil
-		}
-		if st == nil {
-			if _, ok := n.Annotations[MoveAnnotation]; ok {
-				d.Annotations[MoveAnnotation], d.Changed = nil, true
-			}
-			return d, nil
-		}
-		b, _ := json.Marshal(st)
-		s := string(b)
 		if n.Annotations[MoveAnnotation] != s {
 			d.Annotations[MoveAnnotation], d.Changed = &s, true
 		}

@@ -48,15 +48,24 @@ type Desired struct {
 	Labels      map[string]string
 	Taints      []corev1.Taint
 	Annotations map[string]*string // set, or nil to remove
-	Changed     bool
+	// Unschedulable, when set, is written too (a move's uncordon in the same patch).
+	Unschedulable *bool
+	Changed       bool
 }
 
 // ConflictError is a label or taint two owners want with different values.
 type ConflictError struct {
 	Node, Pool, Other, Key, Want, Have string
+	// Recorded is the value the pool had applied, when the node's value was changed by
+	// hand since: the key is no longer the pool's.
+	Recorded *string
 }
 
 func (e *ConflictError) Error() string {
+	if e.Recorded != nil {
+		return fmt.Sprintf("node %s: %s was set to %q by pool %s and changed by hand to %q; the pool leaves it (it wants %q): set it back or change the pool",
+			e.Node, e.Key, *e.Recorded, e.Pool, e.Have, e.Want)
+	}
 	if e.Other == "" {
 		return fmt.Sprintf("node %s: pool %s wants %s=%s, but the node has %s=%s set outside any pool", e.Node, e.Pool, e.Key, e.Want, e.Key, e.Have)
 	}
@@ -149,8 +158,9 @@ func Compute(n *corev1.Node, apply []*v1alpha1.NodePool, remove []string) (*Desi
 		}
 	}
 	for _, pool := range remove {
+		// dropOwned removes the role label only if the pool recorded it: a role label
+		// set before the pool existed stays (its owner is whoever set it).
 		dropOwned(pool, recs[pool], nil, nil)
-		delete(d.Labels, RoleLabel(pool))
 		if _, ok := n.Annotations[RecordAnnotation(pool)]; ok {
 			d.Annotations[RecordAnnotation(pool)] = nil
 		}
@@ -171,12 +181,18 @@ func Compute(n *corev1.Node, apply []*v1alpha1.NodePool, remove []string) (*Desi
 				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Other: other, Key: k, Want: v, Have: ov}
 			}
 			cur, exists := d.Labels[k]
-			_, ours := old.Labels[k]
+			recorded, ours := old.Labels[k]
 			_, othersToo := ownerOfAny(recs, k, p.Name, leaving)
 			switch {
+			case k == RoleLabel(p.Name) && exists && !ours:
+				// The membership label was there before the pool applied anything
+				// (any value): it stays whoever set it, and the pool never removes it.
+				continue
+			case ours && exists && cur != recorded:
+				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: "label " + k, Want: v, Have: cur, Recorded: &recorded}
 			case exists && cur != v && !ours && !othersToo:
 				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: k, Want: v, Have: cur}
-			case exists && cur == v && !ours && !othersToo && k != RoleLabel(p.Name):
+			case exists && cur == v && !ours && !othersToo:
 				// Set by hand to the same value: it stays the hand's, not recorded.
 				continue
 			}
@@ -191,6 +207,12 @@ func Compute(n *corev1.Node, apply []*v1alpha1.NodePool, remove []string) (*Desi
 			cur, exists := findTaint(d.Taints, t)
 			ours := hasTaint(old.Taints, t)
 			_, _, othersToo := taintOwnerOf(recs, t, p.Name, leaving)
+			if rv := old.taint(t).Value; ours && exists && cur.Value != rv {
+				// The value the pool recorded was edited by hand: the taint is no longer
+				// the pool's. Writing the pool's next to it would be a duplicate (key,
+				// effect), which the API server refuses (422).
+				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: "taint " + id, Want: t.Value, Have: cur.Value, Recorded: &rv}
+			}
 			switch {
 			case exists && cur.Value != t.Value && !ours && !othersToo:
 				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: "taint " + id, Want: t.Value, Have: cur.Value}

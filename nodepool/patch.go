@@ -6,11 +6,17 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 )
+
+// FieldManager is the field manager of every node write of this package: the same
+// manager as the drain engine's cordon, so that "who cordoned this node" can be read from
+// the node's managedFields.
+const FieldManager = "kubectl-maintenance"
 
 // UpdateNode reads the node, computes its new labels, taints and annotations with
 // compute, and writes them with a JSON merge patch that carries the node's
@@ -18,12 +24,23 @@ import (
 // change is computed again from the fresh node, so no concurrent write is lost. It
 // returns the node as written (or as read when nothing changed).
 func UpdateNode(ctx context.Context, c kubernetes.Interface, name string, compute func(*corev1.Node) (*Desired, error)) (*corev1.Node, bool, error) {
+	return UpdateNodeFrom(ctx, c, nil, name, compute)
+}
+
+// UpdateNodeFrom is UpdateNode starting from a node already read (e.g. from an informer's
+// cache): the first attempt costs no GET, and only a conflict (the cached copy was stale)
+// reads the node again.
+func UpdateNodeFrom(ctx context.Context, c kubernetes.Interface, start *corev1.Node, name string, compute func(*corev1.Node) (*Desired, error)) (*corev1.Node, bool, error) {
 	var out *corev1.Node
 	changed := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("get node %s: %w", name, err)
+		n := start
+		start = nil
+		if n == nil {
+			var err error
+			if n, err = c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("get node %s: %w", name, err)
+			}
 		}
 		d, err := compute(n)
 		if err != nil {
@@ -37,8 +54,11 @@ func UpdateNode(ctx context.Context, c kubernetes.Interface, name string, comput
 		if err != nil {
 			return err
 		}
-		out, err = c.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		out, err = c.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 		if err != nil {
+			if apierrors.IsConflict(err) {
+				return err // RetryOnConflict reads the node again
+			}
 			return fmt.Errorf("patch node %s: %w", name, err)
 		}
 		changed = true
@@ -64,13 +84,21 @@ func mergePatch(n *corev1.Node, d *Desired) ([]byte, error) {
 	if taints == nil {
 		taints = []corev1.Taint{}
 	}
+	spec := map[string]any{"taints": taints}
+	if d.Unschedulable != nil {
+		if *d.Unschedulable {
+			spec["unschedulable"] = true
+		} else {
+			spec["unschedulable"] = nil // removes the field, as kubectl uncordon does
+		}
+	}
 	patch := map[string]any{
 		"metadata": map[string]any{
 			"resourceVersion": n.ResourceVersion,
 			"labels":          labels,
 			"annotations":     d.Annotations,
 		},
-		"spec": map[string]any{"taints": taints},
+		"spec": spec,
 	}
 	b, err := json.Marshal(patch)
 	if err != nil {

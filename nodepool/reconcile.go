@@ -4,21 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
@@ -27,24 +22,68 @@ import (
 // Finalizer lets a deleted pool clean its nodes before it goes.
 const Finalizer = "maintenance.kubectl-maintenance.io/cleanup"
 
+// NodeSource gives the nodes a pool concerns: its members (role label) and the nodes
+// that still carry its ownership record.
+type NodeSource interface {
+	PoolNodes(ctx context.Context, pool string) ([]*corev1.Node, error)
+}
+
 // Reconciler keeps every member node and the RuntimeClass of a pool in line with the
 // pool's spec, and cleans the nodes when the pool is deleted. "pool sync" (one pass) and
-// "pool controller" (a manager) run this same code.
+// "pool controller" (a manager, reading from its informers' cache) run this same code.
 type Reconciler struct {
 	// Client reads and writes NodePools and RuntimeClasses.
 	Client client.Client
-	// Kube reads and patches nodes and lists pods.
+	// Kube patches nodes and lists pods (only when a NoExecute taint is to be added).
 	Kube kubernetes.Interface
+	// Nodes reads nodes; nil lists them from the API (one list per reconcile).
+	Nodes NodeSource
+	// Only, when not empty, restricts the reconciler to these pools.
+	Only map[string]bool
+	// HeldBackRetry is how soon a pool whose NoExecute taint is held back looks again
+	// (pods leaving a node are not watched). Default 1 minute.
+	HeldBackRetry time.Duration
+	// AutoRollout, when set, rolls a held-back NoExecute taint out by itself (pool
+	// controller --rollout) instead of waiting for pool sync --rollout.
+	AutoRollout *AutoRollout
 }
 
-// Reconcile brings one pool's nodes and RuntimeClass to its spec and writes its status.
+// NodeChange is what a reconcile (or a pool's cleanup) did, or would do, to one node.
+type NodeChange struct {
+	Node string
+	Diff []string
+}
+
+// Reconcile brings one pool's nodes and RuntimeClass to its spec and writes its status
+// when it changed. A conflict or a held-back NoExecute taint is reported in the status
+// and returned as a terminal error (no retry loop: the next change of the pool or of a
+// node retries; a held-back taint looks again after HeldBackRetry).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.Sync(ctx, req.Name)
+	var de *DegradedError
+	switch {
+	case errors.As(err, &de) && res.RequeueAfter > 0:
+		return res, nil // held back: the status says why; look again later
+	case errors.As(err, &de):
+		return res, reconcile.TerminalError(err)
+	}
+	return res, err
+}
+
+// Sync is Reconcile for one pool by name, returning a DegradedError as it is (the
+// commands' one-pass sync).
+func (r *Reconciler) Sync(ctx context.Context, name string) (reconcile.Result, error) {
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: name}}
+	if len(r.Only) > 0 && !r.Only[req.Name] {
+		return reconcile.Result{}, nil
+	}
 	p := &v1alpha1.NodePool{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !p.DeletionTimestamp.IsZero() {
-		return reconcile.Result{}, r.cleanup(ctx, p)
+		_, err := r.cleanup(ctx, p, false)
+		return reconcile.Result{}, err
 	}
 	if !controllerutil.ContainsFinalizer(p, Finalizer) {
 		controllerutil.AddFinalizer(p, Finalizer)
@@ -52,87 +91,148 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, fmt.Errorf("add finalizer to pool %s: %w", p.Name, err)
 		}
 	}
-	nodes, err := r.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := r.nodes().PoolNodes(ctx, p.Name)
 	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("list nodes: %w", err)
+		return reconcile.Result{}, err
 	}
-	var problems []string
-	var members, inMaintenance int32
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
+	st := &poolState{}
+	var apiErrs []error
+	for _, n := range nodes {
 		_, member := n.Labels[RoleLabel(p.Name)]
-		_, recorded := n.Annotations[RecordAnnotation(p.Name)]
+		var err error
 		switch {
 		case member:
-			members++
+			st.members++
 			if n.Spec.Unschedulable {
-				inMaintenance++
+				st.inMaintenance++
 			}
-			if err := r.applyTo(ctx, n, p); err != nil {
-				problems = append(problems, err.Error())
-			}
-		case recorded:
+			err = r.applyTo(ctx, n, p, st)
+		default:
 			// The role label was removed by hand: take back what the pool applied.
-			if _, _, err := UpdateNode(ctx, r.Kube, n.Name, func(n *corev1.Node) (*Desired, error) {
+			_, _, err = UpdateNodeFrom(ctx, r.Kube, n, n.Name, func(n *corev1.Node) (*Desired, error) {
 				return Compute(n, nil, []string{p.Name})
-			}); err != nil {
-				problems = append(problems, err.Error())
+			})
+		}
+		if err != nil {
+			if !st.note(err) {
+				apiErrs = append(apiErrs, err)
 			}
 		}
 	}
 	if err := syncRuntimeClass(ctx, r.Client, p); err != nil {
-		problems = append(problems, err.Error())
+		st.problems = append(st.problems, err.Error())
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, p, members, inMaintenance, problems)
+	if err := r.writeStatus(ctx, p, st); err != nil {
+		apiErrs = append(apiErrs, err)
+	}
+	if len(apiErrs) > 0 {
+		return reconcile.Result{}, errors.Join(apiErrs...)
+	}
+	res := reconcile.Result{}
+	if st.heldBack > 0 && r.AutoRollout != nil {
+		r.AutoRollout.Trigger(p.Name)
+	}
+	if st.heldBack > 0 {
+		res.RequeueAfter = r.HeldBackRetry
+		if res.RequeueAfter == 0 {
+			res.RequeueAfter = time.Minute
+		}
+	}
+	if len(st.problems) > 0 {
+		return res, &DegradedError{Pool: p.Name, Problems: st.problems}
+	}
+	return res, nil
 }
 
-// applyTo applies the pool to one member node, unless that would add a NoExecute taint
-// to a node running pods that don't tolerate it: the taint manager would then delete them
-// without any PDB check, so that node is held back with a message saying what to do.
-func (r *Reconciler) applyTo(ctx context.Context, n *corev1.Node, p *v1alpha1.NodePool) error {
-	others, err := r.poolsOf(ctx, n, p.Name)
+func (r *Reconciler) nodes() NodeSource {
+	if r.Nodes != nil {
+		return r.Nodes
+	}
+	return APINodes{Kube: r.Kube}
+}
+
+// poolState collects what one reconcile saw.
+type poolState struct {
+	members, inMaintenance int32
+	heldBack               int
+	problems               []string
+	removes                []string // DaemonSet/mirror pods a NoExecute taint removed
+}
+
+// note records err as a problem for the status when it is the pool's (a conflict, a
+// held-back taint); it returns false for other errors (API errors: retried).
+func (s *poolState) note(err error) bool {
+	var ce *ConflictError
+	var ne *NoExecuteError
+	switch {
+	case errors.As(err, &ne):
+		s.heldBack++
+	case errors.As(err, &ce):
+	default:
+		return false
+	}
+	s.problems = append(s.problems, err.Error())
+	return true
+}
+
+// applyTo applies the pool to one member node (as read from the cache: no GET unless the
+// cached copy was stale), unless that would add a NoExecute taint while ordinary pods that
+// don't tolerate it still run there: the taint manager would delete them without any PDB
+// check, so the node is held back (pool sync --rollout drains them first). DaemonSet and
+// mirror pods are not blockers; they are named.
+func (r *Reconciler) applyTo(ctx context.Context, n *corev1.Node, p *v1alpha1.NodePool, st *poolState) error {
+	apply, err := r.poolsOf(ctx, n, p)
 	if err != nil {
 		return err
 	}
-	apply := append(others, p)
-	_, _, err = UpdateNode(ctx, r.Kube, n.Name, func(n *corev1.Node) (*Desired, error) {
+	var named []string
+	_, _, err = UpdateNodeFrom(ctx, r.Kube, n, n.Name, func(n *corev1.Node) (*Desired, error) {
 		d, err := Compute(n, apply, nil)
 		if err != nil {
 			return nil, err
 		}
-		if added := newNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
-			if victims, err := r.intolerant(ctx, n.Name, added); err != nil {
+		named = nil
+		if added := NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 && d.Changed {
+			pods, err := PodsOnNode(ctx, r.Kube, n.Name)
+			if err != nil {
 				return nil, err
-			} else if len(victims) > 0 {
-				return nil, &NoExecuteError{Node: n.Name, Pool: p.Name, Taint: added[0], Pods: victims}
 			}
+			v := NoExecuteVictims(pods, added)
+			if len(v.Blocking) > 0 {
+				return nil, &NoExecuteError{Node: n.Name, Pool: p.Name, Taint: added[0], Pods: v.Blocking}
+			}
+			named = v.Named
 		}
 		return d, nil
 	})
+	if err == nil && len(named) > 0 {
+		st.removes = append(st.removes, named...)
+	}
 	return err
 }
 
-// poolsOf returns the other pools the node is a member of (their specs), so that
-// applying one pool never undoes another's.
-func (r *Reconciler) poolsOf(ctx context.Context, n *corev1.Node, skip string) ([]*v1alpha1.NodePool, error) {
-	var out []*v1alpha1.NodePool
+// poolsOf returns the pools to apply to the node: p and the other pools it is a member of
+// (their specs), so that applying one pool never undoes another's.
+func (r *Reconciler) poolsOf(ctx context.Context, n *corev1.Node, p *v1alpha1.NodePool) ([]*v1alpha1.NodePool, error) {
+	out := []*v1alpha1.NodePool{p}
 	for _, name := range PoolsOf(n) {
-		if name == skip {
+		if name == p.Name {
 			continue
 		}
-		p := &v1alpha1.NodePool{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, p); err != nil {
+		o := &v1alpha1.NodePool{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, o); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue // a role label without a NodePool: not ours
 			}
 			return nil, fmt.Errorf("get pool %s: %w", name, err)
 		}
-		out = append(out, p)
+		out = append(out, o)
 	}
 	return out, nil
 }
 
-// NoExecuteError is a NoExecute taint held back from an occupied node.
+// NoExecuteError is a NoExecute taint held back from a node that still runs ordinary
+// pods that don't tolerate it.
 type NoExecuteError struct {
 	Node, Pool string
 	Taint      corev1.Taint
@@ -140,110 +240,46 @@ type NoExecuteError struct {
 }
 
 func (e *NoExecuteError) Error() string {
-	return fmt.Sprintf("node %s: pool %s adds the NoExecute taint %s=%s, which would delete %d running pod(s) without any PodDisruptionBudget check (%s); drain the node first (kubectl maintenance drain %s --ignore-daemonsets), then run kubectl maintenance pool sync",
-		e.Node, e.Pool, e.Taint.Key, e.Taint.Value, len(e.Pods), strings.Join(e.Pods, ", "), e.Node)
+	return fmt.Sprintf("node %s: pool %s holds back the NoExecute taint %s, which would delete %d running pod(s) without any PodDisruptionBudget check (%s); roll it out with kubectl maintenance pool sync %s --rollout (drains them node by node first)",
+		e.Node, e.Pool, renderTaint(e.Taint), len(e.Pods), strings.Join(e.Pods, ", "), e.Pool)
 }
 
-func newNoExecute(before, after []corev1.Taint) []corev1.Taint {
-	var out []corev1.Taint
-	for _, t := range after {
-		if t.Effect == corev1.TaintEffectNoExecute && !hasTaint(before, t) {
-			out = append(out, t)
-		}
-	}
-	return out
+// Cleanup removes what the pool applied from every node that recorded it (the role label
+// only where the pool wrote it), then lets the pool go; with dryRun it only computes the
+// changes. The nodes' schedulability is not touched. It returns each node's change.
+func (r *Reconciler) Cleanup(ctx context.Context, p *v1alpha1.NodePool, dryRun bool) ([]NodeChange, error) {
+	return r.cleanup(ctx, p, dryRun)
 }
 
-// intolerant lists the running pods on node that don't tolerate every taint in taints.
-func (r *Reconciler) intolerant(ctx context.Context, node string, taints []corev1.Taint) ([]string, error) {
-	pods, err := r.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+func (r *Reconciler) cleanup(ctx context.Context, p *v1alpha1.NodePool, dryRun bool) ([]NodeChange, error) {
+	nodes, err := r.nodes().PoolNodes(ctx, p.Name)
 	if err != nil {
-		return nil, fmt.Errorf("list pods on node %s: %w", node, err)
+		return nil, err
 	}
-	var out []string
-	for _, pod := range pods.Items {
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || pod.DeletionTimestamp != nil {
-			continue
-		}
-		for i := range taints {
-			if !tolerates(pod.Spec.Tolerations, &taints[i]) {
-				out = append(out, pod.Namespace+"/"+pod.Name)
-				break
+	var out []NodeChange
+	for _, n := range nodes {
+		var change []string
+		compute := func(n *corev1.Node) (*Desired, error) {
+			d, err := Compute(n, nil, []string{p.Name})
+			if err == nil {
+				change = diff(n, d)
 			}
+			if dryRun && d != nil {
+				d.Changed = false
+			}
+			return d, err
 		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-func tolerates(tols []corev1.Toleration, t *corev1.Taint) bool {
-	for i := range tols {
-		if tols[i].ToleratesTaint(klog.Background(), t, false) {
-			return true
+		if _, _, err := UpdateNodeFrom(ctx, r.Kube, n, n.Name, compute); err != nil {
+			return out, fmt.Errorf("clean node %s of pool %s: %w", n.Name, p.Name, err)
 		}
+		out = append(out, NodeChange{Node: n.Name, Diff: change})
 	}
-	return false
-}
-
-// cleanup removes what the pool applied from every node that recorded it (the role label
-// too), then lets the pool go. The nodes' schedulability is not touched.
-func (r *Reconciler) cleanup(ctx context.Context, p *v1alpha1.NodePool) error {
-	nodes, err := r.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		_, recorded := n.Annotations[RecordAnnotation(p.Name)]
-		_, member := n.Labels[RoleLabel(p.Name)]
-		if !recorded && !member {
-			continue
-		}
-		if _, _, err := UpdateNode(ctx, r.Kube, n.Name, func(n *corev1.Node) (*Desired, error) {
-			return Compute(n, nil, []string{p.Name})
-		}); err != nil {
-			return fmt.Errorf("clean node %s of pool %s: %w", n.Name, p.Name, err)
-		}
-	}
-	if controllerutil.RemoveFinalizer(p, Finalizer) {
+	if !dryRun && controllerutil.RemoveFinalizer(p, Finalizer) {
 		if err := r.Client.Update(ctx, p); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("remove finalizer from pool %s: %w", p.Name, err)
+			return out, fmt.Errorf("remove finalizer from pool %s: %w", p.Name, err)
 		}
 	}
-	return nil
-}
-
-func (r *Reconciler) writeStatus(ctx context.Context, p *v1alpha1.NodePool, members, inMaintenance int32, problems []string) error {
-	p.Status.ObservedGeneration = p.Generation
-	p.Status.Nodes, p.Status.InMaintenance = members, inMaintenance
-	ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Applied", ObservedGeneration: p.Generation,
-		Message: fmt.Sprintf("%d node(s) carry the pool's labels and taints", members)}
-	degraded := metav1.Condition{Type: "Degraded", Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: p.Generation}
-	if len(problems) > 0 {
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, "NotApplied", strings.Join(problems, "; ")
-		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, degradedReason(problems), strings.Join(problems, "; ")
-	}
-	meta.SetStatusCondition(&p.Status.Conditions, ready)
-	meta.SetStatusCondition(&p.Status.Conditions, degraded)
-	if err := r.Client.Status().Update(ctx, p); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("update status of pool %s: %w", p.Name, err)
-	}
-	if len(problems) > 0 {
-		return &DegradedError{Pool: p.Name, Problems: problems}
-	}
-	return nil
-}
-
-func degradedReason(problems []string) string {
-	for _, p := range problems {
-		switch {
-		case strings.Contains(p, "NoExecute"):
-			return "NoExecuteHeldBack"
-		case strings.Contains(p, "conflict"), strings.Contains(p, "outside any pool"):
-			return "Conflict"
-		}
-	}
-	return "Error"
+	return out, nil
 }
 
 // DegradedError says a pool could not be fully applied, and why.
@@ -259,29 +295,6 @@ func (e *DegradedError) Error() string {
 // Blocked marks a held-back NoExecute taint or a conflict as blocked by policy.
 func (e *DegradedError) Blocked() bool { return true }
 
-// SetupWithManager runs the reconciler in mgr, on changes of pools, their RuntimeClasses
-// and nodes (a node change queues the pools it is or was a member of).
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.NodePool{}).
-		Owns(&nodev1.RuntimeClass{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			var out []reconcile.Request
-			seen := map[string]bool{}
-			for _, name := range PoolsOf(o.(*corev1.Node)) {
-				seen[name] = true
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
-			}
-			for k := range o.GetAnnotations() {
-				if name, ok := strings.CutPrefix(k, RecordAnnotationPrefix); ok && !seen[name] {
-					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
-				}
-			}
-			return out
-		})).
-		Complete(r)
-}
-
 // SyncAll reconciles every pool once (the "pool sync" command) and returns the errors
 // joined.
 func (r *Reconciler) SyncAll(ctx context.Context) (int, error) {
@@ -290,10 +303,41 @@ func (r *Reconciler) SyncAll(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("list pools: %w", err)
 	}
 	var errs []error
+	n := 0
 	for i := range list.Items {
-		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}}); err != nil {
+		if len(r.Only) > 0 && !r.Only[list.Items[i].Name] {
+			continue
+		}
+		n++
+		if _, err := r.Sync(ctx, list.Items[i].Name); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return len(list.Items), errors.Join(errs...)
+	return n, errors.Join(errs...)
+}
+
+// APINodes reads nodes from the API server: one list of every node per call.
+type APINodes struct{ Kube kubernetes.Interface }
+
+// PoolNodes implements NodeSource.
+func (a APINodes) PoolNodes(ctx context.Context, pool string) ([]*corev1.Node, error) {
+	list, err := a.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	var out []*corev1.Node
+	for i := range list.Items {
+		n := &list.Items[i]
+		if concerns(n, pool) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// concerns reports whether the node is a member of pool or carries its record.
+func concerns(n *corev1.Node, pool string) bool {
+	_, member := n.Labels[RoleLabel(pool)]
+	_, recorded := n.Annotations[RecordAnnotation(pool)]
+	return member || recorded
 }

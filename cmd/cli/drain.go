@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -172,6 +173,9 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err := o.preflight(ctx, cs, names); err != nil {
 		return err
 	}
+	if pool != nil && o.DryRun == "none" && !o.maxParallelSet {
+		return o.runPool(ctx, cs, names, pool) // rolling, batch by batch (pool_drain.go)
+	}
 	batches := [][]string{names}
 	if pool != nil && !o.maxParallelSet {
 		// A rolling pool drain: at most maxUnavailable of the pool's nodes are cordoned
@@ -237,6 +241,8 @@ type printingDrainer struct {
 	printer EventPrinter
 	// last is the summary of the last run.
 	last drain.Summary
+	// only, when set, limits the pods evicted (drain.Config.Only).
+	only func(*corev1.Pod) bool
 }
 
 func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
@@ -250,7 +256,9 @@ func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
 // Run drains names with the options' flags.
 func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summary, error) {
 	events := make(chan drain.Event, 256)
-	eng, err := drain.NewEngine(d.o.engineConfig(d.cs, events, klog.FromContext(ctx)))
+	cfg := d.o.engineConfig(d.cs, events, klog.FromContext(ctx))
+	cfg.Only = d.only
+	eng, err := drain.NewEngine(cfg)
 	if err != nil {
 		return drain.Summary{}, WithExitCode(ExitUsage, err)
 	}

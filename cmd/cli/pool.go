@@ -13,11 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/config/crd"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
 // NewCmdPool builds "kubectl maintenance pool" and its subcommands.
@@ -125,30 +123,4 @@ func exactlyOnePool(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func newCmdPoolDelete(c *Common) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete POOL",
-		Short: "Delete a pool, removing from its nodes exactly what it applied (nodes stay schedulable as they were)",
-		Args:  exactlyOnePool,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, pc, err := poolClients(c)
-			if err != nil {
-				return err
-			}
-			p, err := nodepool.GetPool(cmd.Context(), pc, args[0])
-			if err != nil {
-				return err
-			}
-			if err := pc.Delete(cmd.Context(), p); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("delete pool %s: %w", p.Name, err)
-			}
-			// Clean the nodes now (the finalizer's work), so no controller is needed.
-			r := &nodepool.Reconciler{Client: pc, Kube: cs}
-			if _, err := r.Reconcile(cmd.Context(), reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}}); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s deleted\n", p.Name)
-			return nil
-		},
-	}
-}
+

@@ -7,23 +7,21 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
-// PoolMoveOptions is "pool move": the drain's flags plus --to and --from.
+// PoolMoveOptions is "pool move": the drain's flags plus --to, --from and
+// --allow-missing-handler.
 type PoolMoveOptions struct {
 	DrainOptions
-	To   string
-	From []string
+	To                  string
+	From                []string
+	AllowMissingHandler bool
 }
 
 // NewCmdPoolMove builds "kubectl maintenance pool move".
@@ -32,27 +30,34 @@ func NewCmdPoolMove(c *Common) *cobra.Command {
 		DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}}
 	cmd := &cobra.Command{
 		Use:   "move NODE... --to POOL [--from POOL]",
-		Short: "Move nodes to another pool: cordon, PDB-aware drain, relabel and retaint, uncordon",
-		Long: `Move nodes to pool --to: cordon, drain them without violating any PodDisruptionBudget
-(the drain command's engine, flags, events and exit codes), remove the old pools' role
-label, labels and taints (exactly what they applied), add the new pool's, and uncordon
-(only a node this tool cordoned). Without --from the node leaves every pool it is in.
+		Short: "Move nodes to another pool, rolling: cordon, PDB-aware drain, relabel and retaint, uncordon",
+		Long: `Move nodes to pool --to, rolling: at most the source pool's maxUnavailable nodes at a
+time (members already cordoned or NotReady count against it; the target's maxUnavailable
+bounds a batch too). Per batch: cordon, drain without violating any PodDisruptionBudget
+(the drain command's engine, flags, events and exit codes), then one patch per node that
+removes exactly what the old pools applied (and their role labels), adds the new pool's
+and uncordons (only a cordon this tool made); then the next batch.
+
+Without --from the node leaves every pool a NodePool or its ownership record covers;
+other node-role.kubernetes.io/* labels (e.g. worker) stay. A node already in the target
+pool is done. Before anything changes, the move stops if the target's RuntimeClass
+handler is missing from a node's status.runtimeHandlers (unless --allow-missing-handler).
+Before the relabel, a pod still on the node that the target's NoExecute taints would
+remove (the taint manager deletes without any budget check) stops the move; DaemonSet
+and mirror pods such a taint removes are named. --pod-selector is refused: a move must
+empty the node.
 
 Each step is recorded on the node: interrupted anywhere (Ctrl-C, kill -9, an API error),
 running the same command again finishes from where it stopped. --dry-run prints the
-plan and the exact label and taint change per node.`,
+plan and the exact label and taint change per node.
+
+` + ExitCodesHelp,
 		Example: `  kubectl maintenance pool move node-1 node-2 --to green --ignore-daemonsets
   kubectl maintenance pool move node-1 --from blue --to green --dry-run`,
 		ValidArgsFunction: completeNodes(c),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes.Names = args
 			o.maxParallelSet = cmd.Flags().Changed("max-parallel-nodes")
-			if o.To == "" {
-				return UsageErrorf("--to POOL is required")
-			}
-			if len(args) == 0 {
-				return UsageErrorf("name the nodes to move (NODE...)")
-			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -65,10 +70,35 @@ plan and the exact label and taint change per node.`,
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.To, "to", o.To, "the pool to move the nodes to")
-	cmd.Flags().StringSliceVar(&o.From, "from", o.From, "the pool(s) the nodes leave (default: every pool they are in)")
+	cmd.Flags().StringSliceVar(&o.From, "from", o.From, "the pool(s) the nodes leave (default: every pool a NodePool or the node's ownership record covers)")
+	cmd.Flags().BoolVar(&o.AllowMissingHandler, "allow-missing-handler", false, "move nodes that don't list the target pool's RuntimeClass handler (a warning instead of a stop)")
 	_ = cmd.RegisterFlagCompletionFunc("to", completePools(c))
 	_ = cmd.RegisterFlagCompletionFunc("from", completePools(c))
 	return cmd
+}
+
+// Validate checks every flag without calling the API: the drain's flags and the
+// engine's own rules (the same checks as drain), --to, the nodes, and --pod-selector,
+// which a move refuses.
+func (o *PoolMoveOptions) Validate() error {
+	if o.To == "" {
+		return UsageErrorf("--to POOL is required")
+	}
+	if len(o.Nodes.Names) == 0 {
+		return UsageErrorf("name the nodes to move (NODE...)")
+	}
+	if o.PodSelector != "" {
+		return UsageErrorf("--pod-selector is not supported by pool move: a move must empty the node (pods left behind would be deleted by the new pool's NoExecute taints without any budget check)")
+	}
+	if err := o.DrainOptions.Validate(); err != nil {
+		return err
+	}
+	// The engine's own checks (negative --timeout, --grace-period below -1, ...), with
+	// an empty client that is never called.
+	if _, err := drain.NewEngine(o.engineConfig(&kubernetes.Clientset{}, make(chan drain.Event), klog.Background())); err != nil {
+		return WithExitCode(ExitUsage, err)
+	}
+	return nil
 }
 
 // Run plans the move (changing nothing on bad input), then carries it out.
@@ -80,140 +110,127 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	if err := o.preflight(ctx, cs, names); err != nil {
 		return err
 	}
-	m := &nodepool.Mover{Kube: cs, Pools: pc}
+	d := &moveDrainer{printingDrainer: o.drainer(cs)}
+	m := &nodepool.Mover{Kube: cs, Pools: pc, AllowMissingHandler: o.AllowMissingHandler, Timeout: o.Timeout,
+		Progress: o.progress(d.printer)}
 	moves, target, err := m.Plan(ctx, names, o.To, o.From)
 	if err != nil {
 		return WithExitCode(ExitCode(err), err)
 	}
-	if !o.maxParallelSet {
-		o.MaxParallelNodes = target.MaxUnavailableOrDefault()
-	}
+	var todo []string
 	for _, mv := range moves {
-		from := strings.Join(mv.From, ",")
-		if from == "" {
-			from = "<no pool>"
-		}
-		resume := ""
-		if mv.Resume {
-			resume = " (resuming)"
-		}
-		fmt.Fprintf(o.ErrOut, "move node/%s: %s -> %s%s%s\n", mv.Node, from, mv.To, resume, dryRunSuffix(o.DryRun))
-		for _, d := range mv.Diff {
-			fmt.Fprintf(o.ErrOut, "  %s\n", d)
+		o.printMovePlan(mv)
+		if !mv.Done {
+			todo = append(todo, mv.Node)
 		}
 	}
-	d := o.drainer(cs)
 	if o.DryRun != "none" {
-		sum, err := d.Run(ctx, names)
+		if len(todo) == 0 {
+			d.printer.Summary(drain.Summary{}, nil, ExitOK)
+			return nil
+		}
+		sum, err := d.printingDrainer.Run(ctx, todo)
 		d.printer.Summary(sum, err, ExitCode(err))
 		return err
 	}
 	err = m.Run(ctx, moves, target, d)
-	if err == nil {
-		for _, mv := range moves {
-			for _, w := range mv.Warnings {
-				d.printer.Event(drain.Event{Type: drain.EventWarning, Node: mv.Node, Message: w, Time: time.Now()})
-			}
-			d.printer.Event(drain.Event{Type: EventNodeMoved, Node: mv.Node, Message: mv.To, Time: time.Now()})
-			switch mv.Uncordon {
-			case drain.Uncordoned:
-				d.printer.Event(drain.Event{Type: EventNodeUncordoned, Node: mv.Node, Time: time.Now()})
-			case drain.LeftCordoned:
-				d.printer.Event(drain.Event{Type: EventNodeUncordoned, Node: mv.Node, Reason: "LeftCordoned", Time: time.Now(),
-					Message: "left cordoned: it was cordoned before the move"})
-			}
-		}
-	}
-	d.printer.Summary(d.last, err, ExitCode(err))
+	d.printer.Summary(d.total, err, ExitCode(err))
 	return err
 }
 
-// Events of a pool move beyond the drain's (NDJSON types).
-const (
-	// EventNodeMoved: the node now carries the target pool's labels and taints (Message).
-	EventNodeMoved drain.EventType = "node.moved"
-	// EventNodeUncordoned: the node is schedulable again (or, with Reason LeftCordoned,
-	// stays cordoned because it was before the move).
-	EventNodeUncordoned drain.EventType = "node.uncordoned"
-)
-
-func newCmdPoolSync(c *Common) *cobra.Command {
-	return &cobra.Command{
-		Use:   "sync",
-		Short: "Apply every pool to its nodes and RuntimeClass once (what the controller does on every change)",
-		Args:  noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, pc, err := poolClients(c)
-			if err != nil {
-				return err
-			}
-			r := &nodepool.Reconciler{Client: pc, Kube: cs}
-			n, err := r.SyncAll(cmd.Context())
-			if nodepool.IsNotInstalled(err) {
-				return nodepool.ErrNotInstalled
-			}
-			fmt.Fprintf(c.Out, "%d pool(s) synced\n", n)
-			return err
-		},
+func (o *PoolMoveOptions) printMovePlan(mv *nodepool.NodeMove) {
+	if mv.Done {
+		fmt.Fprintf(o.ErrOut, "move node/%s: already in pool %s, nothing to do\n", mv.Node, mv.To)
+		return
+	}
+	from := strings.Join(mv.From, ",")
+	if from == "" {
+		from = "<no pool>"
+	}
+	resume := ""
+	if mv.Resume {
+		resume = " (resuming)"
+	}
+	fmt.Fprintf(o.ErrOut, "move node/%s: %s -> %s%s%s\n", mv.Node, from, mv.To, resume, dryRunSuffix(o.DryRun))
+	for _, d := range mv.Diff {
+		fmt.Fprintf(o.ErrOut, "  %s\n", d)
+	}
+	for _, k := range mv.Kept {
+		fmt.Fprintf(o.ErrOut, "  =label %s (no NodePool owns it: kept)\n", k)
+	}
+	if len(mv.Removed) > 0 {
+		fmt.Fprintf(o.ErrOut, "  the new NoExecute taints will remove %d DaemonSet/mirror pod(s): %s\n", len(mv.Removed), strings.Join(mv.Removed, ", "))
+	}
+	for _, w := range mv.Warnings {
+		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
 	}
 }
 
-// syncOne applies one pool to its nodes and says how it went.
-func syncOne(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, name string) error {
-	r := &nodepool.Reconciler{Client: pc, Kube: cs}
-	_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
-	if err != nil {
-		return err
+// progress prints the mover's steps as events (NDJSON with -o json).
+func (o *PoolMoveOptions) progress(p EventPrinter) func(nodepool.MoveEvent) {
+	return func(ev nodepool.MoveEvent) {
+		now := time.Now()
+		switch ev.Type {
+		case nodepool.MoveBatch:
+			if o.Output == "json" {
+				p.Event(drain.Event{Type: drain.EventPoolBatch, Message: ev.Message, Time: now})
+			} else {
+				fmt.Fprintf(o.ErrOut, "batch: %s\n", ev.Message)
+			}
+		case nodepool.MoveWaiting:
+			p.Event(drain.Event{Type: drain.EventWarning, Reason: "PoolBudget", Message: ev.Message, Time: now})
+		case nodepool.MoveNodeDone:
+			p.Event(drain.Event{Type: drain.EventNodeMoved, Node: ev.Node, Reason: "AlreadyInPool", Message: ev.Move.To, Time: now})
+		case nodepool.MoveNodeMoved:
+			mv := ev.Move
+			if len(mv.Removed) > 0 {
+				p.Event(drain.Event{Type: drain.EventWarning, Node: mv.Node, Reason: "NoExecuteRemoves", Time: now,
+					Message: fmt.Sprintf("node %s: the NoExecute taints of pool %s remove DaemonSet/mirror pod(s) %s", mv.Node, mv.To, strings.Join(mv.Removed, ", "))})
+			}
+			for _, w := range mv.Warnings {
+				p.Event(drain.Event{Type: drain.EventWarning, Node: mv.Node, Message: w, Time: now})
+			}
+			p.Event(drain.Event{Type: drain.EventNodeMoved, Node: mv.Node, Message: mv.To, Time: now})
+			switch mv.Uncordon {
+			case drain.Uncordoned:
+				p.Event(drain.Event{Type: drain.EventNodeUncordoned, Node: mv.Node, Time: now})
+			case drain.LeftCordoned:
+				p.Event(drain.Event{Type: drain.EventNodeUncordoned, Node: mv.Node, Reason: "LeftCordoned", Time: now,
+					Message: "left cordoned: someone else cordoned it"})
+			}
+		}
 	}
-	p, err := nodepool.GetPool(ctx, pc, name)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s synced: %d node(s)\n", name, p.Status.Nodes)
-	return nil
 }
 
-func newCmdPoolController(c *Common) *cobra.Command {
-	var leaderElect bool
-	var leaderNamespace, probeAddr, metricsAddr string
-	cmd := &cobra.Command{
-		Use:   "controller",
-		Short: "Run the pool reconciler as a long-running controller (with leader election), e.g. in-cluster (see config/)",
-		Args:  noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := c.RESTConfig()
-			if err != nil {
-				return err
-			}
-			cs, err := c.Client()
-			if err != nil {
-				return err
-			}
-			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-				Scheme:                  Scheme(),
-				LeaderElection:          leaderElect,
-				LeaderElectionID:        "kubectl-maintenance-nodepools",
-				LeaderElectionNamespace: leaderNamespace,
-				HealthProbeBindAddress:  probeAddr,
-				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-			})
-			if err != nil {
-				return fmt.Errorf("create controller manager: %w", err)
-			}
-			if err := (&nodepool.Reconciler{Client: mgr.GetClient(), Kube: cs}).SetupWithManager(mgr); err != nil {
-				return fmt.Errorf("set up the pool controller: %w", err)
-			}
-			if probeAddr != "0" {
-				_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
-				_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
-			}
-			fmt.Fprintln(c.ErrOut, "pool controller running; Ctrl-C to stop")
-			return mgr.Start(cmd.Context())
-		},
-	}
-	cmd.Flags().BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
-	cmd.Flags().StringVar(&leaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election Lease")
-	cmd.Flags().StringVar(&probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" to disable)`)
-	cmd.Flags().StringVar(&metricsAddr, "metrics-bind-address", "0", `address of the metrics endpoint ("0" to disable)`)
-	return cmd
+// moveDrainer runs the drain engine for one batch of a move with what is left of the
+// move's --timeout, and adds up the batches' summaries.
+type moveDrainer struct {
+	*printingDrainer
+	total drain.Summary
 }
+
+// RunWithin implements nodepool.TimedDrainer.
+func (d *moveDrainer) RunWithin(ctx context.Context, names []string, timeout time.Duration) (drain.Summary, error) {
+	saved := d.o.Timeout
+	d.o.Timeout = timeout
+	defer func() { d.o.Timeout = saved }()
+	sum, err := d.printingDrainer.Run(ctx, names)
+	d.total = addMoveSummaries(d.total, sum)
+	return sum, err
+}
+
+// addMoveSummaries adds a batch's summary to a move's: counts add up, what is pending is
+// the latest batch's.
+func addMoveSummaries(a, b drain.Summary) drain.Summary {
+	a.NodesDrained += b.NodesDrained
+	a.NodesFailed += b.NodesFailed
+	a.NodesPending = b.NodesPending
+	a.PodsEvicted += b.PodsEvicted
+	a.PodsPending = b.PodsPending
+	a.Evictions += b.Evictions
+	a.Refusals += b.Refusals
+	a.Elapsed += b.Elapsed
+	a.PendingBlocks = b.PendingBlocks
+	return a
+}
+

@@ -111,7 +111,7 @@ func checkMoved(e *fixture.Env, node, from, to string) {
 	}
 	var taints []string
 	for _, t := range n.Spec.Taints {
-		if t.Key != "node.kubernetes.io/unschedulable" {
+		if !strings.HasPrefix(t.Key, "node.kubernetes.io/") { // the node lifecycle controller's
 			taints = append(taints, t.Key+"="+t.Value)
 		}
 	}
@@ -174,7 +174,9 @@ func TestSpecChangeAndDeletion(t *testing.T) {
 	}
 	for _, name := range e.Nodes {
 		n := e.Node(name)
-		if _, ok := n.Labels[nodepool.RoleLabel(blue)]; ok || n.Labels["example.com/tier"] != "" || n.Labels["example.com/owner"] != "team-a" {
+		// The nodes carried the role label before the pool applied anything: it is not
+		// the pool's to remove.
+		if _, ok := n.Labels[nodepool.RoleLabel(blue)]; !ok || n.Labels["example.com/tier"] != "" || n.Labels["example.com/owner"] != "team-a" {
 			t.Errorf("node %s after pool deletion: %v", name, n.Labels)
 		}
 		if len(n.Spec.Taints) != 1 || n.Spec.Unschedulable {
@@ -289,7 +291,7 @@ func TestControllerAppliesSpecChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
 	ctl := exec.CommandContext(ctx, plugin, "--kubeconfig", shared.Kubeconfig, "pool", "controller",
-		"--leader-elect=false", "--health-probe-bind-address=0")
+		"--leader-elect=false", "--health-probe-bind-address=0", "--pools="+blue)
 	var logs strings.Builder
 	ctl.Stderr = &logs
 	if err := ctl.Start(); err != nil {

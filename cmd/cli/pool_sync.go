@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+)
+
+// poolSyncOptions is "pool sync": one pass of the reconciler, or with --rollout a
+// PDB-aware rollout of a pool's new NoExecute taints (the drain's flags apply to it).
+type poolSyncOptions struct {
+	DrainOptions
+	Rollout bool
+}
+
+func newCmdPoolSync(c *Common) *cobra.Command {
+	o := &poolSyncOptions{DrainOptions: DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize,
+		DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}}
+	cmd := &cobra.Command{
+		Use:   "sync [POOL...] [--rollout]",
+		Short: "Apply pools to their nodes and RuntimeClass once; --rollout rolls a new NoExecute taint out node by node",
+		Long: `Apply the pools (every pool when none is named) to their nodes and RuntimeClass once:
+what the controller does on every change.
+
+A NoExecute taint is held back from a node that still runs pods that don't tolerate it
+(the taint manager would delete them without any PodDisruptionBudget check). --rollout
+rolls it out: node by node, at most the pool's maxUnavailable at a time, each node first
+cordoned and drained through the drain engine (budgets respected, the drain's flags and
+exit codes), then tainted and uncordoned. DaemonSet and mirror pods the taint removes are
+named, not blockers. The pool's RolloutProgressing condition shows the progress and the
+budget it waits on.
+
+` + ExitCodesHelp,
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, s string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return completePools(c)(cmd, args, s)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Rollout && len(args) != 1 {
+				return UsageErrorf("--rollout takes exactly one pool, got %d", len(args))
+			}
+			if o.Rollout {
+				o.Nodes.Pool = args[0]
+				if o.PodSelector != "" {
+					return UsageErrorf("--pod-selector is not supported by a rollout: pods left on a node would be deleted by the NoExecute taint without any budget check")
+				}
+				if err := o.DrainOptions.Validate(); err != nil {
+					return err
+				}
+			}
+			cs, pc, err := poolClients(c)
+			if err != nil {
+				return err
+			}
+			if o.Rollout {
+				return o.runRollout(cmd.Context(), cs, pc, args[0])
+			}
+			r := &nodepool.Reconciler{Client: pc, Kube: cs}
+			if len(args) > 0 {
+				r.Only = map[string]bool{}
+				for _, a := range args {
+					if _, err := nodepool.GetPool(cmd.Context(), pc, a); err != nil {
+						return err
+					}
+					r.Only[a] = true
+				}
+			}
+			n, err := r.SyncAll(cmd.Context())
+			if nodepool.IsNotInstalled(err) {
+				return nodepool.ErrNotInstalled
+			}
+			fmt.Fprintf(c.Out, "%d pool(s) synced\n", n)
+			return err
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.Rollout, "rollout", false, "roll the pool's new NoExecute taints out node by node, draining each node of the pods they would remove first")
+	return cmd
+}
+
+func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interface, pc client.Client, pool string) error {
+	p, err := nodepool.GetPool(ctx, pc, pool)
+	if err != nil {
+		return err
+	}
+	d := &moveDrainer{printingDrainer: o.drainer(cs)}
+	d.only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
+	ro := &nodepool.Rollout{Kube: cs, Client: pc, Drainer: d, Timeout: o.Timeout}
+	mo := &PoolMoveOptions{DrainOptions: o.DrainOptions}
+	ro.Progress = mo.progress(d.printer)
+	// The drain's blocked events name the budget the rollout waits on: the pool's
+	// condition shows it.
+	d.printer = &rolloutTee{EventPrinter: d.printer, blocked: func(ev drain.Event) { ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message) }}
+	res, err := ro.Run(ctx, pool)
+	if err == nil {
+		fmt.Fprintf(o.ErrOut, "rollout of pool %s: %d node(s) tainted, %d drained first", pool, len(res.Nodes), len(res.Drained))
+		if len(res.Removed) > 0 {
+			fmt.Fprintf(o.ErrOut, "; DaemonSet/mirror pods removed by the taint: %s", strings.Join(res.Removed, ", "))
+		}
+		fmt.Fprintln(o.ErrOut)
+		// Everything else of the pool (labels, other taints, status) in one pass.
+		r := &nodepool.Reconciler{Client: pc, Kube: cs, Only: map[string]bool{pool: true}}
+		_, err = r.Sync(ctx, pool)
+	}
+	d.printer.Summary(d.total, err, ExitCode(err))
+	return err
+}
+
+// rolloutTee passes events on to the printer and tells the rollout which budget blocks.
+type rolloutTee struct {
+	EventPrinter
+	blocked func(drain.Event)
+}
+
+func (t *rolloutTee) Event(ev drain.Event) {
+	if ev.Type == drain.EventEvictionBlocked && ev.PDB != "" {
+		t.blocked(ev)
+	}
+	t.EventPrinter.Event(ev)
+}
+
+// syncOne applies one pool to its nodes and says how it went.
+func syncOne(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, name string) error {
+	r := &nodepool.Reconciler{Client: pc, Kube: cs}
+	if _, err := r.Sync(ctx, name); err != nil {
+		return err
+	}
+	p, err := nodepool.GetPool(ctx, pc, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s synced: %d node(s)\n", name, p.Status.Nodes)
+	return nil
+}
+
+func newCmdPoolController(c *Common) *cobra.Command {
+	var leaderElect bool
+	var leaderNamespace, probeAddr, metricsAddr string
+	var only []string
+	var rollout bool
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the pool reconciler as a long-running controller (with leader election), e.g. in-cluster (see config/)",
+		Long: `Run the pool reconciler as a long-running controller. It reads pools, RuntimeClasses and
+nodes from its informers' cache, and reconciles a pool when the pool changes or when one of
+its nodes changes in a way that matters (role labels, the pool's labels, taints, ownership
+records, schedulability): heartbeats cost nothing. --pools restricts it to some pools.
+
+With --rollout, a NoExecute taint it holds back (ordinary pods on the node don't tolerate
+it) is rolled out by the controller itself, as pool sync POOL --rollout does: node by node
+at the pool's maxUnavailable, each node drained of those pods through the drain engine
+(DaemonSet pods stay; the taint removes them), with the RolloutProgressing condition.`,
+		Args: noArgsUsage,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(klog.NewKlogr())
+			cfg, err := c.RESTConfig()
+			if err != nil {
+				return err
+			}
+			cs, err := c.Client()
+			if err != nil {
+				return err
+			}
+			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+				Scheme:                  Scheme(),
+				LeaderElection:          leaderElect,
+				LeaderElectionID:        "kubectl-maintenance-nodepools",
+				LeaderElectionNamespace: leaderNamespace,
+				HealthProbeBindAddress:  probeAddr,
+				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+				Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+			})
+			if err != nil {
+				return fmt.Errorf("create controller manager: %w", err)
+			}
+			r := &nodepool.Reconciler{Client: mgr.GetClient(), Kube: cs}
+			if len(only) > 0 {
+				r.Only = map[string]bool{}
+				for _, p := range only {
+					r.Only[p] = true
+				}
+			}
+			if rollout {
+				r.AutoRollout = &nodepool.AutoRollout{Kube: cs, Client: mgr.GetClient(), Logger: klog.NewKlogr().WithName("rollout")}
+				if err := mgr.Add(r.AutoRollout); err != nil {
+					return fmt.Errorf("set up the rollouts: %w", err)
+				}
+			}
+			if err := r.SetupWithManager(mgr); err != nil {
+				return fmt.Errorf("set up the pool controller: %w", err)
+			}
+			if probeAddr != "0" {
+				_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
+				_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
+			}
+			fmt.Fprintln(c.ErrOut, "pool controller running; Ctrl-C to stop")
+			return mgr.Start(cmd.Context())
+		},
+	}
+	cmd.Flags().BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
+	cmd.Flags().StringVar(&leaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election Lease")
+	cmd.Flags().StringVar(&probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" to disable)`)
+	cmd.Flags().StringVar(&metricsAddr, "metrics-bind-address", "0", `address of the metrics endpoint, with client-go's rest_client_requests_total ("0" to disable)`)
+	cmd.Flags().StringSliceVar(&only, "pools", nil, "reconcile only these pools (default: every pool)")
+	cmd.Flags().BoolVar(&rollout, "rollout", false, "roll held-back NoExecute taints out by itself (drains through the engine, PDB-aware)")
+	_ = cmd.RegisterFlagCompletionFunc("pools", completePools(c))
+	return cmd
+}

@@ -1,0 +1,212 @@
+package pooltest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+)
+
+// controller runs "pool controller" (bin, or the plugin when bin is "") until the test
+// ends, serving its metrics on a free loopback port, whose address it returns.
+func startController(e *fixture.Env, bin string, extra ...string) string {
+	e.T.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	if bin == "" {
+		bin = plugin
+	}
+	ctx, cancel := context.WithCancel(e.Ctx)
+	args := append([]string{"--kubeconfig", shared.Kubeconfig, "pool", "controller", "--leader-elect=false",
+		"--health-probe-bind-address=0", "--metrics-bind-address=" + addr}, extra...)
+	ctl := exec.CommandContext(ctx, bin, args...)
+	var logs strings.Builder
+	ctl.Stderr = &logs
+	if err := ctl.Start(); err != nil {
+		e.T.Fatal(err)
+	}
+	e.T.Cleanup(func() {
+		cancel()
+		_ = ctl.Wait()
+		e.T.Logf("controller log (last 4 KiB):\n%s", tailString(logs.String(), 4096))
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := scrape(addr); err == nil {
+			return addr
+		}
+		if time.Now().After(deadline) {
+			e.T.Fatalf("the controller's metrics endpoint %s did not answer", addr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func tailString(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// scrape reads the controller's metrics: every sample by its full name with labels.
+func scrape(addr string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("metrics: %s: %s", resp.Status, b)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// sumMetric adds up the samples of a metric whose labels contain every given pair.
+func sumMetric(m map[string]float64, name string, labels ...string) float64 {
+	total := 0.0
+	for k, v := range m {
+		if !strings.HasPrefix(k, name+"{") && k != name {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			if !strings.Contains(k, l) {
+				ok = false
+			}
+		}
+		if ok {
+			total += v
+		}
+	}
+	return total
+}
+
+func getPool(e *fixture.Env, name string) *v1alpha1.NodePool {
+	e.T.Helper()
+	pc, err := client.New(shared.Config, client.Options{Scheme: scheme()})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	p := &v1alpha1.NodePool{}
+	if err := pc.Get(e.Ctx, types.NamespacedName{Name: name}, p); err != nil {
+		e.T.Fatal(err)
+	}
+	return p
+}
+
+// Issue 11, test 5: a hand-edited value of a taint the pool recorded is someone else's:
+// the conflict is named once, with both values; no duplicate taint, no 422, no loop.
+func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a")
+	blue := e.NS + "-blue"
+	applyPool(e, poolYAML(blue, blue, "ml", ""))
+	poolNodes(e, blue, 0)
+	applyPool(e, poolYAML(blue, blue, "ml", ""))
+	// The hand edit (retried: other controllers write the node too).
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n := e.Node(e.Nodes[0])
+		for i := range n.Spec.Taints {
+			if n.Spec.Taints[i].Key == "example.com/dedicated" {
+				n.Spec.Taints[i].Value = "gpu"
+			}
+		}
+		_, err := e.C.CoreV1().Nodes().Update(e.Ctx, n, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Run("pool", "sync", blue)
+	if r.Code != 3 {
+		t.Errorf("pool sync exit %d, want 3 (a conflict)", r.Code)
+	}
+	oneLine(t, r.Stderr)
+	fixture.MustContain(t, "stderr", r.Stderr, `"ml"`, `"gpu"`, "by hand")
+	addr := startController(e, "", "--pools="+blue)
+	var degraded *metav1.Condition
+	deadline := time.Now().Add(30 * time.Second)
+	for degraded == nil || degraded.Status != metav1.ConditionTrue {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pool never turned Degraded: %+v", degraded)
+		}
+		time.Sleep(200 * time.Millisecond)
+		degraded = meta.FindStatusCondition(getPool(e, blue).Status.Conditions, nodepool.ConditionDegraded)
+	}
+	if degraded.Reason != "Conflict" || !strings.Contains(degraded.Message, `"ml"`) || !strings.Contains(degraded.Message, `"gpu"`) {
+		t.Errorf("Degraded = %s: %s; want Conflict naming both values", degraded.Reason, degraded.Message)
+	}
+	// Quiet from here on: no node write, no status write, no retry loop.
+	node0, poolRV := e.Node(e.Nodes[0]), getPool(e, blue).ResourceVersion
+	m0, _ := scrape(addr)
+	time.Sleep(5 * time.Second)
+	m1, _ := scrape(addr)
+	reconciles := sumMetric(m1, "controller_runtime_reconcile_total") - sumMetric(m0, "controller_runtime_reconcile_total")
+	writes := sumMetric(m1, "rest_client_requests_total", `method="PATCH"`) + sumMetric(m1, "rest_client_requests_total", `method="PUT"`) -
+		sumMetric(m0, "rest_client_requests_total", `method="PATCH"`) - sumMetric(m0, "rest_client_requests_total", `method="PUT"`)
+	t.Logf("in 5 s after the conflict: %.0f reconciles, %.0f writes", reconciles, writes)
+	if reconciles > 1 || writes > 0 {
+		t.Errorf("the conflict loops: %.0f reconciles and %.0f writes in 5 s", reconciles, writes)
+	}
+	if n := e.Node(e.Nodes[0]); !maps.Equal(n.Labels, node0.Labels) || n.Annotations[nodepool.RecordAnnotation(blue)] != node0.Annotations[nodepool.RecordAnnotation(blue)] || !reflect.DeepEqual(n.Spec.Taints, node0.Spec.Taints) {
+		t.Errorf("the node was written while the conflict stands")
+	}
+	if rv := getPool(e, blue).ResourceVersion; rv != poolRV {
+		t.Errorf("the pool's status was written again while nothing changed")
+	}
+	var dedicated []string
+	for _, tn := range e.Node(e.Nodes[0]).Spec.Taints {
+		if tn.Key == "example.com/dedicated" {
+			dedicated = append(dedicated, tn.Value)
+		}
+	}
+	if len(dedicated) != 1 || dedicated[0] != "gpu" {
+		t.Errorf("taints example.com/dedicated = %v, want only the hand's gpu", dedicated)
+	}
+}
+
+func scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}

@@ -1,0 +1,215 @@
+package nodepool
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+)
+
+func TestComputeHandEditedValuesAreConflicts(t *testing.T) {
+	p := pool("blue", map[string]string{"tier": "a"}, taint("dedicated", "ml", corev1.TaintEffectNoSchedule))
+	n, err := apply(t, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, []*v1alpha1.NodePool{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(*corev1.Node)
+		want []string
+	}{
+		{"taint value", func(n *corev1.Node) { n.Spec.Taints[0].Value = "gpu" }, []string{`"ml"`, `"gpu"`, "by hand", "taint dedicated:NoSchedule"}},
+		{"label value", func(n *corev1.Node) { n.Labels["tier"] = "z" }, []string{`"a"`, `"z"`, "by hand", "label tier"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := n.DeepCopy()
+			tc.edit(m)
+			_, err := Compute(m, []*v1alpha1.NodePool{p}, nil)
+			var ce *ConflictError
+			if !errors.As(err, &ce) || ce.Recorded == nil {
+				t.Fatalf("got %v, want a conflict naming the recorded value", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not name %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestComputeKeepsARoleLabelSetBeforeThePool(t *testing.T) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{RoleLabel("blue"): ""}}}
+	n, err := apply(t, n, []*v1alpha1.NodePool{pool("blue", map[string]string{"tier": "a"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err = apply(t, n, nil, "blue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := n.Labels[RoleLabel("blue")]; !ok || n.Labels["tier"] != "" {
+		t.Errorf("after removing the pool: %s; want the role label kept and tier gone", describe(n))
+	}
+	// A role label the pool wrote goes with it.
+	n2, err := apply(t, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}, []*v1alpha1.NodePool{pool("blue", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n2, err = apply(t, n2, nil, "blue"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := n2.Labels[RoleLabel("blue")]; ok {
+		t.Errorf("the role label the pool wrote survived its removal")
+	}
+}
+
+func TestOwnedPoolsLeavesUnownedRoleLabels(t *testing.T) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{RoleLabel("blue"): "", RoleLabel("worker"): "", RoleLabel("gone"): ""},
+		Annotations: map[string]string{RecordAnnotation("gone"): `{}`}}}
+	owned, kept := ownedPools(n, map[string]*v1alpha1.NodePool{"blue": pool("blue", nil)})
+	if strings.Join(owned, ",") != "blue,gone" || strings.Join(kept, ",") != RoleLabel("worker") {
+		t.Errorf("owned %v kept %v; want blue,gone owned (a NodePool, a record) and worker kept", owned, kept)
+	}
+}
+
+func TestNoExecuteVictims(t *testing.T) {
+	taints := []corev1.Taint{{Key: "iso", Value: "yes", Effect: corev1.TaintEffectNoExecute}, {Key: "soft", Effect: corev1.TaintEffectNoSchedule}}
+	tol := func(secs *int64) []corev1.Toleration {
+		return []corev1.Toleration{{Key: "iso", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: secs}}
+	}
+	ds := []metav1.OwnerReference{{Kind: "DaemonSet", Name: "d", Controller: ptr.To(true)}}
+	pods := []corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "plain"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "tolerates"}, Spec: corev1.PodSpec{Tolerations: tol(nil)}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "for-a-while"}, Spec: corev1.PodSpec{Tolerations: tol(ptr.To[int64](30))}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "agent", OwnerReferences: ds}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "static", Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "x"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "done"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}},
+	}
+	v := NoExecuteVictims(pods, taints)
+	got := strings.Join(v.Blocking, ";") + " | " + strings.Join(v.Named, ";")
+	want := "n/for-a-while (tolerates iso=yes:NoExecute for 30s only);n/plain (does not tolerate iso=yes:NoExecute) | n/agent (does not tolerate iso=yes:NoExecute);n/static (does not tolerate iso=yes:NoExecute)"
+	if got != want {
+		t.Errorf("victims:\n got %s\nwant %s", got, want)
+	}
+	if v := NoExecuteVictims(pods, taints[1:]); !v.Empty() {
+		t.Errorf("a NoSchedule taint removes nothing, got %+v", v)
+	}
+}
+
+func readyNode(name string, pools []string, unschedulable, ready bool) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}, Spec: corev1.NodeSpec{Unschedulable: unschedulable}}
+	for _, p := range pools {
+		n.Labels[RoleLabel(p)] = ""
+	}
+	st := corev1.ConditionTrue
+	if !ready {
+		st = corev1.ConditionFalse
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}
+	return n
+}
+
+func TestRollerBatches(t *testing.T) {
+	mu2 := pool("blue", nil)
+	mu2.Spec.MaxUnavailable = ptr.To[int32](2)
+	tests := []struct {
+		name    string
+		nodes   []*corev1.Node
+		pools   map[string]*v1alpha1.NodePool
+		limit   int
+		pending []string
+		want    string
+	}{
+		{"maxUnavailable 1", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("b", []string{"blue"}, false, true)},
+			map[string]*v1alpha1.NodePool{"blue": pool("blue", nil)}, 5, []string{"a", "b"}, "a"},
+		{"a member out of service spends the budget", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("x", []string{"blue"}, false, false)},
+			map[string]*v1alpha1.NodePool{"blue": pool("blue", nil)}, 5, []string{"a"}, "wait"},
+		{"cordoned pending nodes go first", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("b", []string{"blue"}, true, true), readyNode("c", []string{"blue"}, false, true)},
+			map[string]*v1alpha1.NodePool{"blue": mu2}, 5, []string{"a", "b", "c"}, "b,a"},
+		{"the target's limit", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("b", []string{"blue"}, false, true)},
+			map[string]*v1alpha1.NodePool{"blue": mu2}, 1, []string{"a", "b"}, "a"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewSimpleClientset()
+			for _, n := range tc.nodes {
+				if _, err := c.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sources := map[string][]string{}
+			for _, p := range tc.pending {
+				sources[p] = []string{"blue"}
+			}
+			r := &Roller{Kube: c, Pools: tc.pools, Limit: tc.limit}
+			batch, waitOn, err := r.Next(context.Background(), tc.pending, sources, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(batch, ",")
+			if len(batch) == 0 {
+				got = "wait"
+				if !strings.Contains(waitOn, "x") {
+					t.Errorf("the wait does not name the node out of service: %s", waitOn)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("batch %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
+	base := readyNode("a", []string{"blue"}, false, true)
+	base.Annotations = map[string]string{RecordAnnotation("blue"): `{"labels":{"tier":"a"}}`}
+	base.Labels["tier"] = "a"
+	tests := []struct {
+		name string
+		edit func(*corev1.Node)
+		want bool
+	}{
+		{"heartbeat", func(n *corev1.Node) { n.Status.Conditions[0].LastHeartbeatTime = metav1.Now(); n.ResourceVersion = "9" }, false},
+		{"other label", func(n *corev1.Node) { n.Labels["unrelated"] = "x" }, false},
+		{"not-ready taint", func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule}}
+		}, false},
+		{"other annotation", func(n *corev1.Node) { n.Annotations["x"] = "y" }, false},
+		{"role label", func(n *corev1.Node) { n.Labels[RoleLabel("green")] = "" }, true},
+		{"recorded label", func(n *corev1.Node) { n.Labels["tier"] = "b" }, true},
+		{"taint", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}} }, true},
+		{"record", func(n *corev1.Node) { n.Annotations[RecordAnnotation("blue")] = `{}` }, true},
+		{"cordon", func(n *corev1.Node) { n.Spec.Unschedulable = true }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := base.DeepCopy()
+			tc.edit(n)
+			if got := NodeChanged(base, n); got != tc.want {
+				t.Errorf("NodeChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCordonedByUsReadsManagedFields(t *testing.T) {
+	mf := func(manager string) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{{Manager: "kubelet", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
+			{Manager: manager, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:unschedulable":{}}}`)}}}
+	}
+	ours := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf(FieldManager)}, Spec: corev1.NodeSpec{Unschedulable: true}}
+	theirs := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf("kubectl-cordon")}, Spec: corev1.NodeSpec{Unschedulable: true}}
+	if !CordonedByUs(ours) || CordonedByUs(theirs) {
+		t.Errorf("CordonedByUs: ours %v, theirs %v; want true, false", CordonedByUs(ours), CordonedByUs(theirs))
+	}
+}

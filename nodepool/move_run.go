@@ -1,0 +1,208 @@
+package nodepool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+)
+
+// Run carries out planned moves, rolling: batches of at most each source pool's
+// maxUnavailable (counting members already cordoned or NotReady), and at most the
+// target's. Per batch: record the move on each node, cordon and drain (the drainer),
+// then per node one patch that relabels and retaints, removes the move record and
+// uncordons (only a cordon this tool made); then the next batch. Nodes already in the
+// target pool are done. Interrupted at any step, the same call finishes from where it
+// stopped.
+func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.NodePool, d Drainer) error {
+	var deadline time.Time
+	if m.Timeout > 0 {
+		deadline = m.now().Add(m.Timeout)
+	}
+	pools, err := m.poolsByName(ctx)
+	if err != nil {
+		return err
+	}
+	byNode := map[string]*NodeMove{}
+	sources := map[string][]string{}
+	var resumed, fresh []string
+	for _, mv := range moves {
+		if mv.Done {
+			m.progress(MoveEvent{Type: MoveNodeDone, Node: mv.Node, Move: mv,
+				Message: fmt.Sprintf("node %s is already in pool %s: nothing to do", mv.Node, mv.To)})
+			continue
+		}
+		byNode[mv.Node], sources[mv.Node] = mv, mv.From
+		if mv.Resume {
+			resumed = append(resumed, mv.Node)
+		} else {
+			fresh = append(fresh, mv.Node)
+		}
+	}
+	pending := append(resumed, fresh...)
+	roller := &Roller{Kube: m.Kube, Pools: pools, Limit: target.MaxUnavailableOrDefault()}
+	for len(pending) > 0 {
+		batch, waitOn, err := roller.Next(ctx, pending, sources, nil)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			m.progress(MoveEvent{Type: MoveWaiting, Message: "waiting: " + waitOn})
+			if err := m.wait(ctx, deadline, roller, sourceNames(sources, pending), waitOn); err != nil {
+				return err
+			}
+			continue
+		}
+		m.progress(MoveEvent{Type: MoveBatch, Nodes: batch, Message: fmt.Sprintf("moving %v to pool %s", batch, target.Name)})
+		for _, name := range batch {
+			mv := byNode[name]
+			if err := m.recordMove(ctx, name, &MoveState{From: mv.From, To: mv.To, Step: StepDraining}); err != nil {
+				return err
+			}
+		}
+		if err := m.drain(ctx, d, batch, deadline); err != nil {
+			return err
+		}
+		for _, name := range batch {
+			mv := byNode[name]
+			if err := m.finish(ctx, mv, target, pools); err != nil {
+				return err
+			}
+			m.progress(MoveEvent{Type: MoveNodeMoved, Node: name, Move: mv, Message: mv.To})
+		}
+		pending = slices.DeleteFunc(pending, func(n string) bool { return slices.Contains(batch, n) })
+	}
+	return nil
+}
+
+// WaitTimeoutError is a move that reached its --timeout while no node could start (the
+// source pool's budget was spent by nodes out of service).
+type WaitTimeoutError struct {
+	Timeout time.Duration
+	WaitOn  string
+}
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("move timed out after %s waiting: %s", e.Timeout, e.WaitOn)
+}
+
+// Unwrap lets errors.Is(err, context.DeadlineExceeded) hold.
+func (e *WaitTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+func (m *Mover) wait(ctx context.Context, deadline time.Time, r *Roller, pools []string, waitOn string) error {
+	wctx := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	err := r.Wait(wctx, pools)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return &WaitTimeoutError{Timeout: m.Timeout, WaitOn: waitOn}
+	}
+	return err
+}
+
+// drain runs the drainer on a batch with what is left of the move's timeout.
+func (m *Mover) drain(ctx context.Context, d Drainer, batch []string, deadline time.Time) error {
+	if td, ok := d.(TimedDrainer); ok {
+		left := time.Duration(0)
+		if !deadline.IsZero() {
+			if left = deadline.Sub(m.now()); left <= 0 {
+				left = time.Millisecond
+			}
+		}
+		_, err := td.RunWithin(ctx, batch, left)
+		var te *drain.TimeoutError
+		if errors.As(err, &te) && m.Timeout > 0 {
+			te.Timeout = m.Timeout // the move's --timeout, not what was left for the batch
+		}
+		return err
+	}
+	_, err := d.Run(ctx, batch)
+	return err
+}
+
+// finish is the last step of one node's move, one optimistic-lock patch: the target
+// pool's labels and taints on, the old pools' off, the move and drain records removed,
+// and the node uncordoned when the cordon is this tool's. Before it, pods still on the
+// node that the target's new NoExecute taints would remove are checked: an ordinary one
+// stops the move (a VictimsError; the taint manager would delete it with no budget
+// check), DaemonSet and mirror pods are named.
+func (m *Mover) finish(ctx context.Context, mv *NodeMove, target *v1alpha1.NodePool, pools map[string]*v1alpha1.NodePool) error {
+	var named []string
+	result := drain.AlreadySchedulable
+	_, _, err := UpdateNode(ctx, m.Kube, mv.Node, func(n *corev1.Node) (*Desired, error) {
+		d, err := m.compute(n, target, mv.From, pools)
+		if err != nil {
+			return nil, err
+		}
+		named = nil
+		if added := NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
+			pods, err := PodsOnNode(ctx, m.Kube, n.Name)
+			if err != nil {
+				return nil, err
+			}
+			v := NoExecuteVictims(pods, added)
+			if len(v.Blocking) > 0 {
+				return nil, &VictimsError{Node: n.Name, Taint: added, Pods: v.Blocking}
+			}
+			named = v.Named
+		}
+		for _, k := range []string{MoveAnnotation, drain.AnnotationDrain, drain.AnnotationCordoned} {
+			if _, ok := n.Annotations[k]; ok {
+				d.Annotations[k] = nil
+			}
+		}
+		result = drain.AlreadySchedulable
+		if n.Spec.Unschedulable {
+			result = drain.LeftCordoned
+			if CordonedByUs(n) {
+				result = drain.Uncordoned
+				d.Unschedulable = new(bool)
+			}
+		}
+		d.Changed = true
+		return d, nil
+	})
+	if err != nil {
+		return fmt.Errorf("finish the move of node %s: %w", mv.Node, err)
+	}
+	mv.Removed, mv.Uncordon, mv.Moved = named, result, true
+	return nil
+}
+
+// CordonedByUs reports whether the node's cordon is this tool's: the drain's record
+// (drain.AnnotationCordoned), or the node's managedFields naming FieldManager as the
+// owner of spec.unschedulable. A cordon anyone else made stays.
+func CordonedByUs(n *corev1.Node) bool {
+	if n.Annotations[drain.AnnotationCordoned] == "true" {
+		return true
+	}
+	return UnschedulableOwner(n) == FieldManager
+}
+
+// UnschedulableOwner is the field manager that owns spec.unschedulable ("" if none).
+func UnschedulableOwner(n *corev1.Node) string {
+	for _, mf := range n.ManagedFields {
+		if mf.FieldsV1 == nil {
+			continue
+		}
+		var f struct {
+			Spec map[string]json.RawMessage `json:"f:spec"`
+		}
+		if json.Unmarshal(mf.FieldsV1.Raw, &f) == nil {
+			if _, ok := f.Spec["f:unschedulable"]; ok {
+				return mf.Manager
+			}
+		}
+	}
+	return ""
+}
