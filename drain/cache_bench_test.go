@@ -21,7 +21,7 @@ func realisticPod(i int) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i), Namespace: "ns", UID: "uid",
 			Labels: map[string]string{"app": "web", "pod-template-hash": "abcdef"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: "Update",
-				FieldsV1: &metav1.FieldsV1{Raw: make([]byte, 2048)}}, {Manager: "kwok", Operation: "Update", FieldsV1: &metav1.FieldsV1{Raw: make([]byte, 1024)}}}},
+				FieldsV1: metav1.NewFieldsV1(string(make([]byte, 2048)))}, {Manager: "kwok", Operation: "Update", FieldsV1: metav1.NewFieldsV1(string(make([]byte, 1024)))}}},
 		Spec: corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/team/app:v1.2.3", Env: env},
 			{Name: "sidecar", Image: "registry.example.com/proxy:v9", Env: env[:5]}},
 			Volumes: []corev1.Volume{{Name: "token"}, {Name: "config"}}},

@@ -46,7 +46,7 @@ func CordonedBy(node *corev1.Node) []string {
 			continue
 		}
 		var fields map[string]map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
 		if _, ok := fields["f:spec"]["f:unschedulable"]; ok && mf.Manager != "" {

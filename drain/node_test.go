@@ -12,7 +12,7 @@ import (
 
 func owned(manager, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 const (
@@ -33,7 +33,7 @@ func TestDecideUncordonByCordonOwner(t *testing.T) {
 		"a cordon shared with someone else stays":       {true, []metav1.ManagedFieldsEntry{owned(FieldManager, unschedulableFields), owned("kubectl", unschedulableFields)}, false, LeftCordoned},
 		"a cordon nobody is recorded for stays":         {true, nil, false, LeftCordoned},
 		"--force undoes someone else's":                 {true, []metav1.ManagedFieldsEntry{owned("kubectl", unschedulableFields)}, true, Uncordoned},
-		"a status subresource entry does not count":     {true, []metav1.ManagedFieldsEntry{{Manager: FieldManager, Subresource: "status", FieldsV1: &metav1.FieldsV1{Raw: []byte(unschedulableFields)}}}, false, LeftCordoned},
+		"a status subresource entry does not count":     {true, []metav1.ManagedFieldsEntry{{Manager: FieldManager, Subresource: "status", FieldsV1: metav1.NewFieldsV1(unschedulableFields)}}, false, LeftCordoned},
 		"our label write does not make the cordon ours": {true, []metav1.ManagedFieldsEntry{owned(FieldManager, labelFields), owned("kubectl", unschedulableFields)}, false, LeftCordoned},
 	}
 	for name, tc := range tests {

@@ -21,7 +21,7 @@ import (
 )
 
 // ApplyFieldManager is the field manager of pool apply's server-side apply.
-const ApplyFieldManager = "kubectl-maintenance"
+const ApplyFieldManager = FieldManager
 
 // ApplyResult is what applying a pool did, in kubectl apply's words.
 type ApplyResult string

@@ -204,8 +204,8 @@ func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
 
 func TestCordonedByUsReadsManagedFields(t *testing.T) {
 	mf := func(manager string) []metav1.ManagedFieldsEntry {
-		return []metav1.ManagedFieldsEntry{{Manager: "kubelet", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
-			{Manager: manager, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:unschedulable":{}}}`)}}}
+		return []metav1.ManagedFieldsEntry{{Manager: "kubelet", FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)},
+			{Manager: manager, FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)}}
 	}
 	ours := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf(FieldManager)}, Spec: corev1.NodeSpec{Unschedulable: true}}
 	theirs := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf("kubectl-cordon")}, Spec: corev1.NodeSpec{Unschedulable: true}}

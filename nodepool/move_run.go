@@ -2,7 +2,6 @@ package nodepool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -179,30 +178,7 @@ func (m *Mover) finish(ctx context.Context, mv *NodeMove, target *v1alpha1.NodeP
 	return nil
 }
 
-// CordonedByUs reports whether the node's cordon is this tool's: the drain's record
-// (drain.AnnotationCordoned), or the node's managedFields naming FieldManager as the
-// owner of spec.unschedulable. A cordon anyone else made stays.
-func CordonedByUs(n *corev1.Node) bool {
-	if n.Annotations[drain.AnnotationCordoned] == "true" {
-		return true
-	}
-	return UnschedulableOwner(n) == FieldManager
-}
-
-// UnschedulableOwner is the field manager that owns spec.unschedulable ("" if none).
-func UnschedulableOwner(n *corev1.Node) string {
-	for _, mf := range n.ManagedFields {
-		if mf.FieldsV1 == nil {
-			continue
-		}
-		var f struct {
-			Spec map[string]json.RawMessage `json:"f:spec"`
-		}
-		if json.Unmarshal(mf.FieldsV1.Raw, &f) == nil {
-			if _, ok := f.Spec["f:unschedulable"]; ok {
-				return mf.Manager
-			}
-		}
-	}
-	return ""
-}
+// CordonedByUs reports whether the node's cordon is this tool's, by the engine's rule
+// (drain.CordonedByUs: the node's managedFields name drain.FieldManager as the only owner of
+// spec.unschedulable). A cordon anyone else made, or made again after a plain uncordon, stays.
+func CordonedByUs(n *corev1.Node) bool { return drain.CordonedByUs(n) }

@@ -66,7 +66,7 @@ func runDashboard(parent context.Context, c *Common, logFile string) error {
 	}
 	// klog must not write to the screen the dashboard owns: client-go's reflectors log
 	// every failed watch there. Their errors reach the status line through dashsource.
-	var logOut io.Writer = io.Discard
+	logOut := io.Writer(io.Discard)
 	if logFile != "" {
 		f, err := os.Create(logFile)
 		if err != nil {

@@ -122,5 +122,3 @@ func exactlyOnePool(_ *cobra.Command, args []string) error {
 	}
 	return nil
 }
-
-

@@ -3,7 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
+
 	"os"
 	"path/filepath"
 	"sort"
@@ -100,7 +100,7 @@ func (o *PoolApplyOptions) read() ([]nodepool.Document, error) {
 			sources = []string{f}
 		}
 		for _, src := range sources {
-			var r io.Reader = o.In
+			r := o.In
 			name := "stdin"
 			if src != "-" {
 				b, err := os.ReadFile(src)

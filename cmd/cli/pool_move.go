@@ -129,7 +129,7 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 			d.printer.Summary(drain.Summary{}, nil, ExitOK)
 			return nil
 		}
-		sum, err := d.printingDrainer.Run(ctx, todo)
+		sum, err := d.Run(ctx, todo)
 		d.printer.Summary(sum, err, ExitCode(err))
 		return err
 	}
@@ -214,7 +214,7 @@ func (d *moveDrainer) RunWithin(ctx context.Context, names []string, timeout tim
 	saved := d.o.Timeout
 	d.o.Timeout = timeout
 	defer func() { d.o.Timeout = saved }()
-	sum, err := d.printingDrainer.Run(ctx, names)
+	sum, err := d.Run(ctx, names)
 	d.total = addMoveSummaries(d.total, sum)
 	return sum, err
 }
@@ -233,4 +233,3 @@ func addMoveSummaries(a, b drain.Summary) drain.Summary {
 	a.PendingBlocks = b.PendingBlocks
 	return a
 }
-

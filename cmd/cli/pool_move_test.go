@@ -12,8 +12,8 @@ func TestPoolMoveRefusesBadFlagsBeforeAnyCall(t *testing.T) {
 		args []string
 		want string
 	}{
-		"negative timeout":      {[]string{"--timeout", "-5s"}, "--timeout must not be negative"},
-		"grace period below -1": {[]string{"--grace-period", "-7"}, "--grace-period must be -1 or more"},
+		"negative timeout":      {[]string{"--timeout", "-5s"}, "invalid --timeout -5s: must not be negative"},
+		"grace period below -1": {[]string{"--grace-period", "-7"}, "invalid --grace-period -7: must be -1"},
 		"negative skip-wait":    {[]string{"--skip-wait-for-delete-timeout", "-1"}, "--skip-wait-for-delete-timeout"},
 		"a pod selector":        {[]string{"--pod-selector", "app=web"}, "a move must empty the node"},
 		"disable-eviction":      {[]string{"--disable-eviction"}, "never bypasses PodDisruptionBudgets"},

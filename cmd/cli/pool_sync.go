@@ -55,7 +55,7 @@ budget it waits on.
 				if o.PodSelector != "" {
 					return UsageErrorf("--pod-selector is not supported by a rollout: pods left on a node would be deleted by the NoExecute taint without any budget check")
 				}
-				if err := o.DrainOptions.Validate(); err != nil {
+				if err := o.Validate(); err != nil {
 					return err
 				}
 			}

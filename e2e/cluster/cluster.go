@@ -196,8 +196,7 @@ func (c *Cluster) startAPIServer(binDir string) error {
 	// Profiling and the debug socket are of no use here; keep the logs quiet.
 	api.Configure().Set("profiling", "false").Set("v", "1")
 	c.env = env
-	cfg, err := env.Start()
-	if err != nil {
+	if _, err := env.Start(); err != nil {
 		return fmt.Errorf("start etcd and kube-apiserver: %w", err)
 	}
 	user, err := cp.AddUser(envtest.User{Name: "km-admin", Groups: []string{"system:masters"}}, nil)
@@ -212,7 +211,7 @@ func (c *Cluster) startAPIServer(binDir string) error {
 	if err := os.WriteFile(c.Kubeconfig, kc, 0o600); err != nil {
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
-	cfg = rest.CopyConfig(user.Config())
+	cfg := rest.CopyConfig(user.Config())
 	cfg.QPS, cfg.Burst = 200, 400
 	c.Config = cfg
 	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {

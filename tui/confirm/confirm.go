@@ -66,7 +66,9 @@ func New(req Request, pools []string) Model {
 }
 
 // Done reports whether the user answered; Confirmed whether the answer was yes.
-func (m Model) Done() bool      { return m.done }
+func (m Model) Done() bool { return m.done }
+
+// Confirmed reports whether the user answered yes.
 func (m Model) Confirmed() bool { return m.done && m.ok }
 
 // Update handles the dialog's keys.
