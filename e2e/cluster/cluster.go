@@ -266,6 +266,13 @@ func (c *Cluster) Stop() {
 		}
 		c.logf("local cluster: killed %d leftover processes: %v", len(pids), pids)
 	}
+	if keep := os.Getenv("KM_KEEP_LOGS"); keep != "" {
+		// Keep the components' logs for a post-mortem: KM_KEEP_LOGS=DIR.
+		dst := filepath.Join(keep, filepath.Base(c.Dir))
+		if err := os.MkdirAll(keep, 0o755); err == nil && os.Rename(filepath.Join(c.Dir, "logs"), dst) == nil {
+			c.logf("local cluster: logs kept in %s", dst)
+		}
+	}
 	_ = os.RemoveAll(c.Dir)
 }
 
