@@ -143,17 +143,8 @@ func (m *Mover) finish(ctx context.Context, mv *NodeMove, target *v1alpha1.NodeP
 		if err != nil {
 			return nil, err
 		}
-		named = nil
-		if added := NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
-			pods, err := PodsOnNode(ctx, m.Kube, n.Name)
-			if err != nil {
-				return nil, err
-			}
-			v := NoExecuteVictims(pods, added)
-			if len(v.Blocking) > 0 {
-				return nil, &VictimsError{Node: n.Name, Taint: added, Pods: v.Blocking}
-			}
-			named = v.Named
+		if named, err = CheckNoExecute(ctx, m.Kube, n, d.Taints); err != nil {
+			return nil, err
 		}
 		for _, k := range []string{MoveAnnotation, drain.AnnotationDrain, drain.AnnotationCordoned} {
 			if _, ok := n.Annotations[k]; ok {

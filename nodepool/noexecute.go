@@ -156,3 +156,24 @@ func (e *VictimsError) Error() string {
 
 // Blocked marks a VictimsError as blocked by policy.
 func (e *VictimsError) Blocked() bool { return true }
+
+// CheckNoExecute is the check before a write that gives node the taints want: the pods on
+// the node that do not tolerate a NoExecute taint new in want. An ordinary pod among them
+// stops the write (a *VictimsError naming them: the taint manager would delete it without
+// any budget check); the DaemonSet and mirror pods the taint will remove are returned, to
+// be named.
+func CheckNoExecute(ctx context.Context, c kubernetes.Interface, node *corev1.Node, want []corev1.Taint) ([]string, error) {
+	added := NewNoExecute(node.Spec.Taints, want)
+	if len(added) == 0 {
+		return nil, nil
+	}
+	pods, err := PodsOnNode(ctx, c, node.Name)
+	if err != nil {
+		return nil, err
+	}
+	v := NoExecuteVictims(pods, added)
+	if len(v.Blocking) > 0 {
+		return nil, &VictimsError{Node: node.Name, Taint: added, Pods: v.Blocking}
+	}
+	return v.Named, nil
+}

@@ -179,17 +179,8 @@ func (ro *Rollout) taint(ctx context.Context, name string, p *v1alpha1.NodePool,
 		if err != nil {
 			return nil, err
 		}
-		named = nil
-		if added := NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
-			pods, err := PodsOnNode(ctx, ro.Kube, n.Name)
-			if err != nil {
-				return nil, err
-			}
-			v := NoExecuteVictims(pods, added)
-			if len(v.Blocking) > 0 {
-				return nil, &VictimsError{Node: n.Name, Taint: added, Pods: v.Blocking}
-			}
-			named = v.Named
+		if named, err = CheckNoExecute(ctx, ro.Kube, n, d.Taints); err != nil {
+			return nil, err
 		}
 		for _, k := range []string{drain.AnnotationDrain, drain.AnnotationCordoned} {
 			if _, ok := n.Annotations[k]; ok {

@@ -67,6 +67,9 @@ type Cluster struct {
 	// from envtest, or restarted by the harness), kube-controller-manager, kube-scheduler,
 	// kwok.
 	components []*component
+	// stopSupervisor ends the goroutine that restarts components that exit by themselves
+	// and waits for it.
+	stopSupervisor func()
 }
 
 // Start builds (if needed) and starts a local cluster, and waits until every component is
@@ -160,6 +163,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	c.StartupTime = time.Since(began)
+	c.supervise()
 	logf("local cluster: started in %s (dir %s)", c.StartupTime.Round(time.Millisecond), dir)
 	logf("local cluster: memory %s", c.MemoryReport())
 	return c, nil
@@ -238,6 +242,10 @@ func (c *Cluster) start(name, bin string, args []string) (*component, error) {
 // Stop ends every component (SIGTERM, then SIGKILL), stops envtest, kills any process that
 // still mentions the cluster directory, and removes the directory. Safe to call twice.
 func (c *Cluster) Stop() {
+	if c.stopSupervisor != nil {
+		c.stopSupervisor() // first: it must not restart what Stop ends
+		c.stopSupervisor = nil
+	}
 	c.mu.Lock()
 	comps := c.components
 	c.components = nil

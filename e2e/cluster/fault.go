@@ -156,13 +156,48 @@ func (c *Cluster) Restart(ctx context.Context, name Component) error {
 	}
 	c.logf("local cluster: %s restarted (pid %d)", name, comp.pid)
 	if name == APIServer {
-		// kube-controller-manager exits when the API server goes away while it is still
-		// building its controllers; in a real cluster the kubelet would restart it.
-		if _, err := c.Revive(ctx); err != nil {
+		c.mu.Lock()
+		downAt := old.downAt
+		c.mu.Unlock()
+		if err := c.afterAPIServerOutage(ctx, time.Since(downAt)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// renewDeadline is kube-controller-manager's and kube-scheduler's default
+// --leader-elect-renew-deadline.
+const renewDeadline = 10 * time.Second
+
+// afterAPIServerOutage does what a real control plane does once its API server is back.
+// kube-controller-manager and kube-scheduler run with leader election there: an outage
+// longer than the renew deadline makes them lose their lease and exit, and the kubelet
+// starts them again, with fresh informers. The harness runs them without leader
+// election (one of each), so it restarts them itself. A component that exited by itself
+// meanwhile (kube-controller-manager does when the API server goes away while it builds
+// its controllers) is started again as well.
+func (c *Cluster) afterAPIServerOutage(ctx context.Context, outage time.Duration) error {
+	if outage >= renewDeadline {
+		for _, name := range []Component{ControllerManager, Scheduler} {
+			comp, err := c.component(name)
+			if err != nil {
+				continue
+			}
+			c.mu.Lock()
+			down := comp.downOnPurpose
+			c.mu.Unlock()
+			if down {
+				continue
+			}
+			c.logf("local cluster: %s lost its leader lease in the %s outage; restarting it", name, outage.Round(time.Second))
+			if err := c.Restart(ctx, name); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := c.Revive(ctx)
+	return err
 }
 
 // Revive restarts, as a kubelet would, every component that exited without being stopped
@@ -185,9 +220,38 @@ func (c *Cluster) Revive(ctx context.Context) ([]Component, error) {
 	return dead, nil
 }
 
+// superviseEvery is how often the supervisor looks for components that exited by themselves.
+const superviseEvery = time.Second
+
+// supervise starts the goroutine that does what a kubelet does for static pods: a
+// component that exits without being stopped or killed by fault injection is started
+// again (kube-controller-manager and kwok exit when the API server goes away at the wrong
+// moment, which a restart of the API server under load can cause). Stop ends it first.
+func (c *Cluster) supervise() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(superviseEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if _, err := c.Revive(ctx); err != nil && ctx.Err() == nil {
+				c.logf("local cluster: revive: %v", err)
+			}
+		}
+	}()
+	c.stopSupervisor = func() { cancel(); <-done }
+}
+
 func (c *Cluster) setDown(comp *component) {
 	c.mu.Lock()
 	comp.downOnPurpose = true
+	comp.downAt = time.Now()
 	c.mu.Unlock()
 }
 

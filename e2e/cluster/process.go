@@ -32,8 +32,10 @@ type component struct {
 	// downOnPurpose is set when fault injection stopped or killed the process: Revive
 	// leaves it down.
 	downOnPurpose bool
-	done          chan struct{}
-	waitErr       error
+	// downAt is when fault injection stopped or killed it.
+	downAt  time.Time
+	done    chan struct{}
+	waitErr error
 }
 
 // startComponent starts bin with args, its output appended to logDir/name.log (a restart
