@@ -128,3 +128,16 @@ func oneLine(t *testing.T, s string) {
 		t.Errorf("the error is %d lines, want one:\n%s", lines+1, s)
 	}
 }
+
+// ownTaints are a node's taints without the node lifecycle controller's
+// (node.kubernetes.io/*: not-ready, unreachable and the like), which come and go with the
+// kwok node's heartbeat under load and are neither a pool's nor a test's.
+func ownTaints(n *corev1.Node) []corev1.Taint {
+	var out []corev1.Taint
+	for _, tn := range n.Spec.Taints {
+		if !strings.HasPrefix(tn.Key, "node.kubernetes.io/") {
+			out = append(out, tn)
+		}
+	}
+	return out
+}

@@ -179,15 +179,7 @@ func TestSpecChangeAndDeletion(t *testing.T) {
 		if _, ok := n.Labels[nodepool.RoleLabel(blue)]; !ok || n.Labels["example.com/tier"] != "" || n.Labels["example.com/owner"] != "team-a" {
 			t.Errorf("node %s after pool deletion: %v", name, n.Labels)
 		}
-		// node.kubernetes.io/* taints are the node lifecycle controller's (a new kwok node
-		// carries not-ready until it is seen Ready): neither the pool's nor the test's.
-		var taints []corev1.Taint
-		for _, tn := range n.Spec.Taints {
-			if !strings.HasPrefix(tn.Key, "node.kubernetes.io/") {
-				taints = append(taints, tn)
-			}
-		}
-		if len(taints) != 1 || n.Spec.Unschedulable {
+		if len(ownTaints(n)) != 1 || n.Spec.Unschedulable {
 			t.Errorf("node %s after pool deletion: taints %v unschedulable %v", name, n.Spec.Taints, n.Spec.Unschedulable)
 		}
 	}
