@@ -186,7 +186,7 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 	if reconciles > 1 || writes > 0 {
 		t.Errorf("the conflict loops: %.0f reconciles and %.0f writes in 5 s", reconciles, writes)
 	}
-	if n := e.Node(e.Nodes[0]); !maps.Equal(n.Labels, node0.Labels) || n.Annotations[nodepool.RecordAnnotation(blue)] != node0.Annotations[nodepool.RecordAnnotation(blue)] || !reflect.DeepEqual(ownTaints(n), ownTaints(node0)) {
+	if n := e.Node(e.Nodes[0]); !maps.Equal(ownLabels(n), ownLabels(node0)) || n.Annotations[nodepool.RecordAnnotation(blue)] != node0.Annotations[nodepool.RecordAnnotation(blue)] || !reflect.DeepEqual(ownTaints(n), ownTaints(node0)) {
 		t.Errorf("the node was written while the conflict stands: labels %v -> %v, taints %v -> %v", node0.Labels, n.Labels, node0.Spec.Taints, n.Spec.Taints)
 	}
 	if rv := getPool(e, blue).ResourceVersion; rv != poolRV {

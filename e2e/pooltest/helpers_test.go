@@ -141,3 +141,7 @@ func ownTaints(n *corev1.Node) []corev1.Taint {
 	}
 	return out
 }
+
+// ownLabels are a node's labels without those the control plane adds on its own schedule
+// (fixture.WithoutSystemKeys), which are neither a pool's nor a test's.
+func ownLabels(n *corev1.Node) map[string]string { return fixture.WithoutSystemKeys(n.Labels) }
