@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -85,15 +84,17 @@ func InstallCRD(ctx context.Context, c client.Client) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("get the NodePool CRD: %w", err)
 	default:
-		before, _ := json.Marshal(cur.Spec)
+		// The stored spec carries the API server's defaults, so comparing it with the
+		// embedded one would always differ. The server knows: an update that changes the
+		// spec (after defaulting) raises metadata.generation; a no-op update writes nothing.
+		gen := cur.Generation
 		cur.Spec = want.Spec
-		after, _ := json.Marshal(cur.Spec)
+		if err := c.Update(ctx, cur); err != nil {
+			return "", fmt.Errorf("update the NodePool CRD: %w", err)
+		}
 		verb = "unchanged"
-		if string(before) != string(after) {
+		if cur.Generation != gen {
 			verb = "configured"
-			if err := c.Update(ctx, cur); err != nil {
-				return "", fmt.Errorf("update the NodePool CRD: %w", err)
-			}
 		}
 	}
 	// Establishing takes the API server a moment; there is no watch in controller-runtime's

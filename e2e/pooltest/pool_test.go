@@ -310,3 +310,15 @@ func TestControllerAppliesSpecChanges(t *testing.T) {
 	}
 	waitFor(e, e.Nodes[0], func(n *corev1.Node) bool { return n.Labels["example.com/tier"] == "v2" })
 }
+
+// TestPoolInstallSaysWhatChanged: a second install of the same CRD changes nothing and
+// says "unchanged" (the stored spec carries the server's defaults, so only the server can
+// tell).
+func TestPoolInstallSaysWhatChanged(t *testing.T) {
+	e := newEnv(t) // installed once already
+	r := e.Run("pool", "install")
+	if r.Code != 0 {
+		t.Fatalf("pool install exit %d", r.Code)
+	}
+	fixture.MustContain(t, "stdout", r.Stdout, "nodepools.maintenance.kubectl-maintenance.io unchanged")
+}
