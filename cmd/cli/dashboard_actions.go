@@ -45,9 +45,10 @@ func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc clie
 func (b *backend) Snapshots() <-chan data.Snapshot { return b.src.Snapshots() }
 
 func (b *backend) drainOptions(o confirm.Options) *DrainOptions {
-	return &DrainOptions{Common: b.c, GracePeriod: o.GracePeriodSeconds, Timeout: o.Timeout, IgnoreDaemonSets: o.IgnoreDaemonSets,
-		DeleteEmptyDirData: o.DeleteEmptyDirData, Force: o.Force, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
-		MaxParallelNodes: drain.DefaultMaxParallelNodes}
+	d := NewDrainOptions(b.c)
+	d.GracePeriod, d.Timeout, d.IgnoreDaemonSets = o.GracePeriodSeconds, o.Timeout, o.IgnoreDaemonSets
+	d.DeleteEmptyDirData, d.Force = o.DeleteEmptyDirData, o.Force
+	return &d
 }
 
 // planTimeout bounds the dialog's plan.

@@ -40,10 +40,17 @@ type DrainOptions struct {
 	maxParallelSet bool
 }
 
+// NewDrainOptions returns the drain settings every command starts from (drain, plan,
+// pool move, pool sync, the dashboard): kubectl drain's defaults, set in this one place.
+func NewDrainOptions(c *Common) DrainOptions {
+	return DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
+		MaxParallelNodes: drain.DefaultMaxParallelNodes}
+}
+
 // NewCmdDrain builds "kubectl maintenance drain".
 func NewCmdDrain(c *Common) *cobra.Command {
-	o := &DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
-		MaxParallelNodes: drain.DefaultMaxParallelNodes}
+	do := NewDrainOptions(c)
+	o := &do
 	cmd := &cobra.Command{
 		Use:   "drain (NODE... | -l SELECTOR | --pool POOL)",
 		Short: "Cordon nodes and evict their pods without ever violating a PodDisruptionBudget",
@@ -176,48 +183,19 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if pool != nil && o.DryRun == "none" && !o.maxParallelSet {
 		return o.runPool(ctx, cs, names, pool) // rolling, batch by batch (pool_drain.go)
 	}
-	batches := [][]string{names}
 	if pool != nil && !o.maxParallelSet {
-		// A rolling pool drain: at most maxUnavailable of the pool's nodes are cordoned
-		// and drained at a time; each batch is cordoned whole before its evictions.
+		// A dry run of a rolling pool drain: plan it with the pool's maxUnavailable (the
+		// real one rolls batch by batch in runPool).
 		o.MaxParallelNodes = pool.MaxUnavailableOrDefault()
-		batches = inBatches(names, o.MaxParallelNodes)
 	}
 	d := o.drainer(cs)
-	var sum drain.Summary
-	for i, batch := range batches {
-		var s drain.Summary
-		s, err = d.Run(ctx, batch)
-		sum = addSummaries(sum, s)
-		if err != nil {
-			sum.NodesPending += countNodes(batches[i+1:])
-			break
-		}
-	}
+	sum, err := d.Run(ctx, names)
 	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 		// Bad input: one line (printed by the caller), no summary; nothing was changed.
 		return WithExitCode(ExitUsage, err)
 	}
 	d.printer.Summary(sum, err, ExitCode(err))
 	return err
-}
-
-func inBatches(names []string, size int) [][]string {
-	var out [][]string
-	for len(names) > 0 {
-		n := min(size, len(names))
-		out = append(out, names[:n])
-		names = names[n:]
-	}
-	return out
-}
-
-func countNodes(batches [][]string) int {
-	n := 0
-	for _, b := range batches {
-		n += len(b)
-	}
-	return n
 }
 
 // addSummaries adds up the summaries of consecutive batches.

@@ -62,7 +62,7 @@ stand, 2 for bad input.`,
 		},
 	}
 	// plan shares drain's flags and their values (minus what only a drain does).
-	o.DrainOptions = DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}
+	o.DrainOptions = NewDrainOptions(c)
 	f := cmd.Flags()
 	o.Nodes.AddFlags(cmd, c)
 	f.BoolVar(&o.Force, "force", false, drainCmd.Flags().Lookup("force").Usage)

@@ -26,8 +26,7 @@ type PoolMoveOptions struct {
 
 // NewCmdPoolMove builds "kubectl maintenance pool move".
 func NewCmdPoolMove(c *Common) *cobra.Command {
-	o := &PoolMoveOptions{DrainOptions: DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize,
-		DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}}
+	o := &PoolMoveOptions{DrainOptions: NewDrainOptions(c)}
 	cmd := &cobra.Command{
 		Use:   "move NODE... --to POOL [--from POOL]",
 		Short: "Move nodes to another pool, rolling: cordon, PDB-aware drain, relabel and retaint, uncordon",

@@ -26,8 +26,7 @@ type poolSyncOptions struct {
 }
 
 func newCmdPoolSync(c *Common) *cobra.Command {
-	o := &poolSyncOptions{DrainOptions: DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize,
-		DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}}
+	o := &poolSyncOptions{DrainOptions: NewDrainOptions(c)}
 	cmd := &cobra.Command{
 		Use:   "sync [POOL...] [--rollout]",
 		Short: "Apply pools to their nodes and RuntimeClass once; --rollout rolls a new NoExecute taint out node by node",
