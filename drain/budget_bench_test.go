@@ -15,6 +15,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // BenchmarkBudgetStatusChanges parks 2,000 pods on one budget and applies 100 status
@@ -57,7 +59,7 @@ func benchRun(b *testing.B, n int) (*run, *policyv1.PodDisruptionBudget) {
 	budget := testPDB(0)
 	budget.ResourceVersion = "1"
 	budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 2000, 2000, 2001
-	events := make(chan Event, 1024)
+	events := make(chan event.Event, 1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	go func() {
@@ -79,7 +81,7 @@ func benchRun(b *testing.B, n int) (*run, *policyv1.PodDisruptionBudget) {
 	}
 	eng.out = newOutbox(events)
 	b.Cleanup(eng.out.close)
-	r := newRun(eng, &preflight{plan: &Plan{Nodes: []NodePlan{{Name: "n1"}}}})
+	r := newRun(eng, &preflight{plan: &event.Plan{Nodes: []event.NodePlan{{Name: "n1"}}}})
 	r.ctx = ctx
 	r.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = r.pdbs.Add(budget)

@@ -8,6 +8,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -50,7 +51,7 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 	st.blockMsg = message
 	if keys+"|"+class != st.block {
 		st.block = keys + "|" + class
-		r.e.emit(Event{Type: EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
+		r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
 			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts})
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
 			node, msg := st.node, "pod "+st.key+": "+message
@@ -173,8 +174,8 @@ func (r *run) wakePodLocked(st *podState) {
 }
 
 // blockersLocked lists the pods not gone yet, with what they wait on.
-func (r *run) blockersLocked() []Blocker {
-	var out []Blocker
+func (r *run) blockersLocked() []event.Blocker {
+	var out []event.Blocker
 	for _, st := range r.pods {
 		if st.phase == finished {
 			continue
@@ -188,7 +189,7 @@ func (r *run) blockersLocked() []Blocker {
 		}
 		keys := append([]string(nil), st.parkedOn...)
 		sort.Strings(keys)
-		out = append(out, Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
+		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
 	return out

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // DryRun is the --dry-run mode.
@@ -47,7 +49,7 @@ type Config struct {
 	// every refused eviction comes back to the engine.
 	Client kubernetes.Interface
 	// Events receives every event of the drain, in order. The engine never closes it.
-	Events chan<- Event
+	Events chan<- event.Event
 	// Clock drives backoff, Retry-After and timeouts. Default: the real clock.
 	Clock clock.WithTicker
 	// RateLimiter bounds retries per pod (exponential) and overall (token bucket).
@@ -226,7 +228,7 @@ func (e *PodFailedError) Error() string {
 // TimeoutError is a drain that reached its timeout with pods still waiting.
 type TimeoutError struct {
 	Timeout  time.Duration
-	Blockers []Blocker
+	Blockers []event.Blocker
 }
 
 func (e *TimeoutError) Error() string {
@@ -238,7 +240,7 @@ func (e *TimeoutError) Unwrap() error { return errDeadline }
 
 // InterruptedError is a drain stopped by its context (Ctrl-C). The nodes keep their
 // state annotations; running the same command again finishes the job.
-type InterruptedError struct{ Blockers []Blocker }
+type InterruptedError struct{ Blockers []event.Blocker }
 
 func (e *InterruptedError) Error() string {
 	if len(e.Blockers) == 0 {
@@ -250,7 +252,7 @@ func (e *InterruptedError) Error() string {
 // Unwrap lets errors.Is(err, context.Canceled) hold.
 func (e *InterruptedError) Unwrap() error { return errCanceled }
 
-func describeBlockers(bs []Blocker) string {
+func describeBlockers(bs []event.Blocker) string {
 	if len(bs) == 0 {
 		return "nothing"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -20,17 +21,17 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 		if e.cfg.DryRun == DryRunServer {
 			var err error
 			if already, err = Cordon(ctx, e.cfg.Client, pf.nodes[np.Name], true); err != nil {
-				e.emit(Event{Type: EventNodeFailed, Node: np.Name, Message: err.Error(), DryRun: mode})
+				e.emit(event.Event{Type: event.EventNodeFailed, Node: np.Name, Message: err.Error(), DryRun: mode})
 				sum.NodesFailed++
 				continue
 			}
 		}
-		e.emit(Event{Type: EventNodeCordoned, Node: np.Name, Already: already, DryRun: mode})
+		e.emit(event.Event{Type: event.EventNodeCordoned, Node: np.Name, Already: already, DryRun: mode})
 		for _, s := range np.Steps {
 			key := s.Pod.Namespace + "/" + s.Pod.Name
-			e.emit(Event{Type: EventEvictionStarted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
+			e.emit(event.Event{Type: event.EventEvictionStarted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
 			if s.Wave == 0 {
-				e.emit(Event{Type: EventEvictionBlocked, Node: np.Name, Pod: key, PDB: pdb.JoinKeys(s.Decision.Budgets),
+				e.emit(event.Event{Type: event.EventEvictionBlocked, Node: np.Name, Pod: key, PDB: pdb.JoinKeys(s.Decision.Budgets),
 					Reason: string(s.Decision.Verdict), Message: s.Blocker, DryRun: mode})
 				continue
 			}
@@ -39,14 +40,14 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 				ans := classify(e.evict(ctx, s.Pod, true))
 				if ans.outcome != accepted && ans.outcome != gone {
 					sum.Refusals++
-					e.emit(Event{Type: EventEvictionBlocked, Node: np.Name, Pod: key, PDB: ans.pdb, Reason: "DryRunRefused",
+					e.emit(event.Event{Type: event.EventEvictionBlocked, Node: np.Name, Pod: key, PDB: ans.pdb, Reason: "DryRunRefused",
 						Message: ans.message, RetryAfter: ans.retryAfter, DryRun: mode})
 					continue
 				}
 			}
-			e.emit(Event{Type: EventPodEvicted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
+			e.emit(event.Event{Type: event.EventPodEvicted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
 		}
-		e.emit(Event{Type: EventNodeDrained, Node: np.Name, DryRun: mode})
+		e.emit(event.Event{Type: event.EventNodeDrained, Node: np.Name, DryRun: mode})
 		sum.NodesDrained++
 	}
 	if sum.NodesFailed > 0 {

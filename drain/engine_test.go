@@ -15,6 +15,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 func testNode(name string) *corev1.Node {
@@ -46,7 +48,7 @@ type harness struct {
 	t         *testing.T
 	client    *fake.Clientset
 	clock     *testingclock.FakeClock
-	events    chan Event
+	events    chan event.Event
 	evictions atomic.Int32
 	done      chan error
 }
@@ -55,7 +57,7 @@ type harness struct {
 // eviction (nil: accepted, and the pod is deleted from the tracker).
 func newHarness(t *testing.T, answers []error, objs ...runtime.Object) *harness {
 	h := &harness{t: t, client: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0)),
-		events: make(chan Event, 100), done: make(chan error, 1)}
+		events: make(chan event.Event, 100), done: make(chan error, 1)}
 	h.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "eviction" {
 			return false, nil, nil
@@ -86,7 +88,7 @@ func (h *harness) start(nodes ...string) {
 }
 
 // next waits for the next event of type typ (skipping others).
-func (h *harness) next(typ EventType) Event {
+func (h *harness) next(typ event.EventType) event.Event {
 	h.t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -125,7 +127,7 @@ func TestRefusedEvictionWaitsForTheBudgetAndRetryAfter(t *testing.T) {
 	h := newHarness(t, []error{stale, nil}, testNode("n1"), testPod("p", "n1"), testPDB(1))
 	h.start("n1")
 
-	blocked := h.next(EventEvictionBlocked)
+	blocked := h.next(event.EventEvictionBlocked)
 	if blocked.PDB != "ns/web" || blocked.RetryAfter != 10*time.Second {
 		t.Fatalf("blocked event = %+v, want pdb ns/web and retry after 10s", blocked)
 	}
@@ -145,7 +147,7 @@ func TestRefusedEvictionWaitsForTheBudgetAndRetryAfter(t *testing.T) {
 	}
 	settle()
 	h.clock.Step(time.Second) // past the per-pod backoff (200 ms after one refusal)
-	h.next(EventPodEvicted)
+	h.next(event.EventPodEvicted)
 	if err := <-h.done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -158,7 +160,7 @@ func TestRetryAfterHoldsBackAWokenPod(t *testing.T) {
 	stale := refusal(10, "The disruption budget web is still being processed by the server.")
 	h := newHarness(t, []error{stale, nil}, testNode("n1"), testPod("p", "n1"), testPDB(1))
 	h.start("n1")
-	h.next(EventEvictionBlocked)
+	h.next(event.EventEvictionBlocked)
 	// The budget changes at once; Retry-After (10 s) has not passed.
 	p := testPDB(1)
 	p.ResourceVersion = "2"
@@ -172,7 +174,7 @@ func TestRetryAfterHoldsBackAWokenPod(t *testing.T) {
 		t.Fatalf("retried %d times before Retry-After passed", n-1)
 	}
 	h.clock.Step(2 * time.Second)
-	h.next(EventPodEvicted)
+	h.next(event.EventPodEvicted)
 	if err := <-h.done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -181,7 +183,7 @@ func TestRetryAfterHoldsBackAWokenPod(t *testing.T) {
 func TestExhaustedBudgetIsNotAskedAtAll(t *testing.T) {
 	h := newHarness(t, nil, testNode("n1"), testPod("p", "n1"), testPDB(0))
 	h.start("n1")
-	ev := h.next(EventEvictionBlocked)
+	ev := h.next(event.EventEvictionBlocked)
 	if ev.Reason != "Exhausted" || ev.PDB != "ns/web" {
 		t.Fatalf("blocked = %+v, want Exhausted on ns/web", ev)
 	}
@@ -194,7 +196,7 @@ func TestExhaustedBudgetIsNotAskedAtAll(t *testing.T) {
 	if _, err := h.client.PolicyV1().PodDisruptionBudgets("ns").UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h.next(EventPodEvicted)
+	h.next(event.EventPodEvicted)
 	if err := <-h.done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -205,7 +207,7 @@ func TestMultipleBudgetsAreNotRetriedInALoop(t *testing.T) {
 	second.Name = "web2"
 	h := newHarness(t, []error{multiple(), multiple(), multiple()}, testNode("n1"), testPod("p", "n1"), testPDB(1), second)
 	h.start("n1")
-	ev := h.next(EventEvictionBlocked)
+	ev := h.next(event.EventEvictionBlocked)
 	if ev.Reason != "MultiplePDBs" || ev.PDB != "ns/web,ns/web2" {
 		t.Fatalf("blocked = %+v, want MultiplePDBs naming both", ev)
 	}

@@ -3,98 +3,8 @@ package drain
 import (
 	"time"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
-
-// EventType names an event of the drain's progress. The values are the "type" field of
-// the NDJSON stream, so they are part of the public interface.
-type EventType string
-
-// Event types, in the order a drain emits them.
-const (
-	// EventPlan carries the simulated plan of the whole drain (Plan is set).
-	EventPlan EventType = "plan"
-	// EventWarning is a warning a person should read (DaemonSet pods ignored, emptyDir
-	// data deleted, pods without a controller deleted, pods stuck terminating).
-	EventWarning EventType = "warning"
-	// EventNodeCordoned: the node is cordoned (Already when it was before).
-	EventNodeCordoned EventType = "node.cordoned"
-	// EventEvictionStarted: an eviction is about to be requested.
-	EventEvictionStarted EventType = "pod.eviction_started"
-	// EventEvictionAccepted: the API server accepted the eviction; the pod is terminating.
-	EventEvictionAccepted EventType = "pod.eviction_accepted"
-	// EventEvictionBlocked: the eviction was refused or held back; PDB, Reason and
-	// RetryAfter say by what and until when at the earliest.
-	EventEvictionBlocked EventType = "pod.eviction_blocked"
-	// EventPodEvicted: the pod is gone from the node.
-	EventPodEvicted EventType = "pod.evicted"
-	// EventNodeDrained: every pod to evict is gone from the node.
-	EventNodeDrained EventType = "node.drained"
-	// EventNodeFailed: the node could not be drained; Message says why.
-	EventNodeFailed EventType = "node.failed"
-)
-
-// Event is one step of a drain. Fields that don't apply to a type are empty.
-type Event struct {
-	Type EventType
-	Time time.Time
-	Node string
-	// Pod is "namespace/name".
-	Pod string
-	// PDB is "namespace/name" of the blocking budget (several, comma-separated, for a pod
-	// under more than one).
-	PDB string
-	// Reason is a short machine-readable cause (a pdb.Verdict, or an API reason).
-	Reason string
-	// Message is a sentence for a person.
-	Message string
-	// RetryAfter is the least the engine will wait before trying again.
-	RetryAfter time.Duration
-	// Attempt counts eviction requests for the pod, starting at 1.
-	Attempt int
-	// Lag, on an eviction started because a budget's status changed, is the time from
-	// that watch event to this request.
-	Lag time.Duration
-	// Wave is the pod's wave in the plan.
-	Wave int
-	// Already marks a node that was cordoned before (EventNodeCordoned).
-	Already bool
-	// DryRun is "", "client" or "server".
-	DryRun string
-	// Plan is set on EventPlan.
-	Plan *Plan
-}
-
-// Plan is what a drain will do, computed before anything is touched.
-type Plan struct {
-	// Nodes in the order they will be drained.
-	Nodes []NodePlan
-	// Waves is the number of eviction waves the budgets need.
-	Waves int
-}
-
-// NodePlan is the plan for one node.
-type NodePlan struct {
-	Name string
-	// AlreadyCordoned is true when the node was unschedulable before.
-	AlreadyCordoned bool
-	// Steps are the pods to evict, with their wave and blockers.
-	Steps []pdb.Step
-	// Warnings are kubectl's filter warnings (DaemonSet pods ignored, ...).
-	Warnings []string
-	// Errors are kubectl's filter errors: the node can't be drained with these flags.
-	Errors []string
-}
-
-// Blocked reports whether some pod of the node can never be evicted as things stand.
-func (n NodePlan) Blocked() bool {
-	for _, s := range n.Steps {
-		if s.Wave == 0 {
-			return true
-		}
-	}
-	return false
-}
 
 // Summary counts what a drain did.
 type Summary struct {
@@ -106,13 +16,5 @@ type Summary struct {
 	Evictions     int // eviction requests sent
 	Refusals      int // eviction requests refused (429, 500, 403)
 	Elapsed       time.Duration
-	PendingBlocks []Blocker
-}
-
-// Blocker is a pod that was still waiting when the drain stopped, and why.
-type Blocker struct {
-	Node    string `json:"node"`
-	Pod     string `json:"pod"`
-	PDB     string `json:"pdb,omitempty"`
-	Message string `json:"message"`
+	PendingBlocks []event.Blocker
 }

@@ -12,13 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // nodeState is one node of the run. Guarded by run.mu.
 type nodeState struct {
 	name string
-	plan NodePlan
+	plan event.NodePlan
 
 	store     cache.Store // the node's live pods, once its drain started
 	started   bool        // its pods are registered
@@ -60,7 +61,7 @@ func (r *run) drainNodes(ctx context.Context) {
 			continue
 		}
 		// Recorded (in the same patch as the cordon) before it is said.
-		r.e.emit(Event{Type: EventNodeCordoned, Node: np.Name, Already: already})
+		r.e.emit(event.Event{Type: event.EventNodeCordoned, Node: np.Name, Already: already})
 		if !already {
 			r.recordEvent(np.Name, corev1.EventTypeNormal, "Cordoned", "kubectl-maintenance cordoned the node to drain it")
 		}
@@ -99,7 +100,7 @@ func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 		}
 		// Uncordoned (or its record removed) since the batch cordon: cordon it again.
 		if !node.Spec.Unschedulable {
-			r.e.emit(Event{Type: EventWarning, Node: ns.name, Reason: "Uncordoned",
+			r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
 				Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
 		}
 		_, _, err = CordonForDrain(nctx, r.e.cfg.Client, ns.name, false)
@@ -286,7 +287,7 @@ func (r *run) returnedLocked(ns *nodeState, p *corev1.Pod) bool {
 		return false
 	}
 	ns.returned[p.UID] = true
-	r.e.emit(Event{Type: EventWarning, Node: ns.name, Pod: p.Namespace + "/" + p.Name, Reason: "ReturnedToNode",
+	r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Pod: p.Namespace + "/" + p.Name, Reason: "ReturnedToNode",
 		Message: fmt.Sprintf("pod %s/%s, a replacement from %s %s, came back to node %s: it tolerates the cordon (%s); it was evicted once and is not evicted again",
 			p.Namespace, p.Name, ref.Kind, ref.Name, ns.name, tol)})
 	return true
@@ -313,7 +314,7 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 		default:
 			ns.finished = true
 			r.sum.NodesDrained++
-			r.e.emit(Event{Type: EventNodeDrained, Node: ns.name})
+			r.e.emit(event.Event{Type: event.EventNodeDrained, Node: ns.name})
 			close(ns.finishedCh)
 			r.checkAllDoneLocked()
 			r.later(func() {
@@ -331,7 +332,7 @@ func (r *run) failNodeLocked(ns *nodeState, msg string) {
 	}
 	ns.finished, ns.failed = true, true
 	r.sum.NodesFailed++
-	r.e.emit(Event{Type: EventNodeFailed, Node: ns.name, Message: msg})
+	r.e.emit(event.Event{Type: event.EventNodeFailed, Node: ns.name, Message: msg})
 	for _, st := range ns.byUID {
 		r.unparkLocked(st)
 	}

@@ -212,7 +212,7 @@ func patchNodeObj(ctx context.Context, c kubernetes.Interface, node string, patc
 	return n, nil
 }
 
-// recordNodeEvent writes a Kubernetes Event on the node (best effort: a failure is only
+// recordNodeEvent writes a Kubernetes event.Event on the node (best effort: a failure is only
 // logged by the caller).
 func recordNodeEvent(ctx context.Context, c kubernetes.Interface, clk clock.Clock, node, eventType, reason, message string) error {
 	now := metav1.NewTime(clk.Now())

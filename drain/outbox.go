@@ -1,21 +1,25 @@
 package drain
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+)
 
 // outbox delivers events to the caller's channel in the order they were posted, from one
 // goroutine of its own. Posting never blocks and never sends on a channel, so code that
 // holds the engine's lock can post; close waits until every posted event is delivered,
 // after which nothing is ever sent again.
 type outbox struct {
-	ch   chan<- Event
+	ch   chan<- event.Event
 	mu   sync.Mutex
 	cond *sync.Cond
-	q    []Event
+	q    []event.Event
 	shut bool
 	done chan struct{}
 }
 
-func newOutbox(ch chan<- Event) *outbox {
+func newOutbox(ch chan<- event.Event) *outbox {
 	o := &outbox{ch: ch, done: make(chan struct{})}
 	o.cond = sync.NewCond(&o.mu)
 	go o.loop()
@@ -23,7 +27,7 @@ func newOutbox(ch chan<- Event) *outbox {
 }
 
 // post queues ev for delivery. Events posted after close are dropped.
-func (o *outbox) post(ev Event) {
+func (o *outbox) post(ev event.Event) {
 	o.mu.Lock()
 	if !o.shut {
 		o.q = append(o.q, ev)
@@ -44,7 +48,7 @@ func (o *outbox) loop() {
 			return
 		}
 		ev := o.q[0]
-		o.q[0] = Event{}
+		o.q[0] = event.Event{}
 		o.q = o.q[1:]
 		o.mu.Unlock()
 		o.ch <- ev

@@ -3,7 +3,6 @@ package drain
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,22 +12,23 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
-// preflight is what Plan learns before anything is touched.
+// preflight is what event.Plan learns before anything is touched.
 type preflight struct {
-	plan  *Plan
+	plan  *event.Plan
 	nodes map[string]*corev1.Node
 	// pods to evict, per node, as kubectl's filters chose them.
 	pods map[string][]*corev1.Pod
 }
 
-// Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
+// event.Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
 // filters per node (DaemonSet, mirror, emptyDir, unmanaged and completed pods, with
 // kubectl's own messages), then a cumulative simulation of the evictions against every
 // PDB's current status. A name that is not a node is a NodeNotFoundError.
-func (e *Engine) Plan(ctx context.Context, names []string) (*Plan, error) {
+func (e *Engine) Plan(ctx context.Context, names []string) (*event.Plan, error) {
 	pf, err := e.preflight(ctx, names)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	if _, err := labels.Parse(e.cfg.PodSelector); err != nil {
 		return nil, &ConfigError{msg: fmt.Sprintf("invalid --pod-selector %q: %v", e.cfg.PodSelector, err)}
 	}
-	pf := &preflight{plan: &Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{}}
+	pf := &preflight{plan: &event.Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{}}
 	seen := map[string]bool{}
 	var ordered []string
 	for _, name := range names {
@@ -63,9 +63,9 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	}
 	helper := e.kubectlHelper(ctx)
 	var all []*corev1.Pod
-	nodePlans := map[string]*NodePlan{}
+	nodePlans := map[string]*event.NodePlan{}
 	for _, name := range ordered {
-		np := &NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
+		np := &event.NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
 		list, errs := helper.GetPodsForDeletion(name)
 		if list == nil && len(errs) > 0 {
 			return nil, fmt.Errorf("list pods on node %s: %w", name, errs[0])
@@ -158,31 +158,6 @@ func (e *Engine) listPDBs(ctx context.Context) ([]*policyv1.PodDisruptionBudget,
 		out[i] = &list.Items[i]
 	}
 	return out, nil
-}
-
-// Problems lists every node's filter errors, for a PreflightError.
-func (p *Plan) Problems() []string {
-	var out []string
-	for _, n := range p.Nodes {
-		for _, e := range n.Errors {
-			out = append(out, fmt.Sprintf("node/%s: %s", n.Name, e))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Blocked lists every pod that can never be evicted as things stand.
-func (p *Plan) Blocked() []Blocker {
-	var out []Blocker
-	for _, n := range p.Nodes {
-		for _, s := range n.Steps {
-			if s.Wave == 0 {
-				out = append(out, Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets), Message: s.Blocker})
-			}
-		}
-	}
-	return out
 }
 
 func hasEmptyDir(p *corev1.Pod) bool {

@@ -10,6 +10,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -150,7 +151,7 @@ func (r *run) decideLocked(key string) *eviction {
 	if ref, tol := metav1.GetControllerOf(cur), cordonToleration(cur); ref != nil && tol != "" && r.nodes[st.node].tolerating != nil {
 		r.nodes[st.node].tolerating[ref.UID] = tol
 	}
-	r.e.emit(Event{Type: EventEvictionStarted, Node: st.node, Pod: key, Attempt: st.attempts, Wave: st.wave, Lag: lag})
+	r.e.emit(event.Event{Type: event.EventEvictionStarted, Node: st.node, Pod: key, Attempt: st.attempts, Wave: st.wave, Lag: lag})
 	return &eviction{st: st, pod: cur, attempt: st.attempts, budgets: budgets, rvBefore: resourceVersions(budgets)}
 }
 
@@ -176,12 +177,12 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	case accepted:
 		st.phase, st.acceptedAt = terminating, now
 		r.later(func() { r.queue.Forget(key) })
-		r.e.emit(Event{Type: EventEvictionAccepted, Node: st.node, Pod: key, Attempt: ev.attempt})
+		r.e.emit(event.Event{Type: event.EventEvictionAccepted, Node: st.node, Pod: key, Attempt: ev.attempt})
 		r.addAfter(key, r.terminationCheckDelay(ev.pod))
 	case gone:
 		r.goneLocked(st)
 	case conflict:
-		r.e.emit(Event{Type: EventEvictionBlocked, Node: st.node, Pod: key, Reason: "Conflict",
+		r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: key, Reason: "Conflict",
 			Message: ans.message, RetryAfter: delay, Attempt: ev.attempt})
 		r.addAfter(key, delay)
 	case refusedByPDB:
@@ -201,7 +202,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		r.failNodeLocked(r.nodes[st.node], (&PodFailedError{Pod: key, Reason: ans.message}).Error())
 	default:
 		reason := map[outcome]string{throttled: "TooManyRequests", failed: "Error"}[ans.outcome]
-		r.e.emit(Event{Type: EventEvictionBlocked, Node: st.node, Pod: key, Reason: reason,
+		r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: key, Reason: reason,
 			Message: ans.message, RetryAfter: delay, Attempt: ev.attempt})
 		r.addAfter(key, delay)
 	}

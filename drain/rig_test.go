@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // rig runs one engine over a fake clientset and records what it does. Every wait is on an
@@ -23,7 +25,7 @@ type rig struct {
 	client    *fake.Clientset
 	clock     *testingclock.FakeClock
 	eng       *Engine
-	events    chan Event
+	events    chan event.Event
 	evictions atomic.Int32
 	answer    func(n int, ev *policyv1.Eviction) error // nil: accept and delete the pod
 	pdbSeen   chan string                              // resourceVersions the PDB handler handled
@@ -40,7 +42,7 @@ type result struct {
 
 func newRig(t *testing.T, cfg Config, objs ...runtime.Object) *rig {
 	g := &rig{t: t, client: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0)),
-		events: make(chan Event, 1000), pdbSeen: make(chan string, 100), handled: make(chan string, 1000),
+		events: make(chan event.Event, 1000), pdbSeen: make(chan string, 100), handled: make(chan string, 1000),
 		run: make(chan *run, 1), done: make(chan result, 1)}
 	g.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "eviction" {
@@ -83,7 +85,7 @@ func (g *rig) start(nodes ...string) {
 
 // next returns the next event of type typ, skipping others; step, if set, advances the
 // fake clock while waiting (for timers the engine set).
-func (g *rig) next(typ EventType, step time.Duration) Event {
+func (g *rig) next(typ event.EventType, step time.Duration) event.Event {
 	g.t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
@@ -107,10 +109,10 @@ func (g *rig) next(typ EventType, step time.Duration) Event {
 }
 
 // warning waits for the warning with the given reason.
-func (g *rig) warning(reason string, step time.Duration) Event {
+func (g *rig) warning(reason string, step time.Duration) event.Event {
 	g.t.Helper()
 	for {
-		if ev := g.next(EventWarning, step); ev.Reason == reason {
+		if ev := g.next(event.EventWarning, step); ev.Reason == reason {
 			return ev
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -31,13 +32,13 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	e.emit(Event{Type: EventPlan, Plan: pf.plan})
+	e.emit(event.Event{Type: event.EventPlan, Plan: pf.plan})
 	if problems := pf.plan.Problems(); len(problems) > 0 {
 		return Summary{NodesFailed: len(pf.plan.Nodes)}, &PreflightError{Problems: problems}
 	}
 	for _, n := range pf.plan.Nodes {
 		for _, w := range n.Warnings {
-			e.emit(Event{Type: EventWarning, Node: n.Name, Message: w})
+			e.emit(event.Event{Type: event.EventWarning, Node: n.Name, Message: w})
 		}
 	}
 	if e.cfg.DryRun != DryRunNone {
@@ -53,7 +54,7 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 }
 
 // emit posts ev to the outbox; it never blocks, so it may be called under a lock.
-func (e *Engine) emit(ev Event) {
+func (e *Engine) emit(ev event.Event) {
 	if ev.Time.IsZero() {
 		ev.Time = e.cfg.Clock.Now()
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // A budget allows 2: two evictions are accepted (their pods still terminating). An
@@ -27,9 +29,9 @@ func TestReservationsAreReleasedByEvidenceOnly(t *testing.T) {
 	g.answer = func(int, *policyv1.Eviction) error { return nil } // accepted; the pods keep terminating
 	g.start("n1")
 	r := <-g.run
-	g.next(EventEvictionAccepted, 0)
-	g.next(EventEvictionAccepted, 0)
-	g.next(EventEvictionBlocked, 0)
+	g.next(event.EventEvictionAccepted, 0)
+	g.next(event.EventEvictionAccepted, 0)
+	g.next(event.EventEvictionBlocked, 0)
 
 	unrelated := budget.DeepCopy()
 	unrelated.ResourceVersion = "2"
@@ -60,16 +62,16 @@ func TestReservationsAreReleasedByEvidenceOnly(t *testing.T) {
 // Interrupting at each step never panics (the events channel is closed right after Run
 // returns, so a late send would), and Run reports the interrupt.
 func TestInterruptAtEachStep(t *testing.T) {
-	for _, step := range []EventType{EventPlan, EventNodeCordoned, EventEvictionStarted, EventEvictionBlocked} {
+	for _, step := range []event.EventType{event.EventPlan, event.EventNodeCordoned, event.EventEvictionStarted, event.EventEvictionBlocked} {
 		t.Run(string(step), func(t *testing.T) {
 			g := newRig(t, Config{MaxParallelNodes: 1}, testNode("n1"), testNode("n2"), testNode("n3"),
 				podOn("p1", "n1", "u1"), testPDB(0))
-			if step == EventEvictionStarted {
+			if step == event.EventEvictionStarted {
 				g = newRig(t, Config{}, testNode("n1"), podOn("p1", "n1", "u1"), testPDB(1))
 				g.answer = func(int, *policyv1.Eviction) error { return nil }
 			}
 			nodes := []string{"n1", "n2", "n3"}
-			if step == EventEvictionStarted {
+			if step == event.EventEvictionStarted {
 				nodes = nodes[:1]
 			}
 			g.start(nodes...)
@@ -96,7 +98,7 @@ func TestAnswersThatNeverSucceedFailTheNodeAtOnce(t *testing.T) {
 			g := newRig(t, Config{}, testNode("n1"), podOn("p1", "n1", "u1"))
 			g.answer = func(int, *policyv1.Eviction) error { return err }
 			g.start("n1")
-			failed := g.next(EventNodeFailed, 0)
+			failed := g.next(event.EventNodeFailed, 0)
 			if !strings.Contains(failed.Message, "ns/p1") {
 				t.Errorf("node.failed = %q, want it to name the pod", failed.Message)
 			}
@@ -118,13 +120,13 @@ func TestConflictIsNotGone(t *testing.T) {
 		return g.client.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
 	}
 	g.start("n1")
-	if ev := g.next(EventEvictionBlocked, 0); ev.Reason != "Conflict" {
+	if ev := g.next(event.EventEvictionBlocked, 0); ev.Reason != "Conflict" {
 		t.Fatalf("first answer = %+v, want a Conflict wait", ev)
 	}
-	if ev := g.next(EventEvictionStarted, time.Second); ev.Attempt != 2 {
+	if ev := g.next(event.EventEvictionStarted, time.Second); ev.Attempt != 2 {
 		t.Fatalf("second request = %+v, want attempt 2", ev)
 	}
-	g.next(EventPodEvicted, 0)
+	g.next(event.EventPodEvicted, 0)
 	if res := g.finish(); res.err != nil || res.sum.NodesDrained != 1 {
 		t.Fatalf("Run = %v, %+v", res.err, res.sum)
 	}
@@ -135,13 +137,13 @@ func TestConflictIsNotGone(t *testing.T) {
 func TestPodThatAppearsDuringTheDrainIsEvicted(t *testing.T) {
 	g := newRig(t, Config{}, testNode("n1"), podOn("p1", "n1", "u1"), testPDB(0))
 	g.start("n1")
-	g.next(EventEvictionBlocked, 0)
+	g.next(event.EventEvictionBlocked, 0)
 	late := podOn("late", "n1", "u-late")
 	late.Labels = map[string]string{"app": "other"}
 	if _, err := g.client.CoreV1().Pods("ns").Create(context.Background(), late, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for ev := g.next(EventPodEvicted, 0); ev.Pod != "ns/late"; ev = g.next(EventPodEvicted, 0) {
+	for ev := g.next(event.EventPodEvicted, 0); ev.Pod != "ns/late"; ev = g.next(event.EventPodEvicted, 0) {
 	}
 	g.cancel()
 	g.finish()
@@ -162,7 +164,7 @@ func TestReplacementThatReturnsIsReportedNotEvictedAgain(t *testing.T) {
 		return g.client.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
 	}
 	g.start("n1")
-	plan := g.next(EventWarning, 0)
+	plan := g.next(event.EventWarning, 0)
 	if !strings.Contains(plan.Message, "node.kubernetes.io/unschedulable") || !strings.Contains(plan.Message, "ns/p1") {
 		t.Errorf("plan warning = %q, want it to name the tolerating pod", plan.Message)
 	}
@@ -170,7 +172,7 @@ func TestReplacementThatReturnsIsReportedNotEvictedAgain(t *testing.T) {
 	if !strings.Contains(back.Message, "ns/p1-back") || !strings.Contains(back.Message, "tolerates") {
 		t.Errorf("warning = %q", back.Message)
 	}
-	g.next(EventNodeDrained, 0)
+	g.next(event.EventNodeDrained, 0)
 	if res := g.finish(); res.err != nil || g.evictions.Load() != 1 {
 		t.Fatalf("Run = %v after %d requests, want success after 1", res.err, g.evictions.Load())
 	}
@@ -185,7 +187,7 @@ func TestStaleBudgetStatusIsSaidAndTimeoutNamesIt(t *testing.T) {
 	g.answer = func(int, *policyv1.Eviction) error { return nil }
 	g.start("n1")
 	r := <-g.run
-	g.next(EventEvictionAccepted, 0)
+	g.next(event.EventEvictionAccepted, 0)
 	// The controller records the eviction, then stops (kube-controller-manager down).
 	frozen := budget.DeepCopy()
 	frozen.ResourceVersion = "2"
@@ -196,7 +198,7 @@ func TestStaleBudgetStatusIsSaidAndTimeoutNamesIt(t *testing.T) {
 	if err := g.client.CoreV1().Pods("ns").Delete(context.Background(), "p1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	g.next(EventPodEvicted, 0)
+	g.next(event.EventPodEvicted, 0)
 	stale := g.warning("BudgetStatusStale", 10*time.Second)
 	for _, want := range []string{"ns/web", "status is stale", "kube-controller-manager"} {
 		if !strings.Contains(stale.Message, want) {
@@ -266,7 +268,7 @@ func TestNoAPICallUnderTheLock(t *testing.T) {
 	g.client.PrependReactor("*", "*", check)
 	g.eng.hooks.started = func(rr *run) { r.Store(rr); g.run <- rr }
 	g.start("n1")
-	g.next(EventNodeDrained, 0)
+	g.next(event.EventNodeDrained, 0)
 	if res := g.finish(); res.err != nil || held.Load() != 0 {
 		t.Fatalf("Run = %v; %d calls under the lock", res.err, held.Load())
 	}
@@ -285,7 +287,7 @@ func TestStatusChangeWakesOnlyAsManyAsTheBudgetAllows(t *testing.T) {
 	g.start("n1")
 	r := <-g.run
 	for range 5 {
-		g.next(EventEvictionBlocked, 0)
+		g.next(event.EventEvictionBlocked, 0)
 	}
 	two := budget.DeepCopy()
 	two.ResourceVersion = "2"

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // checkTerminatingLocked reports a pod stuck terminating and, past
@@ -17,7 +19,7 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 	}
 	if !st.stuckSaid {
 		st.stuckSaid = true
-		r.e.emit(Event{Type: EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
+		r.e.emit(event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
 			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))})
 	}
 	if skip > 0 {
@@ -52,7 +54,7 @@ func (r *run) goneLocked(st *podState) {
 	r.releaseLocked(st)
 	r.goneAt[st.key] = r.e.cfg.Clock.Now()
 	r.sum.PodsEvicted++
-	r.e.emit(Event{Type: EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts})
+	r.e.emit(event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts})
 	ns := r.nodes[st.node]
 	ns.remaining--
 	if ns.finished {

@@ -8,6 +8,8 @@ import (
 
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // probeTimeout bounds one GET /version.
@@ -50,11 +52,11 @@ func (r *run) watchdog(ctx context.Context) {
 		switch {
 		case err != nil && !down:
 			down = true
-			r.e.emit(Event{Type: EventWarning, Reason: "APIServerUnreachable",
+			r.e.emit(event.Event{Type: event.EventWarning, Reason: "APIServerUnreachable",
 				Message: fmt.Sprintf("cannot reach the API server (%v); the drain goes on when it answers again", err)})
 		case err == nil && down:
 			down = false
-			r.e.emit(Event{Type: EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
+			r.e.emit(event.Event{Type: event.EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
 		}
 		r.lock()
 		r.checkStaleLocked()
@@ -98,7 +100,7 @@ func (r *run) checkStaleLocked() {
 		msg := fmt.Sprintf("pdb %s: its status is stale: it still counts as disrupted pod %s, gone for %s; is kube-controller-manager (the disruption controller) running? Its pods wait and are not asked again until the status changes",
 			key, name, since.Round(time.Second))
 		r.stale[key] = msg
-		r.e.emit(Event{Type: EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
+		r.e.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
 		for _, st := range r.parked[key] {
 			st.blockMsg = msg
 		}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // AutoRollout lets the controller roll a held-back NoExecute taint out by itself, as
@@ -69,7 +70,7 @@ func (a *AutoRollout) run(ctx context.Context, pool string) {
 		return
 	}
 	ro := &Rollout{Kube: a.Kube, Client: a.Client}
-	ro.Drainer = &engineDrainer{kube: a.Kube, only: EvictOnly(p), log: log, blocked: func(ev drain.Event) {
+	ro.Drainer = &engineDrainer{kube: a.Kube, only: EvictOnly(p), log: log, blocked: func(ev event.Event) {
 		ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message)
 	}}
 	ro.Progress = func(ev MoveEvent) { log.Info("rollout", "step", ev.Type, "message", ev.Message) }
@@ -87,12 +88,12 @@ type engineDrainer struct {
 	kube    kubernetes.Interface
 	only    func(*corev1.Pod) bool
 	log     klog.Logger
-	blocked func(drain.Event)
+	blocked func(event.Event)
 }
 
 // Run implements Drainer.
 func (d *engineDrainer) Run(ctx context.Context, nodes []string) (drain.Summary, error) {
-	events := make(chan drain.Event, 256)
+	events := make(chan event.Event, 256)
 	eng, err := drain.NewEngine(drain.Config{Client: d.kube, Events: events, Logger: d.log,
 		IgnoreDaemonSets: true, GracePeriodSeconds: -1, Only: d.only, RecordEvents: true})
 	if err != nil {
@@ -102,7 +103,7 @@ func (d *engineDrainer) Run(ctx context.Context, nodes []string) (drain.Summary,
 	go func() {
 		defer close(done)
 		for ev := range events {
-			if ev.Type == drain.EventEvictionBlocked && ev.PDB != "" {
+			if ev.Type == event.EventEvictionBlocked && ev.PDB != "" {
 				d.blocked(ev)
 			}
 			d.log.V(1).Info("drain", "type", ev.Type, "node", ev.Node, "pod", ev.Pod, "message", ev.Message)

@@ -14,7 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/eventlog"
@@ -38,7 +38,7 @@ type Backend interface {
 	// Start begins req and returns its events (the channel closes when it ends) and the
 	// function that cancels it (its nodes stay resumable). Several actions may run at once,
 	// on different nodes.
-	Start(req confirm.Request) (events <-chan drain.Event, cancel func(), err error)
+	Start(req confirm.Request) (events <-chan event.Event, cancel func(), err error)
 }
 
 // View indexes.
@@ -60,7 +60,7 @@ type (
 	// EventMsg carries one engine event of action ID.
 	EventMsg struct {
 		ID    int
-		Event drain.Event
+		Event event.Event
 	}
 	// ActionDoneMsg says action ID ended (its event channel closed).
 	ActionDoneMsg struct{ ID int }
@@ -73,7 +73,7 @@ type (
 	// StartedMsg carries the event channel of started action ID.
 	StartedMsg struct {
 		ID     int
-		Events <-chan drain.Event
+		Events <-chan event.Event
 		Cancel func()
 		Err    error
 	}
@@ -119,7 +119,7 @@ type App struct {
 type run struct {
 	id        int
 	req       confirm.Request
-	events    <-chan drain.Event
+	events    <-chan event.Event
 	cancel    func()
 	cancelled bool
 }
@@ -156,7 +156,7 @@ func waitSnapshot(ch <-chan data.Snapshot) tea.Cmd {
 	}
 }
 
-func waitEvent(id int, ch <-chan drain.Event) tea.Cmd {
+func waitEvent(id int, ch <-chan event.Event) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {

@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
@@ -22,7 +22,7 @@ type fakeBackend struct {
 	snaps    chan data.Snapshot
 	plans    []confirm.Request
 	started  []confirm.Request
-	events   []chan drain.Event // one per started action
+	events   []chan event.Event // one per started action
 	canceled []bool
 }
 
@@ -40,12 +40,12 @@ func (f *fakeBackend) Plan(req confirm.Request) (string, error) {
 	}
 	return "plan: 1 node(s), 2 pod(s) to evict in 1 wave(s)", nil
 }
-func (f *fakeBackend) Start(req confirm.Request) (<-chan drain.Event, func(), error) {
+func (f *fakeBackend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	i := len(f.started)
 	f.started = append(f.started, req)
-	ch := make(chan drain.Event, 100)
+	ch := make(chan event.Event, 100)
 	f.events = append(f.events, ch)
 	f.canceled = append(f.canceled, false)
 	return ch, func() { f.mu.Lock(); f.canceled[i] = true; f.mu.Unlock() }, nil
@@ -194,21 +194,21 @@ func TestDrainAsksWithThePlanThenShowsProgress(t *testing.T) {
 		t.Fatalf("view = %s, want Progress", viewNames[m.view])
 	}
 	now := time.Now()
-	for _, ev := range []drain.Event{
-		{Type: drain.EventPlan, Plan: &drain.Plan{Nodes: []drain.NodePlan{{Name: "node-a", Steps: make([]pdb.Step, 2)}}}},
-		{Type: drain.EventNodeCordoned, Node: "node-a", Time: now},
-		{Type: drain.EventEvictionStarted, Node: "node-a", Pod: "shop/web-1", Wave: 1, Time: now},
-		{Type: drain.EventEvictionBlocked, Node: "node-a", Pod: "shop/web-2", PDB: "shop/web", Reason: "Exhausted", Message: "pdb shop/web needs 2 healthy pods, has 2, allows 0", Time: now},
+	for _, ev := range []event.Event{
+		{Type: event.EventPlan, Plan: &event.Plan{Nodes: []event.NodePlan{{Name: "node-a", Steps: make([]pdb.Step, 2)}}}},
+		{Type: event.EventNodeCordoned, Node: "node-a", Time: now},
+		{Type: event.EventEvictionStarted, Node: "node-a", Pod: "shop/web-1", Wave: 1, Time: now},
+		{Type: event.EventEvictionBlocked, Node: "node-a", Pod: "shop/web-2", PDB: "shop/web", Reason: "Exhausted", Message: "pdb shop/web needs 2 healthy pods, has 2, allows 0", Time: now},
 	} {
 		m = step(t, m, EventMsg{ID: 1, Event: ev})
 	}
 	if s := screen(m); !strings.Contains(s, "shop/web needs 2 healthy pods") || !strings.Contains(s, "0/2") {
 		t.Errorf("progress does not show the blocker with its PDB:\n%s", s)
 	}
-	for _, ev := range []drain.Event{
-		{Type: drain.EventPodEvicted, Node: "node-a", Pod: "shop/web-1", Time: now},
-		{Type: drain.EventPodEvicted, Node: "node-a", Pod: "shop/web-2", Time: now},
-		{Type: drain.EventNodeDrained, Node: "node-a", Time: now.Add(3 * time.Second)},
+	for _, ev := range []event.Event{
+		{Type: event.EventPodEvicted, Node: "node-a", Pod: "shop/web-1", Time: now},
+		{Type: event.EventPodEvicted, Node: "node-a", Pod: "shop/web-2", Time: now},
+		{Type: event.EventNodeDrained, Node: "node-a", Time: now.Add(3 * time.Second)},
 	} {
 		m = step(t, m, EventMsg{ID: 1, Event: ev})
 	}
@@ -291,7 +291,7 @@ func TestTwoActionsRunAndOneIsCancelledFromProgress(t *testing.T) {
 	if s := screen(m); !strings.Contains(s, "stopping") {
 		t.Errorf("the cancelled node does not say stopping:\n%s", s)
 	}
-	m = step(t, m, EventMsg{ID: 2, Event: drain.Event{Type: drain.EventNodeCordoned, Node: "node-b", Time: time.Now()}})
+	m = step(t, m, EventMsg{ID: 2, Event: event.Event{Type: event.EventNodeCordoned, Node: "node-b", Time: time.Now()}})
 	m = step(t, m, ActionDoneMsg{ID: 1})
 	m = step(t, m, ActionDoneMsg{ID: 2})
 	s := screen(m)

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -38,14 +38,14 @@ func TestGoldenNodesView(t *testing.T) {
 
 func TestGoldenProgressView(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	evs := []drain.Event{
-		{Type: drain.EventPlan, Plan: &drain.Plan{Nodes: []drain.NodePlan{{Name: "node-a", Steps: make([]pdb.Step, 2)}, {Name: "node-b", Steps: make([]pdb.Step, 1)}}}},
-		{Type: drain.EventNodeCordoned, Node: "node-a", Time: start},
-		{Type: drain.EventPodEvicted, Node: "node-a", Pod: "shop/web-1", Time: start.Add(time.Second)},
-		{Type: drain.EventPodEvicted, Node: "node-a", Pod: "shop/web-2", Time: start.Add(2 * time.Second)},
-		{Type: drain.EventNodeDrained, Node: "node-a", Time: start.Add(2500 * time.Millisecond)},
-		{Type: drain.EventNodeCordoned, Node: "node-b", Time: start},
-		{Type: drain.EventNodeFailed, Node: "node-b", Message: "cordon node node-b: forbidden", Time: start.Add(time.Second)},
+	evs := []event.Event{
+		{Type: event.EventPlan, Plan: &event.Plan{Nodes: []event.NodePlan{{Name: "node-a", Steps: make([]pdb.Step, 2)}, {Name: "node-b", Steps: make([]pdb.Step, 1)}}}},
+		{Type: event.EventNodeCordoned, Node: "node-a", Time: start},
+		{Type: event.EventPodEvicted, Node: "node-a", Pod: "shop/web-1", Time: start.Add(time.Second)},
+		{Type: event.EventPodEvicted, Node: "node-a", Pod: "shop/web-2", Time: start.Add(2 * time.Second)},
+		{Type: event.EventNodeDrained, Node: "node-a", Time: start.Add(2500 * time.Millisecond)},
+		{Type: event.EventNodeCordoned, Node: "node-b", Time: start},
+		{Type: event.EventNodeFailed, Node: "node-b", Message: "cordon node node-b: forbidden", Time: start.Add(time.Second)},
 	}
 	msgs := []tea.Msg{press("4")}
 	for _, ev := range evs {

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/eventlog"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/progress"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/styles"
@@ -16,7 +16,7 @@ import (
 // bars and the last events, fed by the engine's event channel. It quits when the channel
 // closes; Ctrl-C calls interrupt (the engine then stops and the channel closes).
 type ProgressApp struct {
-	events    <-chan drain.Event
+	events    <-chan event.Event
 	interrupt func()
 	progress  progress.Model
 	log       eventlog.Model
@@ -27,7 +27,7 @@ type ProgressApp struct {
 }
 
 // NewProgressApp returns the progress view over events.
-func NewProgressApp(events <-chan drain.Event, interrupt func(), noColor bool) ProgressApp {
+func NewProgressApp(events <-chan event.Event, interrupt func(), noColor bool) ProgressApp {
 	p := progress.New()
 	p.SetWidth(80)
 	return ProgressApp{events: events, interrupt: interrupt, progress: p, log: eventlog.New(), styles: styles.New(noColor), width: 80, height: 24}

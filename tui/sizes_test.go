@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -28,10 +28,10 @@ var states = []struct {
 		m = step(t, m, press("d"))
 		m = step(t, m, press("y"))
 		now := time.Now()
-		for _, ev := range []drain.Event{
-			{Type: drain.EventPlan, Plan: &drain.Plan{Nodes: []drain.NodePlan{{Name: "node-a", Steps: make([]pdb.Step, 2)}}}},
-			{Type: drain.EventNodeCordoned, Node: "node-a", Time: now},
-			{Type: drain.EventEvictionBlocked, Node: "node-a", Pod: "shop/web-2", PDB: "shop/web", Reason: "Exhausted",
+		for _, ev := range []event.Event{
+			{Type: event.EventPlan, Plan: &event.Plan{Nodes: []event.NodePlan{{Name: "node-a", Steps: make([]pdb.Step, 2)}}}},
+			{Type: event.EventNodeCordoned, Node: "node-a", Time: now},
+			{Type: event.EventEvictionBlocked, Node: "node-a", Pod: "shop/web-2", PDB: "shop/web", Reason: "Exhausted",
 				Message: "pdb shop/web needs 2 healthy pods, has 2, allows 0; a very long message that never fits a narrow terminal", Time: now},
 		} {
 			m = step(t, m, EventMsg{ID: 1, Event: ev})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
@@ -34,11 +35,11 @@ type backend struct {
 	wg   sync.WaitGroup
 	mu   sync.Mutex
 	busy map[string]bool               // nodes in a running action
-	runs map[chan drain.Event]struct{} // event channels not closed yet
+	runs map[chan event.Event]struct{} // event channels not closed yet
 }
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
-	return &backend{ctx: ctx, c: c, cs: cs, pc: pc, src: src, busy: map[string]bool{}, runs: map[chan drain.Event]struct{}{}}
+	return &backend{ctx: ctx, c: c, cs: cs, pc: pc, src: src, busy: map[string]bool{}, runs: map[chan event.Event]struct{}{}}
 }
 
 // Snapshots implements tui.Backend.
@@ -78,7 +79,7 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 		}
 		head = hb.String() + "\n"
 	}
-	eng, err := drain.NewEngine(b.drainOptions(req.Options).engineConfig(b.cs, make(chan drain.Event), klog.Background()))
+	eng, err := drain.NewEngine(b.drainOptions(req.Options).engineConfig(b.cs, make(chan event.Event), klog.Background()))
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +93,7 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 }
 
 // Start implements tui.Backend.
-func (b *backend) Start(req confirm.Request) (<-chan drain.Event, func(), error) {
+func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
 	b.mu.Lock()
 	var busy []string
 	for _, n := range req.Nodes {
@@ -108,7 +109,7 @@ func (b *backend) Start(req confirm.Request) (<-chan drain.Event, func(), error)
 	for _, n := range req.Nodes {
 		b.busy[n] = true
 	}
-	events := make(chan drain.Event, 256)
+	events := make(chan event.Event, 256)
 	b.runs[events] = struct{}{}
 	b.mu.Unlock()
 
@@ -131,8 +132,8 @@ func (b *backend) Start(req confirm.Request) (<-chan drain.Event, func(), error)
 
 // run does one action, sending its events. A cordon emits node.cordoned only, an uncordon
 // node.uncordoned, a move the drain's events and then node.moved.
-func (b *backend) run(ctx context.Context, req confirm.Request, events chan<- drain.Event) {
-	emit := func(ev drain.Event) {
+func (b *backend) run(ctx context.Context, req confirm.Request, events chan<- event.Event) {
+	emit := func(ev event.Event) {
 		ev.Time = time.Now()
 		events <- ev
 	}
@@ -151,13 +152,13 @@ func (b *backend) run(ctx context.Context, req confirm.Request, events chan<- dr
 			}))
 			if err == nil {
 				for _, mv := range moves {
-					emit(drain.Event{Type: drain.EventNodeMoved, Node: mv.Node, Message: mv.To})
+					emit(event.Event{Type: event.EventNodeMoved, Node: mv.Node, Message: mv.To})
 				}
 			}
 		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		emit(drain.Event{Type: drain.EventNodeFailed, Message: oneLine(describe(err))})
+		emit(event.Event{Type: event.EventNodeFailed, Message: oneLine(describe(err))})
 	}
 }
 
@@ -167,7 +168,7 @@ func (f drainerFunc) Run(ctx context.Context, names []string) (drain.Summary, er
 	return f(ctx, names)
 }
 
-func (b *backend) runDrain(ctx context.Context, req confirm.Request, events chan<- drain.Event, names []string) error {
+func (b *backend) runDrain(ctx context.Context, req confirm.Request, events chan<- event.Event, names []string) error {
 	eng, err := drain.NewEngine(b.drainOptions(req.Options).engineConfig(b.cs, events, klog.Background()))
 	if err != nil {
 		return err
@@ -176,7 +177,7 @@ func (b *backend) runDrain(ctx context.Context, req confirm.Request, events chan
 	return err
 }
 
-func (b *backend) cordon(ctx context.Context, req confirm.Request, emit func(drain.Event)) error {
+func (b *backend) cordon(ctx context.Context, req confirm.Request, emit func(event.Event)) error {
 	for _, name := range req.Nodes {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -186,24 +187,24 @@ func (b *backend) cordon(ctx context.Context, req confirm.Request, emit func(dra
 			return ctx.Err() // cancelled while asking: change nothing
 		}
 		if err != nil {
-			emit(drain.Event{Type: drain.EventNodeFailed, Node: name, Message: oneLine(describe(fmt.Errorf("get node %s: %w", name, err)))})
+			emit(event.Event{Type: event.EventNodeFailed, Node: name, Message: oneLine(describe(fmt.Errorf("get node %s: %w", name, err)))})
 			continue
 		}
 		if req.Action == confirm.Cordon {
 			already, err := drain.Cordon(ctx, b.cs, n, false)
 			if err != nil {
-				emit(drain.Event{Type: drain.EventNodeFailed, Node: name, Message: oneLine(describe(err))})
+				emit(event.Event{Type: event.EventNodeFailed, Node: name, Message: oneLine(describe(err))})
 				continue
 			}
-			emit(drain.Event{Type: drain.EventNodeCordoned, Node: name, Already: already})
+			emit(event.Event{Type: event.EventNodeCordoned, Node: name, Already: already})
 			continue
 		}
 		res, err := drain.Uncordon(ctx, b.cs, n, false, false)
 		if err != nil {
-			emit(drain.Event{Type: drain.EventNodeFailed, Node: name, Message: oneLine(describe(err))})
+			emit(event.Event{Type: event.EventNodeFailed, Node: name, Message: oneLine(describe(err))})
 			continue
 		}
-		ev := drain.Event{Type: drain.EventNodeUncordoned, Node: name}
+		ev := event.Event{Type: event.EventNodeUncordoned, Node: name}
 		switch res {
 		case drain.AlreadySchedulable:
 			ev.Reason, ev.Message = "AlreadySchedulable", "already uncordoned"
@@ -220,7 +221,7 @@ func (b *backend) cordon(ctx context.Context, req confirm.Request, emit func(dra
 // blocks on a send.
 func (b *backend) wait() {
 	b.mu.Lock()
-	chans := make([]chan drain.Event, 0, len(b.runs))
+	chans := make([]chan event.Event, 0, len(b.runs))
 	for ch := range b.runs {
 		chans = append(chans, ch)
 	}

@@ -11,13 +11,13 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 )
 
-func collect(t *testing.T, ch <-chan drain.Event) []drain.EventType {
+func collect(t *testing.T, ch <-chan event.Event) []event.EventType {
 	t.Helper()
-	var out []drain.EventType
+	var out []event.EventType
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
@@ -84,13 +84,13 @@ func TestDashboardRefusesABusyNodeAndCancelsOneActionOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := collect(t, second); len(got) != 1 || got[0] != drain.EventNodeCordoned {
+	if got := collect(t, second); len(got) != 1 || got[0] != event.EventNodeCordoned {
 		t.Errorf("the action on n2 = %v, want node.cordoned", got)
 	}
 	cancelFirst()
 	close(release)
 	for _, ty := range collect(t, first) {
-		if ty == drain.EventNodeCordoned {
+		if ty == event.EventNodeCordoned {
 			t.Error("the cancelled cordon of n1 still cordoned it")
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // DrainOptions is the "drain" command. Its flags are kubectl drain's, with the same names,
@@ -161,7 +162,7 @@ func validateOutput(o string) error {
 }
 
 // engineConfig turns the flags into the engine's configuration.
-func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- drain.Event, logger klog.Logger) drain.Config {
+func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event.Event, logger klog.Logger) drain.Config {
 	return drain.Config{
 		Client: cs, Events: events, Logger: logger,
 		Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData,
@@ -233,7 +234,7 @@ func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
 
 // Run drains names with the options' flags.
 func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summary, error) {
-	events := make(chan drain.Event, 256)
+	events := make(chan event.Event, 256)
 	cfg := d.o.engineConfig(d.cs, events, klog.FromContext(ctx))
 	cfg.Only = d.only
 	eng, err := drain.NewEngine(cfg)

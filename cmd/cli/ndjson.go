@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -52,7 +53,7 @@ type summaryJSON struct {
 	Refusals     int             `json:"eviction_refusals"`
 	Elapsed      float64         `json:"elapsed_seconds"`
 	APIRequests  int64           `json:"api_requests"`
-	Pending      []drain.Blocker `json:"pending,omitempty"`
+	Pending      []event.Blocker `json:"pending,omitempty"`
 }
 
 // ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
@@ -78,12 +79,12 @@ func (p *ndjsonPrinter) write(e jsonEvent) {
 	_ = p.enc.Encode(e)
 }
 
-func (p *ndjsonPrinter) Event(ev drain.Event) {
+func (p *ndjsonPrinter) Event(ev event.Event) {
 	level := "info"
 	switch ev.Type {
-	case drain.EventWarning, drain.EventEvictionBlocked:
+	case event.EventWarning, event.EventEvictionBlocked:
 		level = "warn"
-	case drain.EventNodeFailed:
+	case event.EventNodeFailed:
 		level = "error"
 	}
 	e := jsonEvent{
@@ -142,7 +143,7 @@ const (
 	verdictRefused = "refused" // kubectl's filters refuse the node with these flags (exit 3)
 )
 
-func nodeVerdict(n drain.NodePlan) string {
+func nodeVerdict(n event.NodePlan) string {
 	switch {
 	case len(n.Errors) > 0:
 		return verdictRefused
@@ -152,7 +153,7 @@ func nodeVerdict(n drain.NodePlan) string {
 	return verdictReady
 }
 
-func toPlanJSON(p *drain.Plan) *planJSON {
+func toPlanJSON(p *event.Plan) *planJSON {
 	out := &planJSON{Waves: p.Waves, Verdict: verdictReady}
 	for _, n := range p.Nodes {
 		nj := nodePlanJSON{Name: n.Name, AlreadyCordoned: n.AlreadyCordoned, Verdict: nodeVerdict(n),

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -88,7 +89,7 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	eng, err := drain.NewEngine(o.engineConfig(cs, make(chan drain.Event), klog.FromContext(ctx)))
+	eng, err := drain.NewEngine(o.engineConfig(cs, make(chan event.Event), klog.FromContext(ctx)))
 	if err != nil {
 		return WithExitCode(ExitUsage, err)
 	}
@@ -117,7 +118,7 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 }
 
 // printPlan writes the plan as a table per node, then a verdict line.
-func printPlan(w io.Writer, plan *drain.Plan) {
+func printPlan(w io.Writer, plan *event.Plan) {
 	for i, n := range plan.Nodes {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -166,7 +167,7 @@ const (
 
 // printObject prints the plan in one of kubectl's object formats: a DrainPlan object with
 // the same fields as the JSON plan had, or, for -o name, node/NAME per node.
-func (o *PlanOptions) printObject(plan *drain.Plan) error {
+func (o *PlanOptions) printObject(plan *event.Plan) error {
 	if o.Printer.Format == "name" {
 		var nodes []runtime.Object
 		for _, n := range plan.Nodes {

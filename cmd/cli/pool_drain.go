@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
@@ -53,7 +54,7 @@ func (o *DrainOptions) runPool(ctx context.Context, cs kubernetes.Interface, nam
 			return finish(err)
 		}
 		if len(batch) == 0 {
-			d.printer.Event(drain.Event{Type: drain.EventWarning, Reason: "PoolBudget", Message: "waiting: " + waitOn, Time: time.Now()})
+			d.printer.Event(event.Event{Type: event.EventWarning, Reason: "PoolBudget", Message: "waiting: " + waitOn, Time: time.Now()})
 			wctx, cancel := ctx, context.CancelFunc(func() {})
 			if !deadline.IsZero() {
 				wctx, cancel = context.WithDeadline(ctx, deadline)

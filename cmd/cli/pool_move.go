@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
@@ -94,7 +95,7 @@ func (o *PoolMoveOptions) Validate() error {
 	}
 	// The engine's own checks (negative --timeout, --grace-period below -1, ...), with
 	// an empty client that is never called.
-	if _, err := drain.NewEngine(o.engineConfig(&kubernetes.Clientset{}, make(chan drain.Event), klog.Background())); err != nil {
+	if _, err := drain.NewEngine(o.engineConfig(&kubernetes.Clientset{}, make(chan event.Event), klog.Background())); err != nil {
 		return WithExitCode(ExitUsage, err)
 	}
 	return nil
@@ -172,29 +173,29 @@ func (o *PoolMoveOptions) progress(p EventPrinter) func(nodepool.MoveEvent) {
 		switch ev.Type {
 		case nodepool.MoveBatch:
 			if o.Output == "json" {
-				p.Event(drain.Event{Type: drain.EventPoolBatch, Message: ev.Message, Time: now})
+				p.Event(event.Event{Type: event.EventPoolBatch, Message: ev.Message, Time: now})
 			} else {
 				fmt.Fprintf(o.ErrOut, "batch: %s\n", ev.Message)
 			}
 		case nodepool.MoveWaiting:
-			p.Event(drain.Event{Type: drain.EventWarning, Reason: "PoolBudget", Message: ev.Message, Time: now})
+			p.Event(event.Event{Type: event.EventWarning, Reason: "PoolBudget", Message: ev.Message, Time: now})
 		case nodepool.MoveNodeDone:
-			p.Event(drain.Event{Type: drain.EventNodeMoved, Node: ev.Node, Reason: "AlreadyInPool", Message: ev.Move.To, Time: now})
+			p.Event(event.Event{Type: event.EventNodeMoved, Node: ev.Node, Reason: "AlreadyInPool", Message: ev.Move.To, Time: now})
 		case nodepool.MoveNodeMoved:
 			mv := ev.Move
 			if len(mv.Removed) > 0 {
-				p.Event(drain.Event{Type: drain.EventWarning, Node: mv.Node, Reason: "NoExecuteRemoves", Time: now,
+				p.Event(event.Event{Type: event.EventWarning, Node: mv.Node, Reason: "NoExecuteRemoves", Time: now,
 					Message: fmt.Sprintf("node %s: the NoExecute taints of pool %s remove DaemonSet/mirror pod(s) %s", mv.Node, mv.To, strings.Join(mv.Removed, ", "))})
 			}
 			for _, w := range mv.Warnings {
-				p.Event(drain.Event{Type: drain.EventWarning, Node: mv.Node, Message: w, Time: now})
+				p.Event(event.Event{Type: event.EventWarning, Node: mv.Node, Message: w, Time: now})
 			}
-			p.Event(drain.Event{Type: drain.EventNodeMoved, Node: mv.Node, Message: mv.To, Time: now})
+			p.Event(event.Event{Type: event.EventNodeMoved, Node: mv.Node, Message: mv.To, Time: now})
 			switch mv.Uncordon {
 			case drain.Uncordoned:
-				p.Event(drain.Event{Type: drain.EventNodeUncordoned, Node: mv.Node, Time: now})
+				p.Event(event.Event{Type: event.EventNodeUncordoned, Node: mv.Node, Time: now})
 			case drain.LeftCordoned:
-				p.Event(drain.Event{Type: drain.EventNodeUncordoned, Node: mv.Node, Reason: "LeftCordoned", Time: now,
+				p.Event(event.Event{Type: event.EventNodeUncordoned, Node: mv.Node, Reason: "LeftCordoned", Time: now,
 					Message: "left cordoned: someone else cordoned it"})
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
@@ -100,7 +100,7 @@ func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interfac
 	ro.Progress = mo.progress(d.printer)
 	// The drain's blocked events name the budget the rollout waits on: the pool's
 	// condition shows it.
-	d.printer = &rolloutTee{EventPrinter: d.printer, blocked: func(ev drain.Event) { ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message) }}
+	d.printer = &rolloutTee{EventPrinter: d.printer, blocked: func(ev event.Event) { ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message) }}
 	res, err := ro.Run(ctx, pool)
 	if err == nil {
 		fmt.Fprintf(o.ErrOut, "rollout of pool %s: %d node(s) tainted, %d drained first", pool, len(res.Nodes), len(res.Drained))
@@ -119,11 +119,11 @@ func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interfac
 // rolloutTee passes events on to the printer and tells the rollout which budget blocks.
 type rolloutTee struct {
 	EventPrinter
-	blocked func(drain.Event)
+	blocked func(event.Event)
 }
 
-func (t *rolloutTee) Event(ev drain.Event) {
-	if ev.Type == drain.EventEvictionBlocked && ev.PDB != "" {
+func (t *rolloutTee) Event(ev event.Event) {
+	if ev.Type == event.EventEvictionBlocked && ev.PDB != "" {
 		t.blocked(ev)
 	}
 	t.EventPrinter.Event(ev)

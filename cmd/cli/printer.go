@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // EventPrinter turns the engine's events into output.
 type EventPrinter interface {
 	// Event prints one event.
-	Event(ev drain.Event)
+	Event(ev event.Event)
 	// Summary prints the end of the run: counts, and the exit code the run ends with.
 	Summary(sum drain.Summary, err error, code int)
 }
@@ -34,36 +35,36 @@ func dryRunSuffix(mode string) string {
 	return ""
 }
 
-func (p *humanPrinter) Event(ev drain.Event) {
+func (p *humanPrinter) Event(ev event.Event) {
 	sfx := dryRunSuffix(ev.DryRun)
 	switch ev.Type {
-	case drain.EventPlan:
+	case event.EventPlan:
 		fmt.Fprintln(p.errOut, planHeadline(ev.Plan))
-	case drain.EventWarning:
+	case event.EventWarning:
 		fmt.Fprintf(p.errOut, "Warning: %s\n", ev.Message)
-	case drain.EventNodeCordoned:
+	case event.EventNodeCordoned:
 		if ev.Already {
 			fmt.Fprintf(p.out, "node/%s already cordoned%s\n", ev.Node, sfx)
 		} else {
 			fmt.Fprintf(p.out, "node/%s cordoned%s\n", ev.Node, sfx)
 		}
-	case drain.EventEvictionStarted:
+	case event.EventEvictionStarted:
 		if ev.Attempt > 1 {
 			fmt.Fprintf(p.out, "evicting pod %s (attempt %d)%s\n", ev.Pod, ev.Attempt, sfx)
 		} else {
 			fmt.Fprintf(p.out, "evicting pod %s%s\n", ev.Pod, sfx)
 		}
-	case drain.EventEvictionBlocked:
+	case event.EventEvictionBlocked:
 		fmt.Fprintln(p.errOut, blockedLine(ev))
-	case drain.EventPodEvicted:
+	case event.EventPodEvicted:
 		fmt.Fprintf(p.out, "pod/%s evicted%s\n", podName(ev.Pod), sfx)
-	case drain.EventNodeDrained:
+	case event.EventNodeDrained:
 		fmt.Fprintf(p.out, "node/%s drained%s\n", ev.Node, sfx)
-	case drain.EventNodeFailed:
+	case event.EventNodeFailed:
 		fmt.Fprintf(p.errOut, "error: unable to drain node %q: %s\n", ev.Node, ev.Message)
-	case drain.EventNodeMoved:
+	case event.EventNodeMoved:
 		fmt.Fprintf(p.out, "node/%s moved to pool %s\n", ev.Node, ev.Message)
-	case drain.EventNodeUncordoned:
+	case event.EventNodeUncordoned:
 		if ev.Message != "" {
 			fmt.Fprintf(p.out, "node/%s %s\n", ev.Node, ev.Message)
 		} else {
@@ -73,7 +74,7 @@ func (p *humanPrinter) Event(ev drain.Event) {
 }
 
 // blockedLine explains a wait: who waits, on which budget, with its numbers, and until when.
-func blockedLine(ev drain.Event) string {
+func blockedLine(ev event.Event) string {
 	sfx := dryRunSuffix(ev.DryRun)
 	switch ev.Reason {
 	case string(pdb.Never), string(pdb.Multiple):
@@ -98,7 +99,7 @@ func podName(key string) string {
 }
 
 // planHeadline sums up a plan in one line.
-func planHeadline(p *drain.Plan) string {
+func planHeadline(p *event.Plan) string {
 	pods, blocked := 0, 0
 	for _, n := range p.Nodes {
 		pods += len(n.Steps)

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
@@ -27,10 +27,10 @@ func (o *DrainOptions) useProgressView() bool {
 // the view (the terminal is in raw mode, so no SIGINT comes) interrupts the drain exactly
 // as SIGINT does: it calls the interrupt that main put in ctx (WithInterrupt), which
 // cancels the run's context. No signal is sent, so this builds and works on every OS.
-func runProgressView(ctx context.Context, events <-chan drain.Event) {
+func runProgressView(ctx context.Context, events <-chan event.Event) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	forward := make(chan drain.Event, 256)
+	forward := make(chan event.Event, 256)
 	go func() {
 		defer close(forward)
 		for ev := range events {

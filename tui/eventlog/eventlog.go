@@ -8,7 +8,7 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // maxLines bounds the log kept in memory.
@@ -30,7 +30,7 @@ func (m *Model) SetSize(w, h int) {
 }
 
 // Add appends a line for ev (following the tail).
-func (m *Model) Add(ev drain.Event) {
+func (m *Model) Add(ev event.Event) {
 	m.AddLine(Line(ev))
 }
 
@@ -54,39 +54,39 @@ func (m *Model) AddLine(s string) {
 func (m Model) Lines() []string { return m.lines }
 
 // Line renders an event as one line, kubectl style.
-func Line(ev drain.Event) string {
+func Line(ev event.Event) string {
 	ts := ev.Time.Format("15:04:05")
 	switch ev.Type {
-	case drain.EventPlan:
+	case event.EventPlan:
 		return ""
-	case drain.EventNodeCordoned:
+	case event.EventNodeCordoned:
 		if ev.Already {
 			return fmt.Sprintf("%s node/%s already cordoned", ts, ev.Node)
 		}
 		return fmt.Sprintf("%s node/%s cordoned", ts, ev.Node)
-	case drain.EventEvictionStarted:
+	case event.EventEvictionStarted:
 		return fmt.Sprintf("%s evicting pod %s (attempt %d)", ts, ev.Pod, ev.Attempt)
-	case drain.EventEvictionAccepted:
+	case event.EventEvictionAccepted:
 		return ""
-	case drain.EventEvictionBlocked:
+	case event.EventEvictionBlocked:
 		return fmt.Sprintf("%s pod %s waits on %s: %s", ts, ev.Pod, ev.PDB, ev.Message)
-	case drain.EventPodEvicted:
+	case event.EventPodEvicted:
 		return fmt.Sprintf("%s pod/%s evicted", ts, ev.Pod)
-	case drain.EventNodeDrained:
+	case event.EventNodeDrained:
 		return fmt.Sprintf("%s node/%s drained", ts, ev.Node)
-	case drain.EventNodeUncordoned:
+	case event.EventNodeUncordoned:
 		if ev.Message != "" {
 			return fmt.Sprintf("%s node/%s %s", ts, ev.Node, ev.Message)
 		}
 		return fmt.Sprintf("%s node/%s uncordoned", ts, ev.Node)
-	case drain.EventNodeMoved:
+	case event.EventNodeMoved:
 		return fmt.Sprintf("%s node/%s moved to pool %s", ts, ev.Node, ev.Message)
-	case drain.EventNodeFailed:
+	case event.EventNodeFailed:
 		if ev.Node == "" {
 			return fmt.Sprintf("%s error: %s", ts, ev.Message)
 		}
 		return fmt.Sprintf("%s node/%s failed: %s", ts, ev.Node, ev.Message)
-	case drain.EventWarning:
+	case event.EventWarning:
 		return fmt.Sprintf("%s warning: %s", ts, ev.Message)
 	}
 	return fmt.Sprintf("%s %s %s %s", ts, ev.Type, ev.Node, ev.Message)

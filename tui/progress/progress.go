@@ -15,7 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // Node is one node's progress in one action.
@@ -116,8 +116,8 @@ func (m *Model) node(id int, name string) *Node {
 }
 
 // Apply folds one event of action id into the progress.
-func (m *Model) Apply(id int, ev drain.Event) {
-	if ev.Type == drain.EventPlan && ev.Plan != nil {
+func (m *Model) Apply(id int, ev event.Event) {
+	if ev.Type == event.EventPlan && ev.Plan != nil {
 		for _, np := range ev.Plan.Nodes {
 			n := m.node(id, np.Name)
 			n.Total = len(np.Steps)
@@ -135,7 +135,7 @@ func (m *Model) Apply(id int, ev drain.Event) {
 		n.Started = ev.Time
 	}
 	switch ev.Type {
-	case drain.EventNodeCordoned:
+	case event.EventNodeCordoned:
 		n.Cordoned = true
 		if n.Action == "cordon" {
 			n.Done, n.Finished, n.Result = true, ev.Time, "cordoned"
@@ -143,7 +143,7 @@ func (m *Model) Apply(id int, ev drain.Event) {
 				n.Result = "already cordoned"
 			}
 		}
-	case drain.EventNodeUncordoned:
+	case event.EventNodeUncordoned:
 		n.Cordoned = false
 		n.Result = "uncordoned"
 		if ev.Message != "" {
@@ -152,24 +152,24 @@ func (m *Model) Apply(id int, ev drain.Event) {
 		if n.Action == "uncordon" || n.Action == "move" {
 			n.Done, n.Finished = true, ev.Time
 		}
-	case drain.EventEvictionStarted:
+	case event.EventEvictionStarted:
 		n.Wave = max(n.Wave, ev.Wave)
-	case drain.EventEvictionBlocked:
+	case event.EventEvictionBlocked:
 		n.Blocker = fmt.Sprintf("%s: %s", ev.Pod, ev.Message)
-	case drain.EventPodEvicted:
+	case event.EventPodEvicted:
 		n.Evicted++
 		if n.Evicted >= n.Total {
 			n.Blocker = ""
 		}
-	case drain.EventNodeDrained:
+	case event.EventNodeDrained:
 		n.Drained, n.Blocker = true, ""
 		n.Evicted = max(n.Evicted, n.Total)
 		if n.Action != "move" {
 			n.Done, n.Finished, n.Result = true, ev.Time, "drained"
 		}
-	case drain.EventNodeMoved:
+	case event.EventNodeMoved:
 		n.Done, n.Finished, n.Result = true, ev.Time, "moved to "+ev.Message
-	case drain.EventNodeFailed:
+	case event.EventNodeFailed:
 		n.Failed, n.Finished = ev.Message, ev.Time
 	}
 }
