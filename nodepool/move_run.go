@@ -19,15 +19,17 @@ import (
 // then per node one patch that relabels and retaints, removes the move record and
 // uncordons (only a cordon this tool made); then the next batch. Nodes already in the
 // target pool are done. Interrupted at any step, the same call finishes from where it
-// stopped.
-func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.NodePool, d Drainer) error {
+// stopped. It returns the drains' summary: counts added up over the batches, what is
+// pending from the last batch.
+func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.NodePool, d Drainer) (drain.Summary, error) {
+	var total drain.Summary
 	var deadline time.Time
 	if m.Timeout > 0 {
 		deadline = m.now().Add(m.Timeout)
 	}
 	pools, err := m.poolsByName(ctx)
 	if err != nil {
-		return err
+		return total, err
 	}
 	byNode := map[string]*NodeMove{}
 	sources := map[string][]string{}
@@ -50,12 +52,12 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 	for len(pending) > 0 {
 		batch, waitOn, err := roller.Next(ctx, pending, sources, nil)
 		if err != nil {
-			return err
+			return total, err
 		}
 		if len(batch) == 0 {
 			m.progress(MoveEvent{Type: MoveWaiting, Message: "waiting: " + waitOn})
 			if err := m.wait(ctx, deadline, roller, sourceNames(sources, pending), waitOn); err != nil {
-				return err
+				return total, err
 			}
 			continue
 		}
@@ -63,22 +65,24 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 		for _, name := range batch {
 			mv := byNode[name]
 			if err := m.recordMove(ctx, name, &MoveState{From: mv.From, To: mv.To, Step: StepDraining}); err != nil {
-				return err
+				return total, err
 			}
 		}
-		if err := m.drain(ctx, d, batch, deadline); err != nil {
-			return err
+		sum, err := m.drainBatch(ctx, d, batch, deadline)
+		total = AddSummary(total, sum)
+		if err != nil {
+			return total, err
 		}
 		for _, name := range batch {
 			mv := byNode[name]
 			if err := m.finish(ctx, mv, target, pools); err != nil {
-				return err
+				return total, err
 			}
 			m.progress(MoveEvent{Type: MoveNodeMoved, Node: name, Move: mv, Message: mv.To})
 		}
 		pending = slices.DeleteFunc(pending, func(n string) bool { return slices.Contains(batch, n) })
 	}
-	return nil
+	return total, nil
 }
 
 // WaitTimeoutError is a move that reached its --timeout while no node could start (the
@@ -111,6 +115,13 @@ func (m *Mover) wait(ctx context.Context, deadline time.Time, r *Roller, pools [
 
 // drain runs the drainer on a batch with what is left of the move's timeout.
 func (m *Mover) drain(ctx context.Context, d Drainer, batch []string, deadline time.Time) error {
+	_, err := m.drainBatch(ctx, d, batch, deadline)
+	return err
+}
+
+// drainBatch runs the drainer on a batch with what is left of the move's timeout and
+// returns the batch's summary.
+func (m *Mover) drainBatch(ctx context.Context, d Drainer, batch []string, deadline time.Time) (drain.Summary, error) {
 	if td, ok := d.(TimedDrainer); ok {
 		left := time.Duration(0)
 		if !deadline.IsZero() {
@@ -118,15 +129,29 @@ func (m *Mover) drain(ctx context.Context, d Drainer, batch []string, deadline t
 				left = time.Millisecond
 			}
 		}
-		_, err := td.RunWithin(ctx, batch, left)
+		sum, err := td.RunWithin(ctx, batch, left)
 		var te *drain.TimeoutError
 		if errors.As(err, &te) && m.Timeout > 0 {
 			te.Timeout = m.Timeout // the move's --timeout, not what was left for the batch
 		}
-		return err
+		return sum, err
 	}
-	_, err := d.Run(ctx, batch)
-	return err
+	return d.Run(ctx, batch)
+}
+
+// AddSummary adds a batch's drain summary to a rolling operation's: counts add up, what
+// is pending is the latest batch's (an earlier batch finished before the next began).
+func AddSummary(total, batch drain.Summary) drain.Summary {
+	total.NodesDrained += batch.NodesDrained
+	total.NodesFailed += batch.NodesFailed
+	total.NodesPending = batch.NodesPending
+	total.PodsEvicted += batch.PodsEvicted
+	total.PodsPending = batch.PodsPending
+	total.Evictions += batch.Evictions
+	total.Refusals += batch.Refusals
+	total.Elapsed += batch.Elapsed
+	total.PendingBlocks = batch.PendingBlocks
+	return total
 }
 
 // finish is the last step of one node's move, one optimistic-lock patch: the target

@@ -3,13 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // CordonOptions is the "cordon" and "uncordon" commands.
@@ -75,7 +77,8 @@ func (o *CordonOptions) Validate() error {
 	return o.Nodes.Validate()
 }
 
-// Run cordons or uncordons every node, printing kubectl's lines.
+// Run cordons or uncordons every node through the operations layer, printing kubectl's
+// lines; the nodes that failed make one error line.
 func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
 	if err != nil {
@@ -84,53 +87,41 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	if err := o.preflight(ctx, cs); err != nil {
 		return err
 	}
-	sfx := dryRunSuffix(o.DryRun)
-	server := o.DryRun == "server"
-	var failed []string
-	for _, name := range names {
-		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			failed = append(failed, fmt.Sprintf("get node %s: %s", name, oneLine(err.Error())))
-			continue
-		}
-		if !o.Uncordon {
-			already := node.Spec.Unschedulable
-			if o.DryRun != "client" {
-				if already, err = drain.Cordon(ctx, cs, node, server); err != nil {
-					failed = append(failed, oneLine(err.Error()))
-					continue
-				}
-			}
-			if already {
-				fmt.Fprintf(o.Out, "node/%s already cordoned%s\n", name, sfx)
-			} else {
-				fmt.Fprintf(o.Out, "node/%s cordoned%s\n", name, sfx)
-			}
-			continue
-		}
-		res := drain.DecideUncordon(node, o.Force)
-		if o.DryRun != "client" {
-			if res, err = drain.Uncordon(ctx, cs, node, o.Force, server); err != nil {
-				failed = append(failed, oneLine(err.Error()))
-				continue
-			}
-		}
-		switch res {
-		case drain.AlreadySchedulable:
-			fmt.Fprintf(o.Out, "node/%s already uncordoned%s\n", name, sfx)
-		case drain.LeftCordoned:
-			by := strings.Join(drain.CordonedBy(node), ", ")
-			if by == "" {
-				by = "someone else"
-			}
-			fmt.Fprintf(o.Out, "node/%s left cordoned%s: its cordon was made by %s, not kubectl-maintenance (use --force to uncordon it anyway)\n", name, sfx, by)
-		default:
-			fmt.Fprintf(o.Out, "node/%s uncordoned%s\n", name, sfx)
-		}
+	req := operation.Request{Action: operation.Cordon, Nodes: names, DryRun: drain.DryRun(o.DryRun), Force: o.Force}
+	if o.Uncordon {
+		req.Action = operation.Uncordon
 	}
-	if len(failed) > 0 {
-		// One line: the caller prints it as "error: ...".
-		return fmt.Errorf("%s", strings.Join(failed, "; "))
-	}
-	return nil
+	op := operator(ctx, cs, nil)
+	_, err = runPrinted(ctx, false, cordonPrinter{out: o.Out}, func(events chan<- event.Event) (operation.Summary, error) {
+		return op.Run(ctx, req, events)
+	})
+	return err
 }
+
+// cordonPrinter prints kubectl's cordon and uncordon lines; failures are the command's
+// error (one line).
+type cordonPrinter struct{ out io.Writer }
+
+func (p cordonPrinter) Event(ev event.Event) {
+	sfx := dryRunSuffix(ev.DryRun)
+	switch ev.Type {
+	case event.EventNodeCordoned:
+		if ev.Already {
+			fmt.Fprintf(p.out, "node/%s already cordoned%s\n", ev.Node, sfx)
+		} else {
+			fmt.Fprintf(p.out, "node/%s cordoned%s\n", ev.Node, sfx)
+		}
+	case event.EventNodeUncordoned:
+		switch ev.Reason {
+		case operation.ReasonAlreadySchedulable:
+			fmt.Fprintf(p.out, "node/%s already uncordoned%s\n", ev.Node, sfx)
+		case operation.ReasonLeftCordoned:
+			why := strings.TrimPrefix(ev.Message, "left cordoned: ")
+			fmt.Fprintf(p.out, "node/%s left cordoned%s: %s (use --force to uncordon it anyway)\n", ev.Node, sfx, why)
+		default:
+			fmt.Fprintf(p.out, "node/%s uncordoned%s\n", ev.Node, sfx)
+		}
+	}
+}
+
+func (cordonPrinter) Summary(drain.Summary, error, int) {}

@@ -10,26 +10,23 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
-// backend is the dashboard's tui.Backend: snapshots from dashsource, actions run with the
-// engines. Several actions may run at once; a node is in at most one.
+// backend is the dashboard's tui.Backend: snapshots from dashsource, actions planned and
+// run by the operations layer. Several actions may run at once; a node is in at most one.
 type backend struct {
 	ctx context.Context
 	c   *Common
-	cs  kubernetes.Interface
-	pc  client.Client
+	op  *operation.Operator
 	src *dashsource.Source
 
 	wg   sync.WaitGroup
@@ -39,23 +36,30 @@ type backend struct {
 }
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
-	return &backend{ctx: ctx, c: c, cs: cs, pc: pc, src: src, busy: map[string]bool{}, runs: map[chan event.Event]struct{}{}}
+	return &backend{ctx: ctx, c: c, op: &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background()}, src: src,
+		busy: map[string]bool{}, runs: map[chan event.Event]struct{}{}}
 }
 
 // Snapshots implements tui.Backend.
 func (b *backend) Snapshots() <-chan data.Snapshot { return b.src.Snapshots() }
 
-func (b *backend) drainOptions(o confirm.Options) *DrainOptions {
+// request turns a confirmed dialog into the operations layer's request: the drain
+// settings start from the commands' defaults (NewDrainOptions), with the dialog's.
+func (b *backend) request(req confirm.Request) operation.Request {
 	d := NewDrainOptions(b.c)
+	o := req.Options
 	d.GracePeriod, d.Timeout, d.IgnoreDaemonSets = o.GracePeriodSeconds, o.Timeout, o.IgnoreDaemonSets
 	d.DeleteEmptyDirData, d.Force = o.DeleteEmptyDirData, o.Force
-	return &d
+	r := d.request(operation.Action(req.Action), req.Nodes)
+	r.To = req.Pool
+	return r
 }
 
 // planTimeout bounds the dialog's plan.
 const planTimeout = 30 * time.Second
 
-// Plan implements tui.Backend: the drain's plan, as the plan command prints it.
+// Plan implements tui.Backend: the drain's plan, as the plan command prints it, after a
+// move's label and taint changes.
 func (b *backend) Plan(req confirm.Request) (string, error) {
 	switch req.Action {
 	case confirm.Cordon:
@@ -67,29 +71,25 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 	// error in the dialog rather than "Planning..." for ever.
 	ctx, cancel := context.WithTimeout(b.ctx, planTimeout)
 	defer cancel()
-	var head string
+	r := b.request(req)
+	var head bytes.Buffer
 	if req.Action == confirm.Move {
-		moves, _, err := (&nodepool.Mover{Kube: b.cs, Pools: b.pc}).Plan(ctx, req.Nodes, req.Pool, nil)
+		p, err := b.op.Plan(ctx, r)
 		if err != nil {
-			return "", err
+			return "", errors.New(oneLine(describe(err)))
 		}
-		var hb bytes.Buffer
-		for _, mv := range moves {
-			fmt.Fprintf(&hb, "node/%s -> %s: %v\n", mv.Node, mv.To, mv.Diff)
+		for _, mv := range p.Move.Moves {
+			fmt.Fprintf(&head, "node/%s -> %s: %v\n", mv.Node, mv.To, mv.Diff)
 		}
-		head = hb.String() + "\n"
+		head.WriteString("\n")
 	}
-	eng, err := drain.NewEngine(b.drainOptions(req.Options).engineConfig(b.cs, make(chan event.Event), klog.Background()))
-	if err != nil {
-		return "", err
-	}
-	plan, err := eng.Plan(ctx, req.Nodes)
+	r.Action = operation.Drain
+	p, err := b.op.Plan(ctx, r)
 	if err != nil {
 		return "", errors.New(oneLine(describe(err)))
 	}
-	var out bytes.Buffer
-	printPlan(&out, plan)
-	return head + out.String(), nil
+	printPlan(&head, p.Drain)
+	return head.String(), nil
 }
 
 // Start implements tui.Backend.
@@ -130,90 +130,14 @@ func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error)
 	return events, cancel, nil
 }
 
-// run does one action, sending its events. A cordon emits node.cordoned only, an uncordon
-// node.uncordoned, a move the drain's events and then node.moved.
+// run does one action through the operations layer, which sends its events. An error
+// the layer did not report as an event (a cancel is none) ends the action as node.failed.
 func (b *backend) run(ctx context.Context, req confirm.Request, events chan<- event.Event) {
-	emit := func(ev event.Event) {
-		ev.Time = time.Now()
-		events <- ev
+	_, err := b.op.Run(ctx, b.request(req), events)
+	var reported *operation.NodesError
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.As(err, &reported) {
+		events <- event.Event{Type: event.EventNodeFailed, Message: oneLine(describe(err)), Time: time.Now()}
 	}
-	var err error
-	switch req.Action {
-	case confirm.Cordon, confirm.Uncordon:
-		err = b.cordon(ctx, req, emit)
-	case confirm.Drain:
-		err = b.runDrain(ctx, req, events, req.Nodes)
-	case confirm.Move:
-		m := &nodepool.Mover{Kube: b.cs, Pools: b.pc}
-		moves, target, perr := m.Plan(ctx, req.Nodes, req.Pool, nil)
-		if err = perr; err == nil {
-			err = m.Run(ctx, moves, target, drainerFunc(func(ctx context.Context, names []string) (drain.Summary, error) {
-				return drain.Summary{}, b.runDrain(ctx, req, events, names)
-			}))
-			if err == nil {
-				for _, mv := range moves {
-					emit(event.Event{Type: event.EventNodeMoved, Node: mv.Node, Message: mv.To})
-				}
-			}
-		}
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		emit(event.Event{Type: event.EventNodeFailed, Message: oneLine(describe(err))})
-	}
-}
-
-type drainerFunc func(ctx context.Context, names []string) (drain.Summary, error)
-
-func (f drainerFunc) Run(ctx context.Context, names []string) (drain.Summary, error) {
-	return f(ctx, names)
-}
-
-func (b *backend) runDrain(ctx context.Context, req confirm.Request, events chan<- event.Event, names []string) error {
-	eng, err := drain.NewEngine(b.drainOptions(req.Options).engineConfig(b.cs, events, klog.Background()))
-	if err != nil {
-		return err
-	}
-	_, err = eng.Run(ctx, names)
-	return err
-}
-
-func (b *backend) cordon(ctx context.Context, req confirm.Request, emit func(event.Event)) error {
-	for _, name := range req.Nodes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n, err := b.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if ctx.Err() != nil {
-			return ctx.Err() // cancelled while asking: change nothing
-		}
-		if err != nil {
-			emit(event.Event{Type: event.EventNodeFailed, Node: name, Message: oneLine(describe(fmt.Errorf("get node %s: %w", name, err)))})
-			continue
-		}
-		if req.Action == confirm.Cordon {
-			already, err := drain.Cordon(ctx, b.cs, n, false)
-			if err != nil {
-				emit(event.Event{Type: event.EventNodeFailed, Node: name, Message: oneLine(describe(err))})
-				continue
-			}
-			emit(event.Event{Type: event.EventNodeCordoned, Node: name, Already: already})
-			continue
-		}
-		res, err := drain.Uncordon(ctx, b.cs, n, false, false)
-		if err != nil {
-			emit(event.Event{Type: event.EventNodeFailed, Node: name, Message: oneLine(describe(err))})
-			continue
-		}
-		ev := event.Event{Type: event.EventNodeUncordoned, Node: name}
-		switch res {
-		case drain.AlreadySchedulable:
-			ev.Reason, ev.Message = "AlreadySchedulable", "already uncordoned"
-		case drain.LeftCordoned:
-			ev.Reason, ev.Message = "LeftCordoned", "left cordoned: someone else cordoned it"
-		}
-		emit(ev)
-	}
-	return nil
 }
 
 // wait waits for every action to end. Call it after cancelling the context the backend

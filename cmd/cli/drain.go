@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // DrainOptions is the "drain" command. Its flags are kubectl drain's, with the same names,
@@ -172,7 +173,9 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 	}
 }
 
-// Run resolves the nodes and drains them, printing the engine's events.
+// Run resolves the nodes and drains them through the operations layer, printing its
+// events. The members of a pool drain rolling, batch by batch (unless
+// --max-parallel-nodes is given).
 func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	names, pool, err := o.Nodes.Resolve(ctx, cs, o.Common)
 	if err != nil {
@@ -181,86 +184,25 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err := o.preflight(ctx, cs, names); err != nil {
 		return err
 	}
-	if pool != nil && o.DryRun == "none" && !o.maxParallelSet {
-		return o.runPool(ctx, cs, names, pool) // rolling, batch by batch (pool_drain.go)
-	}
+	req := o.request(operation.Drain, names)
+	var pc client.Client
 	if pool != nil && !o.maxParallelSet {
-		// A dry run of a rolling pool drain: plan it with the pool's maxUnavailable (the
-		// real one rolls batch by batch in runPool).
-		o.MaxParallelNodes = pool.MaxUnavailableOrDefault()
+		req.Pool, req.Drain.MaxParallelNodes = pool.Name, 0 // the pool's maxUnavailable
+		if pc, err = o.PoolClient(); err != nil {
+			return err
+		}
 	}
-	d := o.drainer(cs)
-	sum, err := d.Run(ctx, names)
+	op := operator(ctx, cs, pc)
+	p := o.eventPrinter()
+	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
+		return op.Run(ctx, req, events)
+	})
 	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 		// Bad input: one line (printed by the caller), no summary; nothing was changed.
 		return WithExitCode(ExitUsage, err)
 	}
-	d.printer.Summary(sum, err, ExitCode(err))
+	p.Summary(sum.Summary, err, ExitCode(err))
 	return err
-}
-
-// addSummaries adds up the summaries of consecutive batches.
-func addSummaries(a, b drain.Summary) drain.Summary {
-	a.NodesDrained += b.NodesDrained
-	a.NodesFailed += b.NodesFailed
-	a.NodesPending += b.NodesPending
-	a.PodsEvicted += b.PodsEvicted
-	a.PodsPending += b.PodsPending
-	a.Evictions += b.Evictions
-	a.Refusals += b.Refusals
-	a.Elapsed += b.Elapsed
-	a.PendingBlocks = append(a.PendingBlocks, b.PendingBlocks...)
-	return a
-}
-
-// printingDrainer runs the drain engine and prints its events as they come.
-type printingDrainer struct {
-	o       *DrainOptions
-	cs      kubernetes.Interface
-	printer EventPrinter
-	// last is the summary of the last run.
-	last drain.Summary
-	// only, when set, limits the pods evicted (drain.Config.Only).
-	only func(*corev1.Pod) bool
-}
-
-func (o *DrainOptions) drainer(cs kubernetes.Interface) *printingDrainer {
-	var printer EventPrinter = &humanPrinter{out: o.Out, errOut: o.ErrOut}
-	if o.Output == "json" {
-		printer = newNDJSONPrinter(o.Out, time.Now, o.APIRequests)
-	}
-	return &printingDrainer{o: o, cs: cs, printer: printer}
-}
-
-// Run drains names with the options' flags.
-func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summary, error) {
-	events := make(chan event.Event, 256)
-	cfg := d.o.engineConfig(d.cs, events, klog.FromContext(ctx))
-	cfg.Only = d.only
-	eng, err := drain.NewEngine(cfg)
-	if err != nil {
-		return drain.Summary{}, WithExitCode(ExitUsage, err)
-	}
-	type result struct {
-		sum drain.Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := eng.Run(ctx, names)
-		close(events)
-		done <- result{sum, err}
-	}()
-	if d.o.useProgressView() {
-		runProgressView(ctx, events)
-	} else {
-		for ev := range events {
-			d.printer.Event(ev)
-		}
-	}
-	res := <-done
-	d.last = res.sum
-	return res.sum, res.err
 }
 
 func fixedChoices(choices ...string) cobra.CompletionFunc {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -14,6 +13,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // PoolMoveOptions is "pool move": the drain's flags plus --to, --from and
@@ -101,7 +101,8 @@ func (o *PoolMoveOptions) Validate() error {
 	return nil
 }
 
-// Run plans the move (changing nothing on bad input), then carries it out.
+// Run plans the move through the operations layer (changing nothing on bad input),
+// prints the plan, then carries it out, printing its events.
 func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc client.Client) error {
 	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
 	if err != nil {
@@ -110,31 +111,22 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	if err := o.preflight(ctx, cs, names); err != nil {
 		return err
 	}
-	d := &moveDrainer{printingDrainer: o.drainer(cs)}
-	m := &nodepool.Mover{Kube: cs, Pools: pc, AllowMissingHandler: o.AllowMissingHandler, Timeout: o.Timeout,
-		Progress: o.progress(d.printer)}
-	moves, target, err := m.Plan(ctx, names, o.To, o.From)
+	op := operator(ctx, cs, pc)
+	req := o.request(operation.Move, names)
+	req.To, req.From, req.AllowMissingHandler = o.To, o.From, o.AllowMissingHandler
+	plan, err := op.Plan(ctx, req)
 	if err != nil {
 		return WithExitCode(ExitCode(err), err)
 	}
-	var todo []string
-	for _, mv := range moves {
+	for _, mv := range plan.Move.Moves {
 		o.printMovePlan(mv)
-		if !mv.Done {
-			todo = append(todo, mv.Node)
-		}
 	}
-	if o.DryRun != "none" {
-		if len(todo) == 0 {
-			d.printer.Summary(drain.Summary{}, nil, ExitOK)
-			return nil
-		}
-		sum, err := d.Run(ctx, todo)
-		d.printer.Summary(sum, err, ExitCode(err))
-		return err
-	}
-	err = m.Run(ctx, moves, target, d)
-	d.printer.Summary(d.total, err, ExitCode(err))
+	req.Moves = plan.Move
+	p := o.eventPrinter()
+	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
+		return op.Run(ctx, req, events)
+	})
+	p.Summary(sum.Summary, err, ExitCode(err))
 	return err
 }
 
@@ -164,72 +156,4 @@ func (o *PoolMoveOptions) printMovePlan(mv *nodepool.NodeMove) {
 	for _, w := range mv.Warnings {
 		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
 	}
-}
-
-// progress prints the mover's steps as events (NDJSON with -o json).
-func (o *PoolMoveOptions) progress(p EventPrinter) func(nodepool.MoveEvent) {
-	return func(ev nodepool.MoveEvent) {
-		now := time.Now()
-		switch ev.Type {
-		case nodepool.MoveBatch:
-			if o.Output == "json" {
-				p.Event(event.Event{Type: event.EventPoolBatch, Message: ev.Message, Time: now})
-			} else {
-				fmt.Fprintf(o.ErrOut, "batch: %s\n", ev.Message)
-			}
-		case nodepool.MoveWaiting:
-			p.Event(event.Event{Type: event.EventWarning, Reason: "PoolBudget", Message: ev.Message, Time: now})
-		case nodepool.MoveNodeDone:
-			p.Event(event.Event{Type: event.EventNodeMoved, Node: ev.Node, Reason: "AlreadyInPool", Message: ev.Move.To, Time: now})
-		case nodepool.MoveNodeMoved:
-			mv := ev.Move
-			if len(mv.Removed) > 0 {
-				p.Event(event.Event{Type: event.EventWarning, Node: mv.Node, Reason: "NoExecuteRemoves", Time: now,
-					Message: fmt.Sprintf("node %s: the NoExecute taints of pool %s remove DaemonSet/mirror pod(s) %s", mv.Node, mv.To, strings.Join(mv.Removed, ", "))})
-			}
-			for _, w := range mv.Warnings {
-				p.Event(event.Event{Type: event.EventWarning, Node: mv.Node, Message: w, Time: now})
-			}
-			p.Event(event.Event{Type: event.EventNodeMoved, Node: mv.Node, Message: mv.To, Time: now})
-			switch mv.Uncordon {
-			case drain.Uncordoned:
-				p.Event(event.Event{Type: event.EventNodeUncordoned, Node: mv.Node, Time: now})
-			case drain.LeftCordoned:
-				p.Event(event.Event{Type: event.EventNodeUncordoned, Node: mv.Node, Reason: "LeftCordoned", Time: now,
-					Message: "left cordoned: someone else cordoned it"})
-			}
-		}
-	}
-}
-
-// moveDrainer runs the drain engine for one batch of a move with what is left of the
-// move's --timeout, and adds up the batches' summaries.
-type moveDrainer struct {
-	*printingDrainer
-	total drain.Summary
-}
-
-// RunWithin implements nodepool.TimedDrainer.
-func (d *moveDrainer) RunWithin(ctx context.Context, names []string, timeout time.Duration) (drain.Summary, error) {
-	saved := d.o.Timeout
-	d.o.Timeout = timeout
-	defer func() { d.o.Timeout = saved }()
-	sum, err := d.Run(ctx, names)
-	d.total = addMoveSummaries(d.total, sum)
-	return sum, err
-}
-
-// addMoveSummaries adds a batch's summary to a move's: counts add up, what is pending is
-// the latest batch's.
-func addMoveSummaries(a, b drain.Summary) drain.Summary {
-	a.NodesDrained += b.NodesDrained
-	a.NodesFailed += b.NodesFailed
-	a.NodesPending = b.NodesPending
-	a.PodsEvicted += b.PodsEvicted
-	a.PodsPending = b.PodsPending
-	a.Evictions += b.Evictions
-	a.Refusals += b.Refusals
-	a.Elapsed += b.Elapsed
-	a.PendingBlocks = b.PendingBlocks
-	return a
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // poolSyncOptions is "pool sync": one pass of the reconciler, or with --rollout a
@@ -88,20 +90,34 @@ budget it waits on.
 	return cmd
 }
 
+// runRollout rolls pool's new NoExecute taints out, each batch drained through the
+// operations layer's drainer (only the pods the taints would remove leave), printing the
+// events of the drains and of the rollout's steps.
 func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interface, pc client.Client, pool string) error {
 	p, err := nodepool.GetPool(ctx, pc, pool)
 	if err != nil {
 		return err
 	}
-	d := &moveDrainer{printingDrainer: o.drainer(cs)}
-	d.only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
-	ro := &nodepool.Rollout{Kube: cs, Client: pc, Drainer: d, Timeout: o.Timeout}
-	mo := &PoolMoveOptions{DrainOptions: o.DrainOptions}
-	ro.Progress = mo.progress(d.printer)
+	req := o.request(operation.Drain, nil)
+	req.Drain.Only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
+	ro := &nodepool.Rollout{Kube: cs, Client: pc, Timeout: o.Timeout}
 	// The drain's blocked events name the budget the rollout waits on: the pool's
 	// condition shows it.
-	d.printer = &rolloutTee{EventPrinter: d.printer, blocked: func(ev event.Event) { ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message) }}
-	res, err := ro.Run(ctx, pool)
+	printer := &rolloutTee{EventPrinter: o.eventPrinter(), blocked: func(ev event.Event) { ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message) }}
+	var res *nodepool.RolloutResult
+	sum, err := runPrinted(ctx, o.useProgressView(), printer, func(events chan<- event.Event) (operation.Summary, error) {
+		d := operator(ctx, cs, pc).Drainer(req, events)
+		ro.Drainer = d
+		ro.Progress = func(ev nodepool.MoveEvent) {
+			for _, e := range operation.MoveEvents(ev) {
+				e.Time = time.Now()
+				events <- e
+			}
+		}
+		var err error
+		res, err = ro.Run(ctx, pool)
+		return operation.Summary{Summary: d.Total()}, err
+	})
 	if err == nil {
 		fmt.Fprintf(o.ErrOut, "rollout of pool %s: %d node(s) tainted, %d drained first", pool, len(res.Nodes), len(res.Drained))
 		if len(res.Removed) > 0 {
@@ -112,7 +128,7 @@ func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interfac
 		r := &nodepool.Reconciler{Client: pc, Kube: cs, Only: map[string]bool{pool: true}}
 		_, err = r.Sync(ctx, pool)
 	}
-	d.printer.Summary(d.total, err, ExitCode(err))
+	printer.Summary(sum.Summary, err, ExitCode(err))
 	return err
 }
 

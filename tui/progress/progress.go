@@ -144,7 +144,10 @@ func (m *Model) Apply(id int, ev event.Event) {
 			}
 		}
 	case event.EventNodeUncordoned:
-		n.Cordoned = false
+		n.Cordoned = ev.Reason == "LeftCordoned" // someone else's cordon stays
+		if n.Action == "move" && n.Done {
+			break // a move's uncordon follows node.moved: the result stays "moved to ..."
+		}
 		n.Result = "uncordoned"
 		if ev.Message != "" {
 			n.Result = ev.Message

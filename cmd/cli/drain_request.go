@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+)
+
+// request turns the drain flags into the operations layer's request for action on names.
+func (o *DrainOptions) request(action operation.Action, names []string) operation.Request {
+	return operation.Request{Action: action, Nodes: names, DryRun: drain.DryRun(o.DryRun),
+		Drain: o.engineConfig(nil, nil, klog.Background())}
+}
+
+// operator is the operations layer on the command's clients (pc may be nil when no pool
+// is involved).
+func operator(ctx context.Context, cs kubernetes.Interface, pc client.Client) *operation.Operator {
+	return &operation.Operator{Kube: cs, Pools: pc, Logger: klog.FromContext(ctx)}
+}
+
+// eventPrinter prints the events of a drain, a move or a rollout: kubectl-style lines, or
+// NDJSON with -o json.
+func (o *DrainOptions) eventPrinter() EventPrinter {
+	if o.Output == "json" {
+		return newNDJSONPrinter(o.Out, time.Now, o.APIRequests)
+	}
+	return &humanPrinter{out: o.Out, errOut: o.ErrOut}
+}
+
+// runPrinted runs an operation while its events are printed as they come (or shown in the
+// live progress view when view is true), and returns what the operation returned. Every
+// event is printed before it returns.
+func runPrinted(ctx context.Context, view bool, p EventPrinter, run func(events chan<- event.Event) (operation.Summary, error)) (operation.Summary, error) {
+	events := make(chan event.Event, 256)
+	type result struct {
+		sum operation.Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := run(events)
+		close(events)
+		done <- result{sum, err}
+	}()
+	if view {
+		runProgressView(ctx, events)
+	} else {
+		for ev := range events {
+			p.Event(ev)
+		}
+	}
+	res := <-done
+	return res.sum, res.err
+}

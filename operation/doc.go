@@ -1,0 +1,13 @@
+// Package operation is the one operations layer between the front ends (the commands in
+// cmd/cli and the dashboard) and the engines. It owns what a maintenance action on nodes
+// is — cordon, uncordon, drain, move to a pool — from a Request to its Plan and its Run:
+// which nodes it touches (names, a label selector or a pool's members), which engine does
+// the work (drain.Cordon and drain.Uncordon, drain.Engine, the rolling pool drain,
+// nodepool.Mover), and the one ordered stream of event.Events every front end renders.
+// A cordon emits node.cordoned and never node.drained; an uncordon node.uncordoned; a
+// drain the engine's events; a move pool.batch, the drain's events, node.moved and
+// node.uncordoned.
+//
+// It never prints and imports neither cobra nor bubbletea: front ends turn its events
+// into lines, NDJSON or a view, and cancel an operation through its context.
+package operation

@@ -1,0 +1,238 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+)
+
+// Action names what a Request does.
+type Action string
+
+// Actions.
+const (
+	// Cordon marks the nodes unschedulable (as this tool's field manager).
+	Cordon Action = "cordon"
+	// Uncordon makes the nodes schedulable again when their cordon is this tool's (or
+	// Force), and removes this tool's records.
+	Uncordon Action = "uncordon"
+	// Drain cordons the nodes and evicts their pods as far as the budgets allow; the
+	// members of a pool drain rolling, at most its maxUnavailable at a time.
+	Drain Action = "drain"
+	// Move moves the nodes to pool To, rolling: cordon, drain, relabel and retaint,
+	// uncordon.
+	Move Action = "move"
+)
+
+// Request is one action on some nodes.
+type Request struct {
+	Action Action
+	// Nodes names the nodes. When empty, Selector or Pool selects them.
+	Nodes []string
+	// Selector is a label selector of the nodes (when Nodes is empty).
+	Selector string
+	// Pool is a NodePool: when Nodes is empty its members are the nodes, and a drain of
+	// them (not a dry run) rolls batch by batch at most the pool's maxUnavailable at a
+	// time unless Drain.MaxParallelNodes is set.
+	Pool string
+	// DryRun is none (the default), client (nothing sent) or server (changes sent with
+	// dryRun=All).
+	DryRun drain.DryRun
+	// Force uncordons a node whose cordon someone else made (Uncordon).
+	Force bool
+	// Drain holds the drain settings (kubectl drain's flags) of a drain or a move.
+	// Client, Events, Logger and DryRun are the layer's to fill; MaxParallelNodes 0 means
+	// the default (the pool's maxUnavailable for a pool drain).
+	Drain drain.Config
+	// To is the target pool of a move; From, when set, the pools the nodes leave.
+	To   string
+	From []string
+	// AllowMissingHandler lets a move go on to nodes that don't list the target pool's
+	// RuntimeClass handler.
+	AllowMissingHandler bool
+	// Moves, when set, is the move's plan as Plan returned it: Run carries it out
+	// instead of planning again.
+	Moves *MovePlan
+}
+
+// Plan is what a Request would do, computed without changing anything.
+type Plan struct {
+	Action Action
+	// Nodes are the nodes the request resolved to.
+	Nodes []string
+	// Changes says, for a cordon or an uncordon, what happens to each node.
+	Changes []NodeChange
+	// Drain is the drain's plan (Drain).
+	Drain *event.Plan
+	// Move is the move's plan (Move).
+	Move *MovePlan
+}
+
+// NodeChange is what a cordon or an uncordon does to one node.
+type NodeChange struct {
+	Node string
+	// Already is true when a cordon finds the node cordoned.
+	Already bool
+	// Uncordon is what an uncordon does.
+	Uncordon drain.UncordonResult
+	// CordonedBy names the field managers whose cordon the node carries.
+	CordonedBy []string
+}
+
+// MovePlan is a move's plan: each node's change and the target pool.
+type MovePlan struct {
+	Moves  []*nodepool.NodeMove
+	Target *v1alpha1.NodePool
+}
+
+// Summary is what Run did.
+type Summary struct {
+	// Summary holds the drains' counts (every batch of a rolling drain or move added
+	// up); zero for a cordon or an uncordon.
+	drain.Summary
+	// Changes says what a cordon or an uncordon did to each node.
+	Changes []NodeChange
+	// Moves is a move's per-node result.
+	Moves []*nodepool.NodeMove
+}
+
+// Operator plans and runs Requests against one cluster.
+type Operator struct {
+	// Kube is the cluster's clientset (required).
+	Kube kubernetes.Interface
+	// Pools reads and writes NodePools; needed for a move and for a Pool request.
+	Pools client.Client
+	// Logger receives diagnostics (never user-facing progress). Default: discard.
+	Logger klog.Logger
+	// Clock stamps the layer's own events. Default: the real clock.
+	Clock clock.PassiveClock
+}
+
+// UsageError is a Request that cannot be carried out as given (nothing was changed).
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+// Usage marks the error as the user's input to fix (exit 2 in the commands).
+func (e *UsageError) Usage() bool { return true }
+
+func usagef(format string, args ...any) error { return &UsageError{msg: fmt.Sprintf(format, args...)} }
+
+// NodesError is a cordon or an uncordon that failed on some nodes. Each failure was also
+// reported as a node.failed event.
+type NodesError struct {
+	// Failed holds one message per node that failed.
+	Failed []string
+}
+
+func (e *NodesError) Error() string { return strings.Join(e.Failed, "; ") }
+
+func (o *Operator) check(req *Request) error {
+	if o.Kube == nil {
+		return errors.New("operation: a clientset is required")
+	}
+	switch req.Action {
+	case Cordon, Uncordon, Drain:
+	case Move:
+		if req.To == "" {
+			return usagef("a move needs a target pool")
+		}
+		if o.Pools == nil {
+			return errors.New("operation: a move needs a NodePool client")
+		}
+	default:
+		return usagef("unknown action %q", req.Action)
+	}
+	switch req.DryRun {
+	case "":
+		req.DryRun = drain.DryRunNone
+	case drain.DryRunNone, drain.DryRunClient, drain.DryRunServer:
+	default:
+		return usagef(`invalid dry run %q: must be "none", "client" or "server"`, req.DryRun)
+	}
+	return nil
+}
+
+func (o *Operator) now() time.Time {
+	if o.Clock == nil {
+		return time.Now()
+	}
+	return o.Clock.Now()
+}
+
+func (o *Operator) logger() klog.Logger {
+	if o.Logger.GetSink() == nil {
+		return klog.Background()
+	}
+	return o.Logger
+}
+
+// Plan computes what req would do, changing nothing. For a move it is the label and taint
+// change per node; plan the drain it includes with a Drain request of the same nodes.
+func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
+	if err := o.check(&req); err != nil {
+		return nil, err
+	}
+	names, _, err := o.resolve(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Action: req.Action, Nodes: names}
+	switch req.Action {
+	case Cordon, Uncordon:
+		p.Changes, err = o.planCordon(ctx, req, names)
+	case Drain:
+		p.Drain, err = o.planDrain(ctx, req, names)
+	case Move:
+		p.Move, err = o.planMove(ctx, req, names)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Run carries req out and sends its events, in order, on events; it returns when every
+// goroutine it started has ended and nothing more will be sent. The caller must read
+// events until Run returns (Run never closes the channel). Cancelling ctx stops the
+// action; the nodes keep what was done (a drain or a move resumes when run again).
+func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Event) (Summary, error) {
+	if err := o.check(&req); err != nil {
+		return Summary{}, err
+	}
+	if events == nil {
+		return Summary{}, errors.New("operation: an events channel is required")
+	}
+	names, pool, err := o.resolve(ctx, req)
+	if err != nil {
+		return Summary{}, err
+	}
+	switch req.Action {
+	case Cordon, Uncordon:
+		return o.runCordon(ctx, req, names, events)
+	case Drain:
+		return o.runDrain(ctx, req, names, pool, events)
+	default:
+		return o.runMove(ctx, req, names, events)
+	}
+}
+
+// emit stamps ev and sends it. The caller reads until Run returns, so the send ends.
+func (o *Operator) emit(events chan<- event.Event, ev event.Event) {
+	if ev.Time.IsZero() {
+		ev.Time = o.now()
+	}
+	events <- ev
+}

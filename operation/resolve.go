@@ -1,0 +1,66 @@
+package operation
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+)
+
+// resolve returns the request's nodes (Nodes as given, deduplicated; else the nodes
+// Selector or Pool selects, sorted) and, for a Pool request, the pool. Nothing selected
+// is a UsageError.
+func (o *Operator) resolve(ctx context.Context, req Request) ([]string, *v1alpha1.NodePool, error) {
+	var pool *v1alpha1.NodePool
+	if req.Pool != "" {
+		if o.Pools == nil {
+			return nil, nil, fmt.Errorf("operation: pool %s: a NodePool client is required", req.Pool)
+		}
+		var err error
+		if pool, err = nodepool.GetPool(ctx, o.Pools, req.Pool); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(req.Nodes) > 0 {
+		seen := map[string]bool{}
+		var names []string
+		for _, n := range req.Nodes {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		return names, pool, nil
+	}
+	sel := req.Selector
+	if pool != nil {
+		sel = nodepool.RoleLabel(pool.Name)
+	}
+	if sel == "" {
+		return nil, nil, usagef("no nodes given: name them, or give a selector or a pool")
+	}
+	if _, err := labels.Parse(sel); err != nil {
+		return nil, nil, usagef("invalid selector %q: %v", sel, err)
+	}
+	list, err := o.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list nodes matching %q: %w", sel, err)
+	}
+	names := make([]string, len(list.Items))
+	for i := range list.Items {
+		names[i] = list.Items[i].Name
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		if pool != nil {
+			return nil, nil, usagef("pool %q has no nodes", pool.Name)
+		}
+		return nil, nil, usagef("no nodes match selector %q", sel)
+	}
+	return names, pool, nil
+}
