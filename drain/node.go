@@ -7,13 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/clock"
 )
 
 // Annotations this tool keeps on a node so that a re-run after any interruption does the
@@ -210,23 +208,4 @@ func patchNodeObj(ctx context.Context, c kubernetes.Interface, node string, patc
 		return nil, fmt.Errorf("patch node %s: %w", node, err)
 	}
 	return n, nil
-}
-
-// recordNodeEvent writes a Kubernetes event.Event on the node (best effort: a failure is only
-// logged by the caller).
-func recordNodeEvent(ctx context.Context, c kubernetes.Interface, clk clock.Clock, node, eventType, reason, message string) error {
-	now := metav1.NewTime(clk.Now())
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: node + ".", Namespace: metav1.NamespaceDefault},
-		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: node, UID: types.UID(node),
-			APIVersion: "v1"},
-		Reason: reason, Message: message, Type: eventType,
-		FirstTimestamp: now, LastTimestamp: now, Count: 1,
-		Source:              corev1.EventSource{Component: "kubectl-maintenance"},
-		ReportingController: "kubectl-maintenance.io/drain",
-	}
-	if _, err := c.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("record event on node %s: %w", node, err)
-	}
-	return nil
 }

@@ -48,6 +48,8 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 		return Summary{NodesPending: len(pf.plan.Nodes)}, &InterruptedError{}
 	}
 	r := newRun(e, pf)
+	r.rec = e.startRecorder()
+	defer r.rec.stop() // flushed before the outbox closes (deferred first)
 	sum, err := r.run(ctx)
 	sum.Elapsed = e.cfg.Clock.Since(began)
 	return sum, err
@@ -68,6 +70,7 @@ type run struct {
 	e   *Engine
 	pf  *preflight
 	ctx context.Context
+	rec *recorder // the run's node Events (nil: none recorded)
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	pdbs  cache.Indexer
@@ -258,15 +261,6 @@ func (r *run) indexLocked(ns string) *pdb.Index {
 func (r *run) budgetLocked(key string) *pdb.Budget {
 	ns, _, _ := cache.SplitMetaNamespaceKey(key)
 	return r.indexLocked(ns).Get(key)
-}
-
-func (r *run) recordEvent(node, eventType, reason, message string) {
-	if !r.e.cfg.RecordEvents {
-		return
-	}
-	if err := recordNodeEvent(r.ctx, r.e.cfg.Client, r.e.cfg.Clock, node, eventType, reason, message); err != nil {
-		r.e.cfg.Logger.V(2).Info("could not record node event", "node", node, "err", err)
-	}
 }
 
 func trimManagedFields(obj any) (any, error) {

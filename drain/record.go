@@ -1,0 +1,183 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+)
+
+// ReportingController is the reportingController of the Events the drain records on nodes.
+const ReportingController = "kubectl-maintenance.io/drain"
+
+// Bounds of the recorder's writes: each write, and the flush at the end of a run.
+const (
+	recordWriteTimeout = 10 * time.Second
+	recordFlushTimeout = 5 * time.Second
+)
+
+// recorder records Kubernetes Events (events.k8s.io/v1) on nodes through client-go's
+// events broadcaster and recorder, for one run. The recorder builds each Event (name,
+// reporting controller and instance, the node as "regarding"); the broadcaster delivers
+// it to one watcher that writes it to the API server. client-go's own sink
+// (StartRecordingToSink) writes from a goroutine per event and retries for minutes, which
+// could be neither waited for nor flushed before Run returns, so the watcher writes here,
+// one event at a time, and stop waits until every event posted is written.
+//
+// Recording is best effort: a failure never fails the drain. A user who may not create
+// Events gets one warning (warn), and nothing more is tried.
+type recorder struct {
+	b    events.EventBroadcaster
+	rec  events.EventRecorder
+	sink events.EventSink
+	log  klog.Logger
+	warn func(message string)
+
+	ctx    context.Context // the writes'; cancelled by stop
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	seen    map[string]bool // events already posted this run (no repeats)
+	posted  int             // events handed to the broadcaster
+	handled int             // events the watcher is done with
+	denied  bool            // creating Events is forbidden: skip the rest
+	closing bool
+	idle    chan struct{} // closed when closing and handled == posted
+	active  sync.WaitGroup
+}
+
+// newRecorder starts a broadcaster and its watcher for one run.
+func newRecorder(c kubernetes.Interface, log klog.Logger, warn func(string)) *recorder {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &recorder{
+		b:    events.NewBroadcaster(&events.EventSinkImpl{Interface: c.EventsV1()}),
+		sink: &events.EventSinkImpl{Interface: c.EventsV1()},
+		log:  log, warn: warn, ctx: ctx, cancel: cancel, seen: map[string]bool{},
+	}
+	r.rec = r.b.NewRecorder(scheme.Scheme, ReportingController)
+	if _, err := r.b.StartEventWatcher(r.write); err != nil {
+		log.V(2).Info("could not start recording node events", "err", err)
+		r.denied = true
+	}
+	return r
+}
+
+// record posts an Event on node (Normal or Warning); it never blocks. The same event
+// twice in a run is recorded once.
+func (r *recorder) record(node, eventType, reason, message string) {
+	if r == nil {
+		return
+	}
+	key := strings.Join([]string{node, eventType, reason, message}, "\x00")
+	r.mu.Lock()
+	if r.denied || r.closing || r.seen[key] {
+		r.mu.Unlock()
+		return
+	}
+	r.seen[key] = true
+	r.posted++
+	r.mu.Unlock()
+	// Nodes are cluster-scoped; kubelet and kubectl describe use the node's name as its
+	// UID in Events.
+	regarding := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: types.UID(node)}}
+	r.rec.Eventf(regarding, nil, eventType, reason, reason, "%s", message)
+}
+
+// write is the broadcaster's watcher: it writes one Event to the API server.
+func (r *recorder) write(obj runtime.Object) {
+	r.active.Add(1)
+	defer r.active.Done()
+	defer r.done()
+	ev, ok := obj.(*eventsv1.Event)
+	r.mu.Lock()
+	skip := r.denied || r.ctx.Err() != nil
+	r.mu.Unlock()
+	if !ok || skip {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, recordWriteTimeout)
+	defer cancel()
+	_, err := r.sink.Create(ctx, ev)
+	switch {
+	case err == nil, apierrors.IsAlreadyExists(err):
+	case apierrors.IsForbidden(err):
+		r.mu.Lock()
+		first := !r.denied
+		r.denied = true
+		r.mu.Unlock()
+		if first {
+			r.warn(fmt.Sprintf("cannot record Events on the nodes (the drain goes on without them): %s", err))
+		}
+	default:
+		r.log.V(2).Info("could not record node event", "node", ev.Regarding.Name, "reason", ev.Reason, "err", err)
+	}
+}
+
+// done counts an event as handled and wakes stop when it was the last one.
+func (r *recorder) done() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.handled++
+	if r.closing && r.handled >= r.posted && r.idle != nil {
+		close(r.idle)
+		r.idle = nil
+	}
+}
+
+// stop flushes and shuts the broadcaster down: it waits (at most recordFlushTimeout) until
+// every event posted is written, then cancels a write still in flight, waits for it, and
+// shuts the broadcaster down, which ends its goroutines. Nothing is recorded afterwards.
+func (r *recorder) stop() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.closing = true
+	var idle chan struct{}
+	if r.handled < r.posted {
+		r.idle = make(chan struct{})
+		idle = r.idle
+	}
+	r.mu.Unlock()
+	if idle != nil {
+		t := time.NewTimer(recordFlushTimeout)
+		select {
+		case <-idle:
+		case <-t.C:
+			r.log.V(2).Info("node events not all recorded in time", "timeout", recordFlushTimeout)
+		}
+		t.Stop()
+	}
+	r.cancel()
+	r.active.Wait()
+	r.b.Shutdown()
+}
+
+// startRecorder returns the run's recorder, or nil when the engine records no Events.
+// Its one warning goes out as the drain's own warning event.
+func (e *Engine) startRecorder() *recorder {
+	if !e.cfg.RecordEvents {
+		return nil
+	}
+	return newRecorder(e.cfg.Client, e.cfg.Logger, func(msg string) {
+		e.emit(event.Event{Type: event.EventWarning, Reason: "EventsForbidden", Message: msg})
+	})
+}
+
+// recordEvent records an Event on node (best effort, never blocks).
+func (r *run) recordEvent(node, eventType, reason, message string) {
+	r.rec.record(node, eventType, reason, message)
+}
