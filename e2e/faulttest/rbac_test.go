@@ -170,6 +170,9 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 		if res.Code != 0 {
 			t.Errorf("drain by a user who may not create Events: exit %d, want 0", res.Code)
 		}
+		if n := strings.Count(res.Stderr, "cannot record Events on the nodes"); n != 1 {
+			t.Errorf("drain by a user who may not create Events: %d warnings about it, want 1:\n%s", n, res.Stderr)
+		}
 		if left := appPodsOn(e, "web", e.Nodes[0]); len(left) > 0 {
 			t.Errorf("node %s still runs %v", e.Nodes[0], left)
 		}
