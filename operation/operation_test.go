@@ -10,8 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -32,7 +34,7 @@ func node(name string, unschedulable bool, labels map[string]string) *corev1.Nod
 
 func pod(name, nodeName string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: "uid-" + "name",
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: k8stypes.UID("uid-" + name),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs", Controller: ptr.To(true)}}},
 		Spec:   corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "c", Image: "i"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
@@ -86,12 +88,12 @@ func run(t *testing.T, op *Operator, ctx context.Context, req Request) ([]event.
 			}
 			evs = append(evs, ev)
 		case <-timeout:
-			t.Fatalf("%s never ended; events so far: %v", req.Action, types(evs))
+			t.Fatalf("%s never ended; events so far: %v", req.Action, eventTypes(evs))
 		}
 	}
 }
 
-func types(evs []event.Event) string {
+func eventTypes(evs []event.Event) string {
 	var out []string
 	for _, ev := range evs {
 		s := string(ev.Type)
@@ -200,9 +202,9 @@ func TestEachActionEmitsItsEventsInOrder(t *testing.T) {
 			evs, _, err := run(t, op, context.Background(), tc.req)
 			var ne *NodesError
 			if err != nil && !errors.As(err, &ne) {
-				t.Fatalf("Run: %v (events %s)", err, types(evs))
+				t.Fatalf("Run: %v (events %s)", err, eventTypes(evs))
 			}
-			if got := types(evs); got != tc.want {
+			if got := eventTypes(evs); got != tc.want {
 				t.Errorf("events\n got %s\nwant %s", got, tc.want)
 			}
 			if tc.req.Action == Cordon && slices.ContainsFunc(evs, func(ev event.Event) bool { return ev.Type == event.EventNodeDrained }) {
@@ -229,8 +231,8 @@ func TestUncordonUndoesOurCordon(t *testing.T) {
 		{Request{Action: Uncordon, Nodes: []string{"n1"}}, "node.uncordoned(AlreadySchedulable)"},
 	} {
 		evs, _, err := run(t, op, ctx, step.req)
-		if err != nil || types(evs) != step.want {
-			t.Fatalf("%s: %s, %v; want %s", step.req.Action, types(evs), err, step.want)
+		if err != nil || eventTypes(evs) != step.want {
+			t.Fatalf("%s: %s, %v; want %s", step.req.Action, eventTypes(evs), err, step.want)
 		}
 	}
 }
@@ -256,7 +258,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 				t.Errorf("err = %v, want a usage error containing %q", err, tc.want)
 			}
 			if len(evs) != 0 || get(t, op, "n1").Spec.Unschedulable {
-				t.Errorf("bad input did something: events %s", types(evs))
+				t.Errorf("bad input did something: events %s", eventTypes(evs))
 			}
 		})
 	}
@@ -320,4 +322,54 @@ func pods(t *testing.T, op *Operator) []corev1.Pod {
 		t.Fatal(err)
 	}
 	return l.Items
+}
+
+// Two operations run at once; cancelling one (a drain the API server keeps refusing)
+// stops it, leaves its node cordoned and its pod in place, and the other finishes. (The
+// fake clientset ignores field selectors, so the other node holds no pod.)
+func TestCancelOneOperationWhileAnotherRuns(t *testing.T) {
+	op := cluster(t, node("n1", false, nil), node("n2", false, nil), pod("a1", "n1"))
+	cs := op.Kube.(*fake.Clientset)
+	refused := make(chan struct{}, 100)
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ev, ok := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		if a.GetSubresource() != "eviction" || !ok || ev.Name != "a1" {
+			return false, nil, nil
+		}
+		refused <- struct{}{}
+		return true, nil, apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 1)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		evs []event.Event
+		err error
+	}
+	blocked := make(chan outcome, 1)
+	go func() {
+		evs, _, err := run(t, op, ctx, Request{Action: Drain, Nodes: []string{"n1"}})
+		blocked <- outcome{evs, err}
+	}()
+	<-refused // the first drain is running and waiting
+	for _, action := range []Action{Cordon, Uncordon} {
+		evs, _, err := run(t, op, context.Background(), Request{Action: action, Nodes: []string{"n2"}})
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("the %s of n2 while n1 drains: %s, %v", action, eventTypes(evs), err)
+		}
+	}
+	cancel()
+	res := <-blocked
+	if res.err == nil {
+		t.Error("the cancelled drain returned no error")
+	}
+	if slices.ContainsFunc(res.evs, func(ev event.Event) bool { return ev.Type == event.EventNodeDrained }) {
+		t.Errorf("the cancelled drain said drained: %s", eventTypes(res.evs))
+	}
+	if !get(t, op, "n1").Spec.Unschedulable {
+		t.Error("the cancelled drain's node is not cordoned (a re-run finishes it)")
+	}
+	left := pods(t, op)
+	if len(left) != 1 || left[0].Name != "a1" {
+		t.Errorf("pods left: %v, want a1 only", left)
+	}
 }
