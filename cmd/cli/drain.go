@@ -19,7 +19,8 @@ import (
 type DrainOptions struct {
 	*Common
 	Nodes NodeSelection
-	DrainRuleOptions // --ignore-do-not-disrupt, --wait-interval (drain_rules.go)
+	// DrainRuleOptions: --ignore-do-not-disrupt, --wait-interval (drain_rules.go).
+	DrainRuleOptions
 
 	Force                    bool
 	IgnoreDaemonSets         bool
