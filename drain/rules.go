@@ -144,7 +144,7 @@ func (r *run) holdLocked(ns *nodeState) bool {
 	for _, obj := range ns.store.List() {
 		p := obj.(*corev1.Pod)
 		ru, ok := r.e.holds(p)
-		if !ok {
+		if !ok || p.Spec.NodeName != ns.name {
 			continue
 		}
 		held = true
@@ -194,7 +194,7 @@ func (r *run) ruledPodChanged(ns *nodeState, oldObj, obj any) {
 	}
 	r.lock()
 	defer r.unlock()
-	if !ns.started || ns.finished {
+	if !ns.started || ns.finished || p.Spec.NodeName != ns.name {
 		return
 	}
 	if old, ok := oldObj.(*corev1.Pod); ok && r.e.ruleOf(old) != ruleNone && r.e.ruleOf(p) == ruleNone {
