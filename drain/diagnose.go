@@ -250,12 +250,15 @@ func (r *run) sayWaitsLocked() {
 		budgets := r.budgetsOfLocked(st)
 		d := r.diagnosisLocked(st, budgets)
 		changed := signature(d) != w.sig
-		if !changed && now.Sub(w.said) < r.e.cfg.WaitInterval {
+		if !changed && now.Sub(w.said) < r.e.cfg.WaitInterval-waitTick/2 {
 			continue
 		}
 		ev := w.ev
 		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
 		ev.Message = st.blockMsg
+		if len(budgets) == 1 && strings.HasSuffix(block, "|"+string(pdb.Exhausted)) {
+			ev.Message = "pdb " + budgets[0].Key() + " " + budgets[0].Numbers() // as it stands now
+		}
 		ev.Cause, ev.Remedy, ev.Waited = d.Cause, d.Remedy, now.Sub(w.since)
 		for _, o := range sts {
 			if ow := r.diag.waits[o.key]; ow != nil {
@@ -267,7 +270,7 @@ func (r *run) sayWaitsLocked() {
 	}
 	var held []*heldPod
 	for _, h := range r.diag.held {
-		if ns := r.nodes[h.node]; ns != nil && !ns.finished && now.Sub(h.said) >= r.e.cfg.WaitInterval {
+		if ns := r.nodes[h.node]; ns != nil && !ns.finished && now.Sub(h.said) >= r.e.cfg.WaitInterval-waitTick/2 {
 			held = append(held, h)
 		}
 	}

@@ -37,7 +37,7 @@ func TestWaitLineRendersCauseRemedyAndWaited(t *testing.T) {
 		{"said again",
 			event.Event{Type: event.EventEvictionBlocked, Pod: "ns/a", PDB: "ns/web", Reason: string(pdb.Never),
 				Message: "pdb ns/web has maxUnavailable 0: it never allows a disruption", Cause: "pdb ns/web has maxUnavailable 0: it never allows a disruption", Remedy: "relax pdb ns/web", Waited: 90 * time.Second},
-			"pod ns/a is blocked: pdb ns/web has maxUnavailable 0: it never allows a disruption; waiting for the budget to change (waiting for 1m30s)\n  cause: pdb ns/web has maxUnavailable 0: it never allows a disruption\n  remedy: relax pdb ns/web"},
+			"pod ns/a is blocked: pdb ns/web has maxUnavailable 0: it never allows a disruption; waiting for the budget to change (waiting for 1m30s)\n  remedy: relax pdb ns/web"},
 		{"a pod a rule holds",
 			event.Event{Type: event.EventEvictionBlocked, Node: "n1", Pod: "ns/job", Reason: drain.ReasonWaitCompleted, Cause: "pod ns/job is labelled ...", Remedy: "wait", Waited: 30 * time.Second},
 			"node n1 waits for pod ns/job (waiting for 30s)\n  cause: pod ns/job is labelled ...\n  remedy: wait"},

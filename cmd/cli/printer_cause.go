@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -9,13 +10,13 @@ import (
 )
 
 // causeLines completes a wait line: how long it has waited when it is said again, then
-// its cause and remedy on lines of their own, indented.
+// its cause (unless the line already says it) and remedy on lines of their own, indented.
 func causeLines(ev event.Event) string {
 	s := ""
 	if ev.Reason != drain.ReasonDoNotDisrupt && ev.Reason != drain.ReasonWaitCompleted {
 		s = waitedFor(ev)
 	}
-	if ev.Cause != "" {
+	if ev.Cause != "" && !strings.Contains(ev.Message, ev.Cause) {
 		s += "\n  cause: " + ev.Cause
 	}
 	if ev.Remedy != "" {
