@@ -98,7 +98,10 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 		in.StaleWhy = r.stale[key]
 		in.StaleFor = r.diag.tracker.Since(key, now)
 		if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() {
-			in.Selected = append([]*corev1.Pod{}, sel.pods...)
+			in.Selected = sel.pods // never modified
+			if in.Selected == nil {
+				in.Selected = []*corev1.Pod{} // listed, none: known to be empty
+			}
 			in.NodeNotReady = func(n string) bool { return sel.notReady[n] }
 		}
 	}
@@ -244,8 +247,12 @@ func (r *run) sayWaitsLocked() {
 	sort.Strings(blocks)
 	for _, block := range blocks {
 		sts := groups[block]
-		sort.Slice(sts, func(i, j int) bool { return before(sts[i], sts[j]) })
 		st := sts[0]
+		for _, o := range sts[1:] {
+			if before(o, st) {
+				st = o
+			}
+		}
 		w := r.diag.waits[st.key]
 		budgets := r.budgetsOfLocked(st)
 		d := r.diagnosisLocked(st, budgets)
