@@ -2,6 +2,7 @@ package drain
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ type diagState struct {
 	tracker  diagnose.Tracker      // since when each budget's status disagrees with its pods
 	waits    map[string]*waitLine  // pod key -> its current wait
 	held     map[string]*heldPod   // pod key -> held on its node by a drain rule
+	stuck    map[string]*waitLine  // pod key -> evicted, still terminating, said
 }
 
 type selection struct {
@@ -285,6 +287,7 @@ func (r *run) sayWaitsLocked() {
 	for _, h := range held {
 		r.sayHeldLocked(h, now.Sub(h.since))
 	}
+	r.sayStuckLocked(now)
 }
 
 // budgetsOfLocked returns the budgets a waiting pod's last wait named.
@@ -300,4 +303,50 @@ func (r *run) budgetsOfLocked(st *podState) []*pdb.Budget {
 		}
 	}
 	return out
+}
+
+// stuckLocked completes the warning of an evicted pod still terminating with its cause
+// (its finalizers, when it has any) and remedy, and remembers it so that the wait is said
+// again every WaitInterval while the pod is there.
+func (r *run) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.Event {
+	ev.Cause = fmt.Sprintf("pod %s was evicted %s ago and is still there", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))
+	ev.Remedy = "check its node's kubelet (it confirms the deletion), or raise --skip-wait-for-delete-timeout to stop waiting for it"
+	if len(cur.Finalizers) > 0 {
+		ev.Cause += ": it has finalizers " + strings.Join(cur.Finalizers, ", ")
+		ev.Message += "; it has finalizers " + strings.Join(cur.Finalizers, ", ")
+		ev.Remedy = "find the controller that owns the finalizer and why it does not remove it (remove the finalizer only if that controller is gone)"
+	}
+	if r.diag.stuck == nil {
+		r.diag.stuck = map[string]*waitLine{}
+	}
+	now := r.e.cfg.Clock.Now()
+	r.diag.stuck[st.key] = &waitLine{since: st.acceptedAt, said: now, ev: ev}
+	return ev
+}
+
+// sayStuckLocked says again, every WaitInterval, each evicted pod still terminating.
+func (r *run) sayStuckLocked(now time.Time) {
+	keys := make([]string, 0, len(r.diag.stuck))
+	for key, w := range r.diag.stuck {
+		st := r.pods[key]
+		if st == nil || st.phase != terminating || r.nodes[st.node].finished {
+			delete(r.diag.stuck, key)
+			continue
+		}
+		if now.Sub(w.said) >= r.e.cfg.WaitInterval-waitTick/2 {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		w := r.diag.stuck[key]
+		ev := w.ev
+		ev.Time, ev.Waited = time.Time{}, now.Sub(w.since)
+		ev.Message = fmt.Sprintf("pod %s is still terminating %s after its eviction", key, ev.Waited.Round(time.Second))
+		if _, fin, ok := strings.Cut(w.ev.Message, "; it has finalizers "); ok {
+			ev.Message += "; it has finalizers " + fin
+		}
+		w.said = now
+		r.e.emit(ev)
+	}
 }

@@ -1,13 +1,17 @@
 package drain
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -88,6 +92,49 @@ func TestNeverAllowsSaysItsRemedy(t *testing.T) {
 	ev := blockedWith(g, string(pdb.Never), 0)
 	if !strings.Contains(ev.Cause, "maxUnavailable 0") || !strings.Contains(ev.Remedy, "--surge") || !strings.Contains(ev.Remedy, "--on-blocked=skip") {
 		t.Errorf("wait = %+v", ev)
+	}
+	g.cancel()
+	g.finish()
+}
+
+// While the API server does not answer the Lists, the wait is still said every
+// WaitInterval, with the cause last known.
+func TestWaitLinesGoOnWhileListsFail(t *testing.T) {
+	budget := testPDB(0)
+	g := newRig(t, Config{WaitInterval: 10 * time.Second}, testNode("n1"), podOn("web-a", "n1", "u-a"), budget)
+	onlyNodePods(g.client)
+	g.client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if _, ok := a.(k8stesting.ListAction).GetListRestrictions().Fields.RequiresExactMatch("spec.nodeName"); ok {
+			return false, nil, nil
+		}
+		return true, nil, errors.New("connection refused")
+	})
+	g.start("n1")
+	first := blockedWith(g, string(pdb.Exhausted), 0)
+	a := blockedWith(g, string(pdb.Exhausted), time.Second)
+	b := blockedWith(g, string(pdb.Exhausted), time.Second)
+	if a.Waited != 10*time.Second || b.Waited != 20*time.Second || a.Cause != first.Cause || a.Cause == "" {
+		t.Errorf("waits said after %s and %s with causes %q, %q; want every 10s with %q", a.Waited, b.Waited, a.Cause, b.Cause, first.Cause)
+	}
+	g.cancel()
+	g.finish()
+}
+
+// An evicted pod that stays (a finalizer) is said with its finalizer, and said again.
+func TestStuckTerminatingIsSaidWithItsFinalizersAndAgain(t *testing.T) {
+	p := podOn("web-a", "n1", "u-a")
+	p.Finalizers = []string{"example.com/protect"}
+	g := newRig(t, Config{WaitInterval: 10 * time.Second}, testNode("n1"), p)
+	onlyNodePods(g.client)
+	g.answer = func(int, *policyv1.Eviction) error { return nil } // accepted, the pod stays
+	g.start("n1")
+	first := g.warning("StuckTerminating", 5*time.Second)
+	if !strings.Contains(first.Message, "finalizers example.com/protect") || !strings.Contains(first.Remedy, "finalizer") {
+		t.Errorf("first = %+v", first)
+	}
+	again := g.warning("StuckTerminating", time.Second)
+	if again.Waited < 10*time.Second || !strings.Contains(again.Message, "example.com/protect") {
+		t.Errorf("again = %+v", again)
 	}
 	g.cancel()
 	g.finish()
