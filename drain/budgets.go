@@ -51,8 +51,8 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 	st.blockMsg = message
 	if keys+"|"+class != st.block {
 		st.block = keys + "|" + class
-		r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
-			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts})
+		r.e.emit(r.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
+			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts}))
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
 			node, msg := st.node, "pod "+st.key+": "+message
 			r.later(func() { r.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
@@ -191,6 +191,7 @@ func (r *run) blockersLocked() []event.Blocker {
 		sort.Strings(keys)
 		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
 	}
+	out = r.explainBlockersLocked(out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
 	return out
 }

@@ -96,6 +96,18 @@ type Config struct {
 	StaleAfter time.Duration
 	// Probe checks that the API server answers. Default: GET /version.
 	Probe func(ctx context.Context) error
+
+	// Drain rules, diagnosis and wait lines (rules.go, diagnose.go).
+	//
+	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt: "true" like
+	// any other; by default such a pod is not evicted and its node cannot finish.
+	IgnoreDoNotDisrupt bool
+	// WaitInterval is how often a wait that has not changed is said again, with how
+	// long it has lasted. Default 30 s.
+	WaitInterval time.Duration
+	// DiagnoseInterval is how often the pods of a budget that holds pods back are listed
+	// again to tell why (one List per budget, from the watch cache). Default 10 s.
+	DiagnoseInterval time.Duration
 }
 
 // DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an
@@ -183,6 +195,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Probe == nil {
 		cfg.Probe = versionProbe(cfg.Client)
 	}
+	cfg.diagnoseDefaults()
 	return &Engine{cfg: cfg}, nil
 }
 

@@ -32,7 +32,7 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 			e.emit(event.Event{Type: event.EventEvictionStarted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
 			if s.Wave == 0 {
 				e.emit(event.Event{Type: event.EventEvictionBlocked, Node: np.Name, Pod: key, PDB: pdb.JoinKeys(s.Decision.Budgets),
-					Reason: string(s.Decision.Verdict), Message: s.Blocker, DryRun: mode})
+					Reason: string(s.Decision.Verdict), Message: s.Blocker, Cause: s.Cause, Remedy: s.Remedy, DryRun: mode})
 				continue
 			}
 			if e.cfg.DryRun == DryRunServer {

@@ -151,8 +151,8 @@ func (r *run) watchNodePods(ctx context.Context, ns *nodeState) (cache.Store, er
 	}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { r.podAdded(ns, obj) },
-		UpdateFunc: func(_, obj any) { r.podChanged(obj) },
-		DeleteFunc: func(obj any) { r.podChanged(obj) },
+		UpdateFunc: func(old, obj any) { r.podChanged(obj); r.ruledPodChanged(ns, old, obj) },
+		DeleteFunc: func(obj any) { r.podChanged(obj); r.ruledPodChanged(ns, nil, obj) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch pods on node %s: %w", ns.name, err)
@@ -295,7 +295,7 @@ func (r *run) returnedLocked(ns *nodeState, p *corev1.Pod) bool {
 
 // finishNodeLocked records the node drained (first the annotation, then the event).
 func (r *run) finishNodeLocked(ns *nodeState) {
-	if ns.finished || ns.finishing {
+	if ns.finished || ns.finishing || r.holdLocked(ns) {
 		return
 	}
 	ns.finishing = true

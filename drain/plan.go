@@ -61,7 +61,8 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		pf.nodes[name] = n
 		ordered = append(ordered, name)
 	}
-	helper := e.kubectlHelper(ctx)
+	sink := &ruleSink{}
+	helper := e.kubectlHelperWith(ctx, sink)
 	var all []*corev1.Pod
 	nodePlans := map[string]*event.NodePlan{}
 	for _, name := range ordered {
@@ -117,6 +118,8 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		node := s.Pod.Spec.NodeName
 		nodePlans[node].Steps = append(nodePlans[node].Steps, s)
 	}
+	ruleSteps(nodePlans, sink)
+	e.explainPlan(ctx, nodePlans, pdbs)
 	for i := range pf.plan.Nodes {
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
 	}
@@ -125,6 +128,11 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 
 // kubectlHelper is kubectl's drain helper, used only for its pod filters and cordoning.
 func (e *Engine) kubectlHelper(ctx context.Context) *kubectldrain.Helper {
+	return e.kubectlHelperWith(ctx, nil)
+}
+
+// kubectlHelperWith is kubectlHelper whose drain-rule filter records into sink.
+func (e *Engine) kubectlHelperWith(ctx context.Context, sink *ruleSink) *kubectldrain.Helper {
 	var extra []kubectldrain.PodFilter
 	if only := e.cfg.Only; only != nil {
 		extra = append(extra, func(p corev1.Pod) kubectldrain.PodDeleteStatus {
@@ -134,6 +142,7 @@ func (e *Engine) kubectlHelper(ctx context.Context) *kubectldrain.Helper {
 			return kubectldrain.MakePodDeleteStatusSkip()
 		})
 	}
+	extra = append(extra, e.ruleFilter(sink))
 	return &kubectldrain.Helper{
 		AdditionalFilters:               extra,
 		Ctx:                             ctx,

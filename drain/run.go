@@ -86,6 +86,7 @@ type run struct {
 	stale    map[string]string               // pdb key -> why its status is stale
 	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
 	nodes    map[string]*nodeState
+	diag     diagState // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
 	sum      Summary
 	done     chan struct{}
 }
@@ -160,6 +161,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 		}()
 	}
 	r.goroutine(func() { r.watchdog(ctx) })
+	r.goroutine(func() { r.waitLines(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
 	if h := r.e.hooks.started; h != nil {
 		h(r)

@@ -19,8 +19,8 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 	}
 	if !st.stuckSaid {
 		st.stuckSaid = true
-		r.e.emit(event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
-			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))})
+		r.e.emit(r.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
+			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))}))
 	}
 	if skip > 0 {
 		r.addAfter(st.key, skip)

@@ -30,7 +30,10 @@ const (
 	// EventEvictionAccepted: the API server accepted the eviction; the pod is terminating.
 	EventEvictionAccepted EventType = "pod.eviction_accepted"
 	// EventEvictionBlocked: the eviction was refused or held back; PDB, Reason and
-	// RetryAfter say by what and until when at the earliest.
+	// RetryAfter say by what and until when at the earliest, Cause and Remedy why and
+	// what to do. While nothing changes it is said again every wait interval (30 s by
+	// default) with Waited set. Reasons DoNotDisrupt and WaitCompleted are pods a drain
+	// rule keeps on the node (never evicted) that the node waits for.
 	EventEvictionBlocked EventType = "pod.eviction_blocked"
 	// EventPodEvicted: the pod is gone from the node.
 	EventPodEvicted EventType = "pod.evicted"
@@ -69,6 +72,16 @@ type Event struct {
 	DryRun string
 	// Plan is set on EventPlan.
 	Plan *Plan
+
+	// Cause, on EventEvictionBlocked, says why the wait lasts (replacements not Ready and
+	// why, a budget that never allows, two budgets, a stale status, a pod stuck
+	// terminating, an earlier run's eviction record, a drain rule); Remedy says what a
+	// person can do. Both are sentences (package diagnose).
+	Cause  string
+	Remedy string
+	// Waited, on an EventEvictionBlocked said again while nothing changed, is how long
+	// the pod (or the node, for a pod a drain rule holds) has waited so far.
+	Waited time.Duration
 }
 
 // Plan is what a drain will do, computed before anything is touched.
@@ -122,6 +135,8 @@ type Blocker struct {
 	Pod     string `json:"pod"`
 	PDB     string `json:"pdb,omitempty"`
 	Message string `json:"message"`
+	Cause   string `json:"cause,omitempty"`
+	Remedy  string `json:"remedy,omitempty"`
 }
 
 // Problems lists every node's filter errors, for a PreflightError.
@@ -142,7 +157,8 @@ func (p *Plan) Blocked() []Blocker {
 	for _, n := range p.Nodes {
 		for _, s := range n.Steps {
 			if s.Wave == 0 {
-				out = append(out, Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets), Message: s.Blocker})
+				out = append(out, Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets), Message: s.Blocker,
+					Cause: s.Cause, Remedy: s.Remedy})
 			}
 		}
 	}

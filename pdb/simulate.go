@@ -19,6 +19,8 @@ type Step struct {
 	WaitsOn string
 	// Blocker explains why the pod never goes (Wave 0).
 	Blocker string
+	// Cause and Remedy, when set, explain the wait and what to do (package diagnose).
+	Cause, Remedy string
 }
 
 // Plan is a cumulative simulation of evicting a set of pods: each eviction consumes its

@@ -20,6 +20,8 @@ import (
 type DrainOptions struct {
 	*Common
 	Nodes NodeSelection
+	// DrainRuleOptions: --ignore-do-not-disrupt, --wait-interval (drain_rules.go).
+	DrainRuleOptions
 
 	Force                    bool
 	IgnoreDaemonSets         bool
@@ -107,6 +109,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.MaxParallelNodes, "max-parallel-nodes", o.MaxParallelNodes, "how many nodes are cordoned and drained at once")
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
+	o.addRuleFlags(f)
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
@@ -118,6 +121,9 @@ func (o *DrainOptions) Validate() error {
 		return UsageErrorf("--disable-eviction is not supported: kubectl maintenance never bypasses PodDisruptionBudgets; use kubectl drain --disable-eviction if you must")
 	}
 	if err := validateOutput(o.Output); err != nil {
+		return err
+	}
+	if err := o.validateRules(); err != nil {
 		return err
 	}
 	switch o.Progress {
@@ -170,6 +176,7 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector,
 		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
 		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
+		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
 	}
 }
 

@@ -12,7 +12,11 @@ import (
 
 // EventsVersion is the version of the NDJSON event stream: a minor bump adds fields
 // (ignore unknown ones), a major bump breaks.
-const EventsVersion = "1.0"
+//
+// 1.1: pod.eviction_blocked carries cause, remedy and waited_seconds (said again every
+// wait interval while nothing changes); reasons DoNotDisrupt and WaitCompleted; the
+// plan's pods carry cause and remedy; the summary's pending entries cause and remedy.
+const EventsVersion = "1.1"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -32,6 +36,9 @@ type jsonEvent struct {
 	Already    bool      `json:"already,omitempty"`
 	DryRun     string    `json:"dry_run,omitempty"`
 	Plan       *planJSON `json:"plan,omitempty"`
+	Cause      string    `json:"cause,omitempty"`
+	Remedy     string    `json:"remedy,omitempty"`
+	Waited     float64   `json:"waited_seconds,omitempty"`
 
 	// version event
 	EventsVersion string `json:"events_version,omitempty"`
@@ -91,6 +98,7 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod,
 		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
 		LagMs: float64(ev.Lag.Microseconds()) / 1000, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
+		Cause: ev.Cause, Remedy: ev.Remedy, Waited: ev.Waited.Round(time.Millisecond).Seconds(),
 	}
 	if ev.Plan != nil {
 		e.Plan = toPlanJSON(ev.Plan)
@@ -134,6 +142,8 @@ type podPlanJSON struct {
 	PDB     string `json:"pdb,omitempty"`
 	WaitsOn string `json:"waits_on,omitempty"`
 	Reason  string `json:"reason"`
+	Cause   string `json:"cause,omitempty"`
+	Remedy  string `json:"remedy,omitempty"`
 }
 
 // Plan verdicts.
@@ -167,7 +177,8 @@ func toPlanJSON(p *event.Plan) *planJSON {
 				reason = s.Blocker
 			}
 			nj.Pods = append(nj.Pods, podPlanJSON{Pod: s.Pod.Namespace + "/" + s.Pod.Name, Wave: s.Wave,
-				Verdict: string(s.Decision.Verdict), PDB: pdb.JoinKeys(s.Decision.Budgets), WaitsOn: s.WaitsOn, Reason: reason})
+				Verdict: string(s.Decision.Verdict), PDB: pdb.JoinKeys(s.Decision.Budgets), WaitsOn: s.WaitsOn, Reason: reason,
+				Cause: s.Cause, Remedy: s.Remedy})
 		}
 		out.Nodes = append(out.Nodes, nj)
 	}

@@ -71,6 +71,7 @@ stand, 2 for bad input.`,
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, drainCmd.Flags().Lookup("delete-emptydir-data").Usage)
 	f.StringVar(&o.PodSelector, "pod-selector", "", drainCmd.Flags().Lookup("pod-selector").Usage)
 	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, drainCmd.Flags().Lookup("chunk-size").Usage)
+	o.addDoNotDisruptFlag(f)
 	o.Printer.AddFlags(cmd)
 	return cmd
 }
@@ -154,6 +155,7 @@ func printPlan(w io.Writer, plan *event.Plan) {
 			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", wave, s.Pod.Namespace, s.Pod.Name, budget, why)
 		}
 		_ = tw.Flush()
+		printCauses(w, n)
 	}
 	fmt.Fprintf(w, "\n%s\n", planHeadline(plan))
 }

@@ -55,7 +55,7 @@ func (p *humanPrinter) Event(ev event.Event) {
 			fmt.Fprintf(p.out, "evicting pod %s%s\n", ev.Pod, sfx)
 		}
 	case event.EventEvictionBlocked:
-		fmt.Fprintln(p.errOut, blockedLine(ev))
+		fmt.Fprintln(p.errOut, blockedLine(ev)+causeLines(ev))
 	case event.EventPodEvicted:
 		fmt.Fprintf(p.out, "pod/%s evicted%s\n", podName(ev.Pod), sfx)
 	case event.EventNodeDrained:
@@ -89,6 +89,8 @@ func blockedLine(ev event.Event) string {
 		return fmt.Sprintf("pod %s waits for pdb %s: %s; %s%s", ev.Pod, ev.PDB, strings.TrimPrefix(ev.Message, "pdb "+ev.PDB+" "), when, sfx)
 	case "DryRunRefused":
 		return fmt.Sprintf("pod %s would be refused: %s%s", ev.Pod, ev.Message, sfx)
+	case drain.ReasonDoNotDisrupt, drain.ReasonWaitCompleted:
+		return fmt.Sprintf("node %s waits for pod %s%s%s", ev.Node, ev.Pod, waitedFor(ev), sfx)
 	}
 	return fmt.Sprintf("error when evicting pod %s (will retry after %s): %s%s", ev.Pod, ev.RetryAfter.Round(time.Millisecond), ev.Message, sfx)
 }

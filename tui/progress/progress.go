@@ -159,6 +159,9 @@ func (m *Model) Apply(id int, ev event.Event) {
 		n.Wave = max(n.Wave, ev.Wave)
 	case event.EventEvictionBlocked:
 		n.Blocker = fmt.Sprintf("%s: %s", ev.Pod, ev.Message)
+		if ev.Cause != "" && ev.Cause != ev.Message {
+			n.Blocker = fmt.Sprintf("%s: %s (remedy: %s)", ev.Pod, ev.Cause, ev.Remedy)
+		}
 	case event.EventPodEvicted:
 		n.Evicted++
 		if n.Evicted >= n.Total {

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+func TestWaitIntervalIsValidated(t *testing.T) {
+	for _, args := range [][]string{{"drain", "n1", "--wait-interval", "10ms"}, {"drain", "n1", "--wait-interval", "-1s"}} {
+		out, errOut, code := run(args...)
+		if code != ExitUsage || out != "" || !strings.Contains(errOut, "invalid --wait-interval") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 naming --wait-interval", args, code, out, errOut)
+		}
+	}
+}
+
+func TestWaitLineRendersCauseRemedyAndWaited(t *testing.T) {
+	cases := []struct {
+		name string
+		ev   event.Event
+		want string
+	}{
+		{"first wait with a cause",
+			event.Event{Type: event.EventEvictionBlocked, Pod: "ns/a", PDB: "ns/web", Reason: string(pdb.Exhausted),
+				Message: "pdb ns/web needs 1 healthy pods, has 1, allows 0", Cause: "pdb ns/web ...: its replacement pod is not Ready: ns/b is unschedulable: 0/3 nodes are available", Remedy: "uncordon a node"},
+			"pod ns/a waits for pdb ns/web: needs 1 healthy pods, has 1, allows 0; retrying when its status changes\n  cause: pdb ns/web ...: its replacement pod is not Ready: ns/b is unschedulable: 0/3 nodes are available\n  remedy: uncordon a node"},
+		{"said again",
+			event.Event{Type: event.EventEvictionBlocked, Pod: "ns/a", PDB: "ns/web", Reason: string(pdb.Never),
+				Message: "pdb ns/web has maxUnavailable 0: it never allows a disruption", Cause: "pdb ns/web has maxUnavailable 0: it never allows a disruption", Remedy: "relax pdb ns/web", Waited: 90 * time.Second},
+			"pod ns/a is blocked: pdb ns/web has maxUnavailable 0: it never allows a disruption; waiting for the budget to change (waiting for 1m30s)\n  remedy: relax pdb ns/web"},
+		{"a pod a rule holds",
+			event.Event{Type: event.EventEvictionBlocked, Node: "n1", Pod: "ns/job", Reason: drain.ReasonWaitCompleted, Cause: "pod ns/job is labelled ...", Remedy: "wait", Waited: 30 * time.Second},
+			"node n1 waits for pod ns/job (waiting for 30s)\n  cause: pod ns/job is labelled ...\n  remedy: wait"},
+		{"no cause: as before",
+			event.Event{Type: event.EventEvictionBlocked, Pod: "ns/a", Reason: "Error", Message: "boom", RetryAfter: time.Second},
+			"error when evicting pod ns/a (will retry after 1s): boom"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			(&humanPrinter{out: &bytes.Buffer{}, errOut: &errOut}).Event(c.ev)
+			if got := strings.TrimSuffix(errOut.String(), "\n"); got != c.want {
+				t.Errorf("got\n%s\nwant\n%s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestNDJSONCarriesCauseRemedyWaited(t *testing.T) {
+	var out bytes.Buffer
+	p := newNDJSONPrinter(&out, time.Now, func() int64 { return 0 })
+	p.Event(event.Event{Type: event.EventEvictionBlocked, Pod: "ns/a", Reason: "Exhausted", Cause: "c", Remedy: "r", Waited: 30 * time.Second})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var v, ev map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &v); err != nil || v["events_version"] != "1.1" {
+		t.Errorf("version event %s (%v), want events_version 1.1", lines[0], err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev["cause"] != "c" || ev["remedy"] != "r" || ev["waited_seconds"] != 30.0 {
+		t.Errorf("event %s lacks cause, remedy or waited_seconds", lines[1])
+	}
+}
+
+func TestPlanPrintsCausesAndRemedies(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	q := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "dnd"}}
+	plan := &event.Plan{Nodes: []event.NodePlan{{Name: "n1", Steps: []pdb.Step{
+		{Pod: p, Wave: 2, Decision: pdb.Decision{Verdict: pdb.Exhausted}, Cause: "replacement ns/b is unschedulable: 0/3 nodes", Remedy: "uncordon a node"},
+		{Pod: q, Wave: 0, Decision: pdb.Decision{Verdict: drain.VerdictDoNotDisrupt}, Blocker: "has karpenter.sh/do-not-disrupt", Cause: "has karpenter.sh/do-not-disrupt", Remedy: "--ignore-do-not-disrupt"},
+	}}}}
+	var out bytes.Buffer
+	printPlan(&out, plan)
+	for _, want := range []string{"  pod ns/a: replacement ns/b is unschedulable: 0/3 nodes\n    remedy: uncordon a node\n", "  pod ns/dnd: remedy: --ignore-do-not-disrupt\n", "never  ns/dnd"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out.String())
+		}
+	}
+	var js bytes.Buffer
+	_ = json.NewEncoder(&js).Encode(toPlanJSON(plan))
+	if !strings.Contains(js.String(), `"cause":"replacement ns/b is unschedulable`) || !strings.Contains(js.String(), `"remedy":"--ignore-do-not-disrupt"`) {
+		t.Errorf("plan JSON lacks cause/remedy: %s", js.String())
+	}
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// DrainRuleOptions are the flags of the ecosystem's drain rules and of the wait lines,
+// embedded in DrainOptions.
+type DrainRuleOptions struct {
+	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt: "true".
+	IgnoreDoNotDisrupt bool
+	// WaitInterval is how often a wait that has not changed is said again.
+	WaitInterval time.Duration
+}
+
+// addRuleFlags adds --ignore-do-not-disrupt and --wait-interval.
+func (o *DrainRuleOptions) addRuleFlags(f *pflag.FlagSet) {
+	o.addDoNotDisruptFlag(f)
+	if o.WaitInterval == 0 {
+		o.WaitInterval = drain.DefaultWaitInterval
+	}
+	f.DurationVar(&o.WaitInterval, "wait-interval", o.WaitInterval, "while a pod waits and nothing changes, say the wait again this often, with how long it has lasted and why")
+}
+
+// addDoNotDisruptFlag adds --ignore-do-not-disrupt (plan takes it too).
+func (o *DrainRuleOptions) addDoNotDisruptFlag(f *pflag.FlagSet) {
+	f.BoolVar(&o.IgnoreDoNotDisrupt, "ignore-do-not-disrupt", o.IgnoreDoNotDisrupt, `evict pods annotated karpenter.sh/do-not-disrupt: "true" (by default they are not evicted and their node cannot finish draining)`)
+}
+
+// validateRules checks the flags without calling the API.
+func (o *DrainRuleOptions) validateRules() error {
+	if o.WaitInterval != 0 && o.WaitInterval < time.Second {
+		return UsageErrorf("invalid --wait-interval %s: must be at least 1s", o.WaitInterval)
+	}
+	return nil
+}

@@ -1,0 +1,352 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// Defaults of the diagnosis and the wait lines.
+const (
+	// DefaultWaitInterval is how often a wait that has not changed is said again.
+	DefaultWaitInterval = 30 * time.Second
+	// DefaultDiagnoseInterval is how often a blocking budget's pods are listed again.
+	DefaultDiagnoseInterval = 10 * time.Second
+	// waitTick is the wait lines' resolution.
+	waitTick = time.Second
+	// listTimeout bounds one List of a budget's pods.
+	listTimeout = 5 * time.Second
+	// maxListsPerTick bounds the Lists one tick sends (the others wait for the next).
+	maxListsPerTick = 20
+	// maxNodeGets bounds the node lookups for pods stuck terminating, per List.
+	maxNodeGets = 3
+)
+
+func (c *Config) diagnoseDefaults() {
+	if c.WaitInterval <= 0 {
+		c.WaitInterval = DefaultWaitInterval
+	}
+	if c.DiagnoseInterval <= 0 {
+		c.DiagnoseInterval = DefaultDiagnoseInterval
+	}
+}
+
+// diagState is what a run knows to explain its waits. Guarded by run.mu.
+type diagState struct {
+	selected map[string]*selection // pdb key -> the pods it selects, as last listed
+	tracker  diagnose.Tracker      // since when each budget's status disagrees with its pods
+	waits    map[string]*waitLine  // pod key -> its current wait
+	held     map[string]*heldPod   // pod key -> held on its node by a drain rule
+	stuck    map[string]*waitLine  // pod key -> evicted, still terminating, said
+}
+
+type selection struct {
+	pods     []*corev1.Pod
+	notReady map[string]bool // nodes found NotReady
+	at       time.Time       // of the last List (zero: never listed)
+	listing  bool
+}
+
+type waitLine struct {
+	since, said time.Time
+	ev          event.Event // as last said
+	sig         string      // the diagnosis last said (kind, pods, remedy)
+}
+
+// diagnoseLocked completes a wait event with its cause and remedy, and remembers the
+// wait so that it is said again while it lasts. Called where the wait is said.
+func (r *run) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
+	now := r.e.cfg.Clock.Now()
+	d := r.diagnosisLocked(st, budgets)
+	ev.Cause, ev.Remedy = d.Cause, d.Remedy
+	if r.diag.waits == nil {
+		r.diag.waits = map[string]*waitLine{}
+	}
+	w := r.diag.waits[st.key]
+	if w == nil {
+		w = &waitLine{since: now}
+		r.diag.waits[st.key] = w
+	}
+	ev.Waited = now.Sub(w.since)
+	w.said, w.ev, w.sig = now, ev, signature(d)
+	return ev
+}
+
+func signature(d diagnose.Diagnosis) string {
+	return string(d.Kind) + "|" + strings.Join(d.Pods, ",") + "|" + d.Remedy
+}
+
+// diagnosisLocked explains st's wait from the caches: the budgets' statuses and the
+// pods last listed for them.
+func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diagnosis {
+	now := r.e.cfg.Clock.Now()
+	cur, ok := r.currentLocked(st)
+	if !ok {
+		cur = st.pod
+	}
+	in := diagnose.Input{Pod: cur, Budgets: budgets, Now: now, StaleAfter: r.e.cfg.StaleAfter,
+		Ours: func(key string) bool { s := r.pods[key]; return s != nil && s.attempts > 0 }}
+	if len(budgets) == 1 {
+		key := budgets[0].Key()
+		in.StaleWhy = r.stale[key]
+		in.StaleFor = r.diag.tracker.Since(key, now)
+		if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() {
+			in.Selected = sel.pods // never modified
+			if in.Selected == nil {
+				in.Selected = []*corev1.Pod{} // listed, none: known to be empty
+			}
+			in.NodeNotReady = func(n string) bool { return sel.notReady[n] }
+		}
+	}
+	return diagnose.Diagnose(in)
+}
+
+// waitLines says, every WaitInterval, each wait that has not changed, with how long it
+// has lasted (one line per blocking budget, for its first waiting pod, and one per pod a
+// rule holds), so that a drain is never silent for long, even while the API server or the
+// controller-manager is away. It also lists the pods of the budgets that hold pods back,
+// every DiagnoseInterval, and says a wait again at once when its cause changes.
+func (r *run) waitLines(ctx context.Context) {
+	t := r.e.cfg.Clock.NewTicker(waitTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		r.lock()
+		keys := r.toListLocked()
+		r.unlock()
+		for _, key := range keys {
+			if ctx.Err() != nil {
+				return
+			}
+			r.list(ctx, key)
+		}
+		r.lock()
+		r.sayWaitsLocked()
+		r.unlock()
+	}
+}
+
+// toListLocked picks the budgets with waiting pods whose pods are due to be listed.
+func (r *run) toListLocked() []string {
+	now := r.e.cfg.Clock.Now()
+	var keys []string
+	for key, ps := range r.parked {
+		if len(ps) == 0 {
+			continue
+		}
+		sel := r.diag.selected[key]
+		if sel != nil && (sel.listing || (!sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
+			continue
+		}
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	if len(keys) > maxListsPerTick {
+		keys = keys[:maxListsPerTick]
+	}
+	if r.diag.selected == nil {
+		r.diag.selected = map[string]*selection{}
+	}
+	for _, key := range keys {
+		if r.diag.selected[key] == nil {
+			r.diag.selected[key] = &selection{}
+		}
+		r.diag.selected[key].listing = true
+	}
+	return keys
+}
+
+// list reads the pods budget key selects (from the API server's watch cache), and the
+// nodes of those stuck terminating; outside the lock.
+func (r *run) list(ctx context.Context, key string) {
+	r.lock()
+	b := r.budgetLocked(key)
+	r.unlock()
+	var pods []*corev1.Pod
+	notReady := map[string]bool{}
+	ok := false
+	if b != nil {
+		if s, err := metav1.LabelSelectorAsSelector(b.PDB.Spec.Selector); err == nil {
+			lctx, cancel := context.WithTimeout(ctx, listTimeout)
+			l, err := r.e.cfg.Client.CoreV1().Pods(b.PDB.Namespace).List(lctx, metav1.ListOptions{LabelSelector: s.String(), ResourceVersion: "0"})
+			cancel()
+			if err == nil {
+				ok = true
+				now := r.e.cfg.Clock.Now()
+				gets := 0
+				for i := range l.Items {
+					p := &l.Items[i]
+					pods = append(pods, p)
+					n := p.Spec.NodeName
+					if p.DeletionTimestamp == nil || n == "" || !now.After(p.DeletionTimestamp.Time) || gets >= maxNodeGets {
+						continue
+					}
+					gets++
+					gctx, cancel := context.WithTimeout(ctx, listTimeout)
+					node, err := r.e.cfg.Client.CoreV1().Nodes().Get(gctx, n, metav1.GetOptions{})
+					cancel()
+					if err == nil && !nodeReady(node) {
+						notReady[n] = true
+					}
+				}
+			} else {
+				r.e.cfg.Logger.V(2).Info("could not list the pods of a budget", "pdb", key, "err", err)
+			}
+		}
+	}
+	r.lock()
+	defer r.unlock()
+	sel := r.diag.selected[key]
+	sel.listing = false
+	if !ok {
+		return // keep what we had; the next tick after DiagnoseInterval tries again
+	}
+	if b := r.budgetLocked(key); b != nil {
+		sel.pods, sel.notReady, sel.at = pods, notReady, r.e.cfg.Clock.Now()
+		r.diag.tracker.Observe(key, diagnose.Disagreement(b, pods, sel.at) != "", sel.at)
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// sayWaitsLocked says again the waits whose cause changed, and those not said for
+// WaitInterval.
+func (r *run) sayWaitsLocked() {
+	now := r.e.cfg.Clock.Now()
+	groups := map[string][]*podState{}
+	for key := range r.diag.waits {
+		st := r.pods[key]
+		if st == nil || st.phase != waiting || r.nodes[st.node].finished || st.block == "" {
+			delete(r.diag.waits, key)
+			continue
+		}
+		groups[st.block] = append(groups[st.block], st)
+	}
+	blocks := make([]string, 0, len(groups))
+	for b := range groups {
+		blocks = append(blocks, b)
+	}
+	sort.Strings(blocks)
+	for _, block := range blocks {
+		sts := groups[block]
+		st := sts[0]
+		for _, o := range sts[1:] {
+			if before(o, st) {
+				st = o
+			}
+		}
+		w := r.diag.waits[st.key]
+		budgets := r.budgetsOfLocked(st)
+		d := r.diagnosisLocked(st, budgets)
+		changed := signature(d) != w.sig
+		if !changed && now.Sub(w.said) < r.e.cfg.WaitInterval-waitTick/2 {
+			continue
+		}
+		ev := w.ev
+		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
+		ev.Message = st.blockMsg
+		if len(budgets) == 1 && strings.HasSuffix(block, "|"+string(pdb.Exhausted)) {
+			ev.Message = "pdb " + budgets[0].Key() + " " + budgets[0].Numbers() // as it stands now
+		}
+		ev.Cause, ev.Remedy, ev.Waited = d.Cause, d.Remedy, now.Sub(w.since)
+		for _, o := range sts {
+			if ow := r.diag.waits[o.key]; ow != nil {
+				ow.said, ow.sig = now, signature(d)
+			}
+		}
+		w.ev = ev
+		r.e.emit(ev)
+	}
+	var held []*heldPod
+	for _, h := range r.diag.held {
+		if ns := r.nodes[h.node]; ns != nil && !ns.finished && now.Sub(h.said) >= r.e.cfg.WaitInterval-waitTick/2 {
+			held = append(held, h)
+		}
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i].key < held[j].key })
+	for _, h := range held {
+		r.sayHeldLocked(h, now.Sub(h.since))
+	}
+	r.sayStuckLocked(now)
+}
+
+// budgetsOfLocked returns the budgets a waiting pod's last wait named.
+func (r *run) budgetsOfLocked(st *podState) []*pdb.Budget {
+	keys, _, _ := strings.Cut(st.block, "|")
+	var out []*pdb.Budget
+	for _, k := range strings.Split(keys, ",") {
+		if k == "" {
+			continue
+		}
+		if b := r.budgetLocked(k); b != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// stuckLocked completes the warning of an evicted pod still terminating with its cause
+// (its finalizers, when it has any) and remedy, and remembers it so that the wait is said
+// again every WaitInterval while the pod is there.
+func (r *run) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.Event {
+	ev.Cause = fmt.Sprintf("pod %s was evicted %s ago and is still there", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))
+	ev.Remedy = "check its node's kubelet (it confirms the deletion), or raise --skip-wait-for-delete-timeout to stop waiting for it"
+	if len(cur.Finalizers) > 0 {
+		ev.Cause += ": it has finalizers " + strings.Join(cur.Finalizers, ", ")
+		ev.Message += "; it has finalizers " + strings.Join(cur.Finalizers, ", ")
+		ev.Remedy = "find the controller that owns the finalizer and why it does not remove it (remove the finalizer only if that controller is gone)"
+	}
+	if r.diag.stuck == nil {
+		r.diag.stuck = map[string]*waitLine{}
+	}
+	now := r.e.cfg.Clock.Now()
+	r.diag.stuck[st.key] = &waitLine{since: st.acceptedAt, said: now, ev: ev}
+	return ev
+}
+
+// sayStuckLocked says again, every WaitInterval, each evicted pod still terminating.
+func (r *run) sayStuckLocked(now time.Time) {
+	keys := make([]string, 0, len(r.diag.stuck))
+	for key, w := range r.diag.stuck {
+		st := r.pods[key]
+		if st == nil || st.phase != terminating || r.nodes[st.node].finished {
+			delete(r.diag.stuck, key)
+			continue
+		}
+		if now.Sub(w.said) >= r.e.cfg.WaitInterval-waitTick/2 {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		w := r.diag.stuck[key]
+		ev := w.ev
+		ev.Time, ev.Waited = time.Time{}, now.Sub(w.since)
+		ev.Message = fmt.Sprintf("pod %s is still terminating %s after its eviction", key, ev.Waited.Round(time.Second))
+		if _, fin, ok := strings.Cut(w.ev.Message, "; it has finalizers "); ok {
+			ev.Message += "; it has finalizers " + fin
+		}
+		w.said = now
+		r.e.emit(ev)
+	}
+}

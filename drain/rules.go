@@ -1,0 +1,236 @@
+package drain
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	kubectldrain "k8s.io/kubectl/pkg/drain"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// Drain rules of the ecosystem, honoured through kubectl's pod filters
+// (kubectldrain.Helper.AdditionalFilters) and in the plan.
+const (
+	// LabelCAPIDrain is Cluster API's pod label (MachineDrainRules): "skip" keeps the pod
+	// (never evicted, listed as a warning); "wait-completed" keeps it and the node waits
+	// until it has completed (Succeeded, Failed or gone) before it counts as drained.
+	LabelCAPIDrain = "cluster.x-k8s.io/drain"
+	// CAPIDrainSkip and CAPIDrainWaitCompleted are the values of LabelCAPIDrain.
+	CAPIDrainSkip          = "skip"
+	CAPIDrainWaitCompleted = "wait-completed"
+	// AnnotationDoNotDisrupt is Karpenter's pod annotation: with "true" the pod is not
+	// evicted and its node cannot finish draining (a blocker), unless
+	// Config.IgnoreDoNotDisrupt.
+	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+)
+
+// Reasons of the EventEvictionBlocked events of pods a rule keeps.
+const (
+	ReasonDoNotDisrupt  = "DoNotDisrupt"
+	ReasonWaitCompleted = "WaitCompleted"
+)
+
+// VerdictDoNotDisrupt is the plan's verdict for a pod Karpenter's annotation protects.
+const VerdictDoNotDisrupt pdb.Verdict = "DoNotDisrupt"
+
+type rule int
+
+const (
+	ruleNone rule = iota
+	ruleSkip
+	ruleWaitCompleted
+	ruleDoNotDisrupt
+)
+
+func completed(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// ruleOf tells which rule, if any, keeps p on its node.
+func (e *Engine) ruleOf(p *corev1.Pod) rule {
+	switch p.Labels[LabelCAPIDrain] {
+	case CAPIDrainSkip:
+		return ruleSkip
+	case CAPIDrainWaitCompleted:
+		return ruleWaitCompleted
+	}
+	if p.Annotations[AnnotationDoNotDisrupt] == "true" && !e.cfg.IgnoreDoNotDisrupt && !completed(p) {
+		return ruleDoNotDisrupt
+	}
+	return ruleNone
+}
+
+// holds reports whether the rule keeps p's node from counting as drained.
+func (e *Engine) holds(p *corev1.Pod) (rule, bool) {
+	switch r := e.ruleOf(p); r {
+	case ruleWaitCompleted:
+		return r, !completed(p)
+	case ruleDoNotDisrupt:
+		return r, true
+	}
+	return ruleNone, false
+}
+
+// ruleSink collects, during a plan, the pods Karpenter's annotation protects.
+type ruleSink struct{ doNotDisrupt []*corev1.Pod }
+
+// ruleFilter is kubectl's pod filter for the rules. sink may be nil.
+func (e *Engine) ruleFilter(sink *ruleSink) kubectldrain.PodFilter {
+	return func(p corev1.Pod) kubectldrain.PodDeleteStatus {
+		switch e.ruleOf(&p) {
+		case ruleSkip:
+			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods labelled "+LabelCAPIDrain+"=skip (Cluster API drain rule)")
+		case ruleWaitCompleted:
+			if completed(&p) {
+				return kubectldrain.MakePodDeleteStatusSkip()
+			}
+			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods labelled "+LabelCAPIDrain+"=wait-completed (Cluster API drain rule); the node waits for them to complete")
+		case ruleDoNotDisrupt:
+			if sink != nil {
+				p := p
+				sink.doNotDisrupt = append(sink.doNotDisrupt, &p)
+			}
+			return kubectldrain.MakePodDeleteStatusSkip()
+		}
+		return kubectldrain.MakePodDeleteStatusOkay()
+	}
+}
+
+func doNotDisruptWhy(key string) (cause, remedy string) {
+	return fmt.Sprintf("pod %s has %s: \"true\" (Karpenter): it is not evicted, so its node cannot finish draining", key, AnnotationDoNotDisrupt),
+		fmt.Sprintf("remove the annotation (kubectl annotate pod -n NS NAME %s-), let the pod finish, or drain with --ignore-do-not-disrupt", AnnotationDoNotDisrupt)
+}
+
+func waitCompletedWhy(key, node string) (cause, remedy string) {
+	return fmt.Sprintf("pod %s is labelled %s=wait-completed (Cluster API): it is not evicted; node %s counts as drained once it completes", key, LabelCAPIDrain, node),
+		"wait for it to complete, or remove the label to have it evicted"
+}
+
+// ruleSteps adds to each node's plan the pods Karpenter's annotation protects, as
+// blockers (wave 0): the node cannot finish while they run.
+func ruleSteps(plans map[string]*event.NodePlan, sink *ruleSink) {
+	for _, p := range sink.doNotDisrupt {
+		np := plans[p.Spec.NodeName]
+		if np == nil {
+			continue
+		}
+		cause, remedy := doNotDisruptWhy(p.Namespace + "/" + p.Name)
+		np.Steps = append(np.Steps, pdb.Step{Pod: p, Decision: pdb.Decision{Verdict: VerdictDoNotDisrupt, Reason: cause},
+			Blocker: cause, Cause: cause, Remedy: remedy})
+	}
+}
+
+// heldPod is a pod a rule keeps on a node the run waits for. Guarded by run.mu.
+type heldPod struct {
+	node, key, reason string
+	since, said       time.Time
+}
+
+// holdLocked keeps ns from finishing while a pod on it is held by a rule (wait-completed
+// not complete yet, do-not-disrupt), saying each such pod once (then every wait
+// interval). It returns true when the node must wait.
+func (r *run) holdLocked(ns *nodeState) bool {
+	if ns.store == nil {
+		return false
+	}
+	now := r.e.cfg.Clock.Now()
+	held := false
+	seen := map[string]bool{}
+	for _, obj := range ns.store.List() {
+		p := obj.(*corev1.Pod)
+		ru, ok := r.e.holds(p)
+		if !ok || p.Spec.NodeName != ns.name {
+			continue
+		}
+		held = true
+		key := p.Namespace + "/" + p.Name
+		seen[key] = true
+		if r.diag.held == nil {
+			r.diag.held = map[string]*heldPod{}
+		}
+		if r.diag.held[key] != nil {
+			continue
+		}
+		h := &heldPod{node: ns.name, key: key, reason: ReasonWaitCompleted, since: now}
+		if ru == ruleDoNotDisrupt {
+			h.reason = ReasonDoNotDisrupt
+		}
+		r.diag.held[key] = h
+		r.sayHeldLocked(h, 0)
+	}
+	for key, h := range r.diag.held {
+		if h.node == ns.name && !seen[key] {
+			delete(r.diag.held, key)
+		}
+	}
+	return held
+}
+
+func (r *run) sayHeldLocked(h *heldPod, waited time.Duration) {
+	cause, remedy := waitCompletedWhy(h.key, h.node)
+	if h.reason == ReasonDoNotDisrupt {
+		cause, remedy = doNotDisruptWhy(h.key)
+	}
+	h.said = r.e.cfg.Clock.Now()
+	r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: h.node, Pod: h.key, Reason: h.reason,
+		Message: cause, Cause: cause, Remedy: remedy, Waited: waited})
+}
+
+// ruledPodChanged is the node informer's hook for the rules: a pod that lost its rule
+// (the annotation or label removed) is looked at again through kubectl's filters, and a
+// node waiting on held pods is checked again when one of them changes or goes.
+func (r *run) ruledPodChanged(ns *nodeState, oldObj, obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.lock()
+	defer r.unlock()
+	if !ns.started || ns.finished || p.Spec.NodeName != ns.name {
+		return
+	}
+	if old, ok := oldObj.(*corev1.Pod); ok && r.e.ruleOf(old) != ruleNone && r.e.ruleOf(p) == ruleNone {
+		delete(ns.ignored, p.UID)
+		r.lookLocked(ns)
+		return
+	}
+	if r.diag.held[p.Namespace+"/"+p.Name] != nil && ns.remaining == 0 && !ns.looking {
+		r.finishNodeLocked(ns)
+	}
+}
+
+// heldBlockersLocked lists the pods rules hold, for the summary.
+func (r *run) heldBlockersLocked() []event.Blocker {
+	var out []event.Blocker
+	for _, h := range r.diag.held {
+		if r.nodes[h.node] != nil && r.nodes[h.node].finished {
+			continue
+		}
+		cause, remedy := waitCompletedWhy(h.key, h.node)
+		if h.reason == ReasonDoNotDisrupt {
+			cause, remedy = doNotDisruptWhy(h.key)
+		}
+		out = append(out, event.Blocker{Node: h.node, Pod: h.key, Message: cause, Cause: cause, Remedy: remedy})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pod < out[j].Pod })
+	return out
+}
+
+// explainBlockersLocked adds to the summary's blockers the cause and remedy last said of
+// each wait, and the pods rules hold.
+func (r *run) explainBlockersLocked(bs []event.Blocker) []event.Blocker {
+	for i := range bs {
+		if w := r.diag.waits[bs[i].Pod]; w != nil {
+			bs[i].Cause, bs[i].Remedy = w.ev.Cause, w.ev.Remedy
+		}
+	}
+	return append(bs, r.heldBlockersLocked()...)
+}
