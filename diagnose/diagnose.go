@@ -39,6 +39,9 @@ const (
 	// ReplacementsNotReady: the budget is exhausted because pods it selects are not Ready
 	// (unschedulable, image pull, crash loop, or just not ready yet).
 	ReplacementsNotReady Kind = "ReplacementsNotReady"
+	// ReplacementsMissing: fewer pods exist than the budget expects and none is waiting
+	// to become Ready: the workload's controller has not created the replacements.
+	ReplacementsMissing Kind = "ReplacementsMissing"
 	// Exhausted: the budget allows no disruption now and nothing above explains it.
 	Exhausted Kind = "Exhausted"
 )
@@ -113,7 +116,7 @@ func Diagnose(in Input) Diagnosis {
 		return d
 	}
 	if in.Selected != nil {
-		for _, f := range []func(Input, *pdb.Budget) (Diagnosis, bool){records, stuck, notReady} {
+		for _, f := range []func(Input, *pdb.Budget) (Diagnosis, bool){records, stuck, notReady, missing} {
 			if d, ok := f(in, b); ok {
 				return d
 			}
@@ -283,6 +286,23 @@ func notReady(in Input, b *pdb.Budget) (Diagnosis, bool) {
 		Cause: fmt.Sprintf("pdb %s %s: %s not Ready: %s", b.Key(), b.Numbers(),
 			plural(len(pods), "its replacement pod is", "its replacement pods are"), strings.Join(cap3(whys), "; ")),
 		Remedy: worst.remedy()}, true
+}
+
+func missing(in Input, b *pdb.Budget) (Diagnosis, bool) {
+	live := int32(0)
+	for _, p := range in.Selected {
+		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			live++
+		}
+	}
+	want := b.PDB.Status.ExpectedPods
+	if live >= want || b.Allowed() > 0 {
+		return Diagnosis{}, false
+	}
+	return Diagnosis{Kind: ReplacementsMissing,
+		Cause: fmt.Sprintf("pdb %s %s: it expects %d pods and %d exist: the evicted pods' replacements have not been created",
+			b.Key(), b.Numbers(), want, live),
+		Remedy: "check the workload's controller: is kube-controller-manager running, what do the ReplicaSet's (or StatefulSet's) events say (quota, admission webhooks)?"}, true
 }
 
 func self(in Input, p *corev1.Pod) bool {

@@ -133,7 +133,7 @@ func TestDiagnose(t *testing.T) {
 		{name: "this run's own eviction record is expected",
 			in: Input{Budgets: []*pdb.Budget{budget("web", func(p *policyv1.PodDisruptionBudget) {
 				p.Status.DisruptedPods = map[string]metav1.Time{"web-1": {Time: now.Add(-5 * time.Second)}}
-			})}, Selected: []*corev1.Pod{pod("web-1"), pod("web-2")}, Ours: func(k string) bool { return k == "ns/web-1" }},
+			})}, Selected: []*corev1.Pod{pod("web-1"), pod("web-2"), pod("web-3")}, Ours: func(k string) bool { return k == "ns/web-1" }},
 			kind: Exhausted},
 		{name: "a pod stuck terminating on its finalizers",
 			in: Input{Budgets: []*pdb.Budget{budget("web")},
@@ -145,8 +145,11 @@ func TestDiagnose(t *testing.T) {
 			kind: StuckTerminating, want: []string{"its node n2 is NotReady"}, fix: "bring the pod's node back"},
 		{name: "a pod within its grace period is not stuck",
 			in: Input{Budgets: []*pdb.Budget{budget("web")},
-				Selected: []*corev1.Pod{pod("web-1"), pod("web-2", terminating(-10*time.Second))}},
+				Selected: []*corev1.Pod{pod("web-1"), pod("web-2", terminating(-10*time.Second)), pod("web-3"), pod("web-4")}},
 			kind: Exhausted},
+		{name: "replacements not created",
+			in:   Input{Budgets: []*pdb.Budget{budget("web")}, Selected: []*corev1.Pod{pod("web-1"), pod("web-2")}},
+			kind: ReplacementsMissing, want: []string{"expects 3 pods and 2 exist"}, fix: "kube-controller-manager"},
 		{name: "nothing known: exhausted",
 			in:   Input{Budgets: []*pdb.Budget{budget("web")}},
 			kind: Exhausted, want: []string{"needs 2 healthy pods, has 2, allows 0"}},

@@ -59,7 +59,7 @@ type selection struct {
 type waitLine struct {
 	since, said time.Time
 	ev          event.Event // as last said
-	sig         string      // the diagnosis last said (kind, pods, remedy)
+	sig         string      // the diagnosis last said (see signature)
 }
 
 // diagnoseLocked completes a wait event with its cause and remedy, and remembers the
@@ -81,8 +81,10 @@ func (r *run) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event
 	return ev
 }
 
+// signature is what makes a changed cause worth saying at once: its kind and remedy (a
+// new replacement pod with the same trouble waits for the next wait line).
 func signature(d diagnose.Diagnosis) string {
-	return string(d.Kind) + "|" + strings.Join(d.Pods, ",") + "|" + d.Remedy
+	return string(d.Kind) + "|" + d.Remedy
 }
 
 // diagnosisLocked explains st's wait from the caches: the budgets' statuses and the

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -138,4 +139,28 @@ func TestStuckTerminatingIsSaidWithItsFinalizersAndAgain(t *testing.T) {
 	}
 	g.cancel()
 	g.finish()
+}
+
+// The plan explains a budget that allows nothing now: its pod waits on a replacement the
+// scheduler cannot place, named with its message.
+func TestPlanExplainsAnExhaustedBudget(t *testing.T) {
+	budget := testPDB(0)
+	budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 1, 1, 2
+	repl := podOn("web-new", "", "u-new")
+	repl.Status.Phase = corev1.PodPending
+	repl.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/3 nodes are available: 3 node(s) were unschedulable."}}
+	g := newRig(t, Config{}, testNode("n1"), testNode("n2"), podOn("web-old", "n1", "u-old"), repl, budget)
+	onlyNodePods(g.client)
+	plan, err := g.eng.Plan(context.Background(), []string{"n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := plan.Nodes[0].Steps
+	if len(steps) != 1 || !strings.Contains(steps[0].Cause, "ns/web-new is unschedulable: 0/3 nodes are available") || !strings.Contains(steps[0].Remedy, "uncordon") {
+		t.Fatalf("steps = %+v", steps)
+	}
+	if bs := plan.Blocked(); len(bs) == 1 && bs[0].Cause != steps[0].Cause {
+		t.Errorf("blocker cause %q, want the step's", bs[0].Cause)
+	}
 }

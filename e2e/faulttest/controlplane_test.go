@@ -145,13 +145,14 @@ func TestControllerManagerStoppedMidDrain(t *testing.T) {
 		}
 	}
 	tl.mark("drain starts (3 pods, PDB maxUnavailable 1, --timeout 60s)")
-	r := start(t, e.Ctx, shared.Kubeconfig, onLine, "drain", e.Nodes[0], "--progress=plain", "--timeout", "60s")
+	r := start(t, e.Ctx, shared.Kubeconfig, onLine, "drain", e.Nodes[0], "--progress=plain", "--timeout", "60s", "--wait-interval", "5s")
 	if err := evictions.waitFor(e.Ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := shared.StopComponent(cluster.ControllerManager); err != nil {
 		t.Fatal(err)
 	}
+	faultAt := time.Since(r.began)
 	atStop, _ := evictionRequests(t, e.Ctx)
 	tl.mark("fault begins: kube-controller-manager stopped after the first accepted eviction")
 
@@ -172,6 +173,21 @@ func TestControllerManagerStoppedMidDrain(t *testing.T) {
 	if res.Code != 124 {
 		t.Errorf("drain with a frozen budget and --timeout 60s: exit %d, want 124", res.Code)
 	}
+	// Never silent: while the status is frozen the wait is said again every
+	// --wait-interval (5 s), with how long it has lasted and why.
+	gap, last, repeated := time.Duration(0), faultAt, false
+	for _, l := range r.lines {
+		if l.At < faultAt {
+			continue
+		}
+		gap, last = max(gap, l.At-last), l.At
+		repeated = repeated || strings.Contains(l.Text, "(waiting for ")
+	}
+	t.Logf("FIGURE controller-manager-stopped: longest silence while the status was frozen: %s (--wait-interval 5s)", gap.Round(100*time.Millisecond))
+	if !repeated || gap > 15*time.Second {
+		t.Errorf("while the status was frozen the drain was silent for up to %s (wait said again: %v); want a wait line at least every --wait-interval", gap.Round(100*time.Millisecond), repeated)
+	}
+	fixture.MustContain(t, "drain output [wait lines: cause of the frozen budget]", res.Stderr, "cause: ", "kube-controller-manager", "remedy: ")
 	if !strings.Contains(out, e.NS+"/web") && !mentions(out, "pdb web", "pdb/web", "budget web") {
 		t.Errorf("the timed-out drain does not name the PDB %s/web", e.NS)
 	}
