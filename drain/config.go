@@ -96,6 +96,9 @@ type Config struct {
 	StaleAfter time.Duration
 	// Probe checks that the API server answers. Default: GET /version.
 	Probe func(ctx context.Context) error
+
+	// Policy: --on-blocked, --blocked-after, --not-after, and the origin recorded on nodes.
+	Policy
 }
 
 // DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an
@@ -146,6 +149,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.MaxParallelNodes < 0 {
 		errs = append(errs, fmt.Sprintf("--max-parallel-nodes must be 1 or more (0 for the default), got %d", cfg.MaxParallelNodes))
 	}
+	errs = append(errs, cfg.Policy.validate()...)
 	switch cfg.DryRun {
 	case "":
 		cfg.DryRun = DryRunNone

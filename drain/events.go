@@ -17,4 +17,8 @@ type Summary struct {
 	Refusals      int // eviction requests refused (429, 500, 403)
 	Elapsed       time.Duration
 	PendingBlocks []event.Blocker
+	// Skipped are the nodes given up under --on-blocked=skip (they stay cordoned).
+	Skipped []BlockedNode
+	// NotStarted are the nodes --not-after (or --on-blocked=fail) kept from starting.
+	NotStarted []string
 }
