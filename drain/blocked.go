@@ -176,7 +176,7 @@ func (r *run) skipNodeLocked(ns *nodeState) {
 			}
 		}
 		r.e.emit(event.Event{Type: event.EventNodeBlocked, Node: ns.name, PDB: strings.Join(keys, ","), Reason: "Blocked",
-			Message: fmt.Sprintf("node %s given up, left cordoned: %s", ns.name, bn.Reason)})
+			Message: bn.Reason})
 		close(ns.finishedCh)
 		r.checkAllDoneLocked()
 	})

@@ -146,11 +146,12 @@ func (m *Mover) finish(ctx context.Context, mv *NodeMove, target *v1alpha1.NodeP
 		if named, err = CheckNoExecute(ctx, m.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
-		for _, k := range []string{MoveAnnotation, drain.AnnotationDrain, drain.AnnotationCordoned} {
+		for _, k := range append([]string{MoveAnnotation}, drain.StateAnnotations()...) {
 			if _, ok := n.Annotations[k]; ok {
 				d.Annotations[k] = nil
 			}
 		}
+		delete(d.Labels, drain.LabelState) // the drain's state label goes with its record
 		result = drain.AlreadySchedulable
 		if n.Spec.Unschedulable {
 			result = drain.LeftCordoned

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,6 +88,10 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	sfx := dryRunSuffix(o.DryRun)
 	server := o.DryRun == "server"
 	var failed []string
+	var origin drain.Origin
+	if !o.Uncordon && o.DryRun != "client" {
+		origin = recordOrigin(ctx, o.Common, cs)
+	}
 	for _, name := range names {
 		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -96,7 +101,7 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 		if !o.Uncordon {
 			already := node.Spec.Unschedulable
 			if o.DryRun != "client" {
-				if already, err = drain.Cordon(ctx, cs, node, server); err != nil {
+				if already, err = drain.CordonAs(ctx, cs, node, server, time.Now(), &origin); err != nil {
 					failed = append(failed, oneLine(err.Error()))
 					continue
 				}

@@ -36,6 +36,8 @@ type DrainOptions struct {
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
 
+	PolicyFlags // --on-blocked, --blocked-after, --not-after (drain_policy.go)
+
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
 	maxParallelSet bool
@@ -45,7 +47,7 @@ type DrainOptions struct {
 // pool move, pool sync, the dashboard): kubectl drain's defaults, set in this one place.
 func NewDrainOptions(c *Common) DrainOptions {
 	return DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
-		MaxParallelNodes: drain.DefaultMaxParallelNodes}
+		MaxParallelNodes: drain.DefaultMaxParallelNodes, PolicyFlags: PolicyFlags{OnBlocked: string(drain.OnBlockedWait), BlockedAfter: drain.DefaultBlockedAfter}}
 }
 
 // NewCmdDrain builds "kubectl maintenance drain".
@@ -106,6 +108,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.MaxParallelNodes, "max-parallel-nodes", o.MaxParallelNodes, "how many nodes are cordoned and drained at once")
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
+	o.addPolicyFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
@@ -151,6 +154,9 @@ func (o *DrainOptions) Validate() error {
 	default:
 		return UsageErrorf(`invalid --dry-run %q: must be "none", "client" or "server"`, o.DryRun)
 	}
+	if err := o.validatePolicy(); err != nil {
+		return err
+	}
 	return o.Nodes.Validate()
 }
 
@@ -169,6 +175,7 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector,
 		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
 		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
+		Policy: o.policy(),
 	}
 }
 
@@ -210,6 +217,7 @@ func addSummaries(a, b drain.Summary) drain.Summary {
 	a.Refusals += b.Refusals
 	a.Elapsed += b.Elapsed
 	a.PendingBlocks = append(a.PendingBlocks, b.PendingBlocks...)
+	a.Skipped, a.NotStarted = append(a.Skipped, b.Skipped...), append(a.NotStarted, b.NotStarted...)
 	return a
 }
 
@@ -237,6 +245,9 @@ func (d *printingDrainer) Run(ctx context.Context, names []string) (drain.Summar
 	events := make(chan event.Event, 256)
 	cfg := d.o.engineConfig(d.cs, events, klog.FromContext(ctx))
 	cfg.Only = d.only
+	if d.o.DryRun == "none" {
+		cfg.Origin = d.o.withOrigin(ctx, d.cs)
+	}
 	eng, err := drain.NewEngine(cfg)
 	if err != nil {
 		return drain.Summary{}, WithExitCode(ExitUsage, err)

@@ -12,7 +12,7 @@ import (
 
 // EventsVersion is the version of the NDJSON event stream: a minor bump adds fields
 // (ignore unknown ones), a major bump breaks.
-const EventsVersion = "1.0"
+const EventsVersion = "1.1"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -54,6 +54,9 @@ type summaryJSON struct {
 	Elapsed      float64         `json:"elapsed_seconds"`
 	APIRequests  int64           `json:"api_requests"`
 	Pending      []event.Blocker `json:"pending,omitempty"`
+	// Skipped (--on-blocked=skip) and NotStarted (--not-after) were added in 1.1.
+	Skipped    []drain.BlockedNode `json:"skipped,omitempty"`
+	NotStarted []string            `json:"not_started,omitempty"`
 }
 
 // ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
@@ -86,6 +89,8 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 		level = "warn"
 	case event.EventNodeFailed:
 		level = "error"
+	case event.EventNodeBlocked, event.EventNodeNotStarted:
+		level = "warn"
 	}
 	e := jsonEvent{
 		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod,
@@ -104,6 +109,7 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 		NodesDrained: sum.NodesDrained, NodesFailed: sum.NodesFailed, NodesPending: sum.NodesPending,
 		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, Evictions: sum.Evictions,
 		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
+		Skipped: sum.Skipped, NotStarted: sum.NotStarted,
 	}}
 	if err != nil {
 		e.Level, e.Error = "error", oneLine(describe(err))

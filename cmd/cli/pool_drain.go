@@ -81,7 +81,12 @@ func (o *DrainOptions) runPool(ctx context.Context, cs kubernetes.Interface, nam
 		if errors.As(err, &te) && saved > 0 {
 			te.Timeout = saved // --timeout, not what was left for this batch
 		}
-		if err != nil {
+		var ns *drain.NotStartedError
+		if errors.As(err, &ns) {
+			total.NotStarted = append(total.NotStarted, slices.DeleteFunc(slices.Clone(pending), func(n string) bool { return slices.Contains(batch, n) })...)
+			return finish(&drain.NotStartedError{NotAfter: ns.NotAfter, Nodes: total.NotStarted})
+		}
+		if err = skipped(err); err != nil {
 			return finish(err)
 		}
 		for _, n := range batch {
@@ -89,5 +94,18 @@ func (o *DrainOptions) runPool(ctx context.Context, cs kubernetes.Interface, nam
 		}
 		pending = slices.DeleteFunc(pending, func(n string) bool { return done[n] })
 	}
+	if len(total.Skipped) > 0 {
+		return finish(&drain.SkippedError{Nodes: total.Skipped}) // --on-blocked=skip: the other batches went on
+	}
 	return finish(nil)
+}
+
+// skipped is nil for a batch whose only trouble is nodes given up by --on-blocked=skip
+// (they are in the summary; the next batches go on), else err.
+func skipped(err error) error {
+	var se *drain.SkippedError
+	if errors.As(err, &se) {
+		return nil
+	}
+	return err
 }
