@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -30,12 +31,30 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 	}
 	e.Ready("ledger", 2)
 	e.PDB("ledger", fixture.PDBSpec{App: "ledger", MaxUnavailable: fixture.Int(0)}, 0)
-	e.AddNodes(1, 2)
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 4, e.Here(fixture.PodOptions{})); err != nil {
+	// One web pod pinned to each other node by a label the spare node carries too, so its
+	// replacement has somewhere to go.
+	e.AddNodes(1, 2, 3)
+	for i, app := range []string{"web-b", "web-c"} {
+		for _, n := range []string{e.Nodes[i+1], e.Nodes[3]} {
+			if _, err := e.C.CoreV1().Nodes().Patch(e.Ctx, n, types.MergePatchType, []byte(`{"metadata":{"labels":{"`+app+`":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := e.C.CoreV1().Nodes().Patch(e.Ctx, e.Nodes[3], types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.Ready("web", 4)
-	e.AddNodes(3)
+	for i, app := range []string{"web-b", "web-c"} {
+		if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, app, 1, fixture.PodOptions{NodeSelector: map[string]string{app: "yes"}}); err != nil {
+			t.Fatal(err)
+		}
+		if p := e.Ready(app, 1); p[0].Spec.NodeName != e.Nodes[i+1] {
+			t.Fatalf("%s runs on %s, want %s", app, p[0].Spec.NodeName, e.Nodes[i+1])
+		}
+	}
+	if _, err := e.C.CoreV1().Nodes().Patch(e.Ctx, e.Nodes[3], types.MergePatchType, []byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	g := e.Guard()
 	held, nodes := e.Nodes[0], e.Nodes[:3]
 
@@ -43,7 +62,8 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 	if r.Code != 3 {
 		t.Fatalf("drain exit %d, want 3", r.Code)
 	}
-	mustContain(t, "stdout", r.Stdout, "node/"+e.Nodes[1]+" drained", "node/"+e.Nodes[2]+" drained", "node/"+held+" given up, left cordoned in state blocked")
+	mustContain(t, "stdout", r.Stdout, "node/"+e.Nodes[1]+" drained", "node/"+e.Nodes[2]+" drained", "node/"+held+" given up, left cordoned in state blocked",
+		"evicting pod "+e.NS+"/web-b-", "evicting pod "+e.NS+"/web-c-")
 	mustContain(t, "stderr", r.Stderr, "Skipped nodes (blocked; left cordoned, state blocked):", " "+held+": 2 pod(s) blocked for 10s by pdb "+e.NS+"/ledger (needs 2 healthy pods, has 2, allows 0)",
 		"error: 1 node(s) skipped, blocked")
 	for _, n := range e.Nodes[1:3] {
@@ -104,8 +124,8 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 			}
 		}
 	})
-	if g.Deleted == 0 {
-		t.Error("the guard saw no eviction")
+	if g.Deleted != 2 {
+		t.Errorf("the guard saw %d pods evicted, want the 2 web pods", g.Deleted)
 	}
 }
 
