@@ -56,6 +56,7 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
 			node, msg := st.node, "pod "+st.key+": "+message
 			r.later(func() { r.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
+			r.stopOnNeverLocked(st, reason, message)
 		}
 	}
 	if len(budgets) == 0 {
@@ -102,6 +103,7 @@ func (r *run) pdbChanged(obj any) {
 	r.lock()
 	defer r.unlock()
 	delete(r.index, p.Namespace)
+	r.budgetMovedLocked(key, p)
 	for podKey := range r.reserved[key] {
 		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
 		if _, shown := p.Status.DisruptedPods[name]; shown {

@@ -108,6 +108,8 @@ type Config struct {
 	// DiagnoseInterval is how often the pods of a budget that holds pods back are listed
 	// again to tell why (one List per budget, from the watch cache). Default 10 s.
 	DiagnoseInterval time.Duration
+	// Policy: --on-blocked, --blocked-after, --not-after, and the origin recorded on nodes.
+	Policy
 }
 
 // DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an
@@ -158,6 +160,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.MaxParallelNodes < 0 {
 		errs = append(errs, fmt.Sprintf("--max-parallel-nodes must be 1 or more (0 for the default), got %d", cfg.MaxParallelNodes))
 	}
+	errs = append(errs, cfg.Policy.validate()...)
 	switch cfg.DryRun {
 	case "":
 		cfg.DryRun = DryRunNone

@@ -37,6 +37,7 @@ type nodeState struct {
 	looking, lookAgain, finishing bool
 	finished, failed              bool
 	finishedCh                    chan struct{}
+	pol                           nodePolicy
 }
 
 // drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),
@@ -48,7 +49,7 @@ func (r *run) drainNodes(ctx context.Context) {
 		}
 		var already bool
 		err := r.retryTransient(ctx, func() (err error) {
-			_, already, err = CordonForDrain(ctx, r.e.cfg.Client, np.Name, false)
+			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, np.Name, false, r.e.cfg.Clock.Now(), r.e.cfg.origin())
 			return err
 		})
 		if err != nil {
@@ -60,6 +61,9 @@ func (r *run) drainNodes(ctx context.Context) {
 			r.unlock()
 			continue
 		}
+		r.lock()
+		r.nodes[np.Name].pol.cordonedHere = !already
+		r.unlock()
 		// Recorded (in the same patch as the cordon) before it is said.
 		r.e.emit(event.Event{Type: event.EventNodeCordoned, Node: np.Name, Already: already})
 		if !already {
@@ -67,7 +71,9 @@ func (r *run) drainNodes(ctx context.Context) {
 		}
 	}
 	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
-	for _, np := range r.pf.plan.Nodes {
+	deadline, stop := r.deadline()
+	defer stop()
+	for i, np := range r.pf.plan.Nodes {
 		r.lock()
 		skip := r.nodes[np.Name].finished
 		r.unlock()
@@ -76,9 +82,17 @@ func (r *run) drainNodes(ctx context.Context) {
 		}
 		select {
 		case slots <- struct{}{}:
+		case <-deadline:
 		case <-ctx.Done():
 			return
 		}
+		r.lock()
+		if reason, msg := r.mayStartLocked(); reason != "" {
+			r.notStartedLocked(r.pf.plan.Nodes[i:], reason, msg)
+			r.unlock()
+			return
+		}
+		r.unlock()
 		ns := r.nodes[np.Name]
 		r.goroutine(func() {
 			defer func() { <-slots }()
@@ -103,7 +117,7 @@ func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 			r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
 				Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
 		}
-		_, _, err = CordonForDrain(nctx, r.e.cfg.Client, ns.name, false)
+		_, _, err = CordonForDrainAs(nctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), r.e.cfg.origin())
 		return err
 	})
 	var store cache.Store
@@ -121,6 +135,7 @@ func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	r.lock()
 	ns.store = store
 	ns.looking = true
+	r.movedLocked(ns.name)
 	r.unlock()
 	r.recordEvent(ns.name, corev1.EventTypeNormal, "DrainStarted", "kubectl-maintenance is draining the node")
 	r.look(ns)
@@ -300,7 +315,7 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 	}
 	ns.finishing = true
 	r.later(func() {
-		err := SetDrainState(r.ctx, r.e.cfg.Client, ns.name, StateDrained)
+		err := SetState(r.ctx, r.e.cfg.Client, ns.name, StateDrained, r.e.cfg.Clock.Now(), "")
 		r.lock()
 		ns.finishing = false
 		switch {

@@ -21,7 +21,8 @@ const (
 	// AnnotationCordoned is set ("true") when this tool cordoned a node that was
 	// schedulable. It is informational; CordonedByUs decides.
 	AnnotationCordoned = "kubectl-maintenance.io/cordoned"
-	// AnnotationDrain records the drain's progress on the node: "draining" or "drained".
+	// AnnotationDrain records the drain's progress on the node: "draining", "drained" or
+	// "blocked" (see state.go: the same state is mirrored in LabelState).
 	AnnotationDrain = "kubectl-maintenance.io/drain"
 )
 
@@ -73,10 +74,17 @@ func CordonedByUs(node *corev1.Node) bool {
 // Cordon marks node unschedulable as FieldManager. It reports whether the node was
 // already cordoned. serverDryRun sends the change with dryRun=All.
 func Cordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serverDryRun bool) (already bool, err error) {
+	return CordonAs(ctx, c, node, serverDryRun, time.Now(), nil)
+}
+
+// CordonAs is Cordon that also records the state StateCordoned (label and annotations),
+// since now, and origin when given, in the same patch.
+func CordonAs(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serverDryRun bool, now time.Time, origin *Origin) (already bool, err error) {
 	if node.Spec.Unschedulable {
 		return true, nil
 	}
-	return false, patchNode(ctx, c, node.Name, map[string]any{"spec": map[string]any{"unschedulable": true}}, serverDryRun)
+	return false, patchNode(ctx, c, node.Name, map[string]any{"metadata": statePatch(StateCordoned, now, origin, ""),
+		"spec": map[string]any{"unschedulable": true}}, serverDryRun)
 }
 
 // CordonForDrain writes the resume record and the cordon in one patch, before anything is
@@ -86,14 +94,21 @@ func Cordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serv
 // someone else in between is never taken for ours. It returns the node as written and
 // whether it was already cordoned.
 func CordonForDrain(ctx context.Context, c kubernetes.Interface, name string, serverDryRun bool) (node *corev1.Node, already bool, err error) {
+	return CordonForDrainAs(ctx, c, name, serverDryRun, time.Now(), nil)
+}
+
+// CordonForDrainAs is CordonForDrain that also writes the state model (LabelState,
+// AnnotationSince, and origin when given) in the same patch, with now as the time the
+// node started draining.
+func CordonForDrainAs(ctx context.Context, c kubernetes.Interface, name string, serverDryRun bool, now time.Time, origin *Origin) (node *corev1.Node, already bool, err error) {
 	err = retry.RetryOnConflict(nodeRetry, func() error {
 		cur, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		already = cur.Spec.Unschedulable
-		meta := map[string]any{"resourceVersion": cur.ResourceVersion,
-			"annotations": map[string]any{AnnotationDrain: StateDraining}}
+		meta := statePatch(StateDraining, now, origin, "")
+		meta["resourceVersion"] = cur.ResourceVersion
 		patch := map[string]any{"metadata": meta}
 		if !already {
 			meta["annotations"].(map[string]any)[AnnotationCordoned] = "true"
@@ -140,7 +155,7 @@ func DecideUncordon(node *corev1.Node, force bool) UncordonResult {
 }
 
 // Uncordon makes node schedulable if the cordon it carries is this tool's own (or force),
-// and removes this tool's annotations, in one patch carrying the node's resourceVersion.
+// and removes this tool's annotations and state label, in one patch carrying the node's resourceVersion.
 // A node that changed meanwhile is read again and decided again.
 func Uncordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, force, serverDryRun bool) (UncordonResult, error) {
 	var res UncordonResult
@@ -166,14 +181,22 @@ func Uncordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, fo
 
 func uncordonOnce(ctx context.Context, c kubernetes.Interface, node *corev1.Node, force, serverDryRun bool) (UncordonResult, error) {
 	res := DecideUncordon(node, force)
-	_, drain := node.Annotations[AnnotationDrain]
-	_, cordoned := node.Annotations[AnnotationCordoned]
-	if res != Uncordoned && !drain && !cordoned {
+	remove := map[string]any{}
+	for _, k := range StateAnnotations() {
+		if _, ok := node.Annotations[k]; ok {
+			remove[k] = nil
+		}
+	}
+	_, labelled := node.Labels[LabelState]
+	if res != Uncordoned && len(remove) == 0 && !labelled {
 		return res, nil
 	}
 	meta := map[string]any{"resourceVersion": node.ResourceVersion}
-	if drain || cordoned {
-		meta["annotations"] = map[string]any{AnnotationDrain: nil, AnnotationCordoned: nil}
+	if len(remove) > 0 {
+		meta["annotations"] = remove
+	}
+	if labelled {
+		meta["labels"] = map[string]any{LabelState: nil}
 	}
 	patch := map[string]any{"metadata": meta}
 	if res == Uncordoned {
@@ -183,9 +206,10 @@ func uncordonOnce(ctx context.Context, c kubernetes.Interface, node *corev1.Node
 	return res, err
 }
 
-// SetDrainState records the drain's progress on the node (AnnotationDrain).
+// SetDrainState records the drain's progress on the node (AnnotationDrain, LabelState and
+// AnnotationSince; see SetState).
 func SetDrainState(ctx context.Context, c kubernetes.Interface, node, state string) error {
-	return patchNode(ctx, c, node, map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationDrain: state}}}, false)
+	return SetState(ctx, c, node, state, time.Now(), "")
 }
 
 func patchNode(ctx context.Context, c kubernetes.Interface, node string, patch map[string]any, serverDryRun bool) error {

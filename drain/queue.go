@@ -176,6 +176,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	switch ans.outcome {
 	case accepted:
 		st.phase, st.acceptedAt = terminating, now
+		r.movedLocked(st.node)
 		r.later(func() { r.queue.Forget(key) })
 		r.e.emit(event.Event{Type: event.EventEvictionAccepted, Node: st.node, Pod: key, Attempt: ev.attempt})
 		r.addAfter(key, r.terminationCheckDelay(ev.pod))

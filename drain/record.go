@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // ReportingController is the reportingController of the Events the drain records on nodes.

@@ -41,6 +41,9 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 			e.emit(event.Event{Type: event.EventWarning, Node: n.Name, Message: w})
 		}
 	}
+	if sum, err := e.gate(pf); err != nil {
+		return sum, err
+	}
 	if e.cfg.DryRun != DryRunNone {
 		return e.dryRun(ctx, pf)
 	}
@@ -88,6 +91,7 @@ type run struct {
 	nodes    map[string]*nodeState
 	diag     diagState // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
 	sum      Summary
+	pol      runPolicy
 	done     chan struct{}
 }
 
@@ -163,6 +167,9 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	r.goroutine(func() { r.watchdog(ctx) })
 	r.goroutine(func() { r.waitLines(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
+	if r.e.cfg.OnBlocked == OnBlockedSkip {
+		r.goroutine(func() { r.watchBlocked(ctx) })
+	}
 	if h := r.e.hooks.started; h != nil {
 		h(r)
 	}
@@ -193,7 +200,8 @@ func (r *run) run(parent context.Context) (Summary, error) {
 func (r *run) finish(result, startErr error) (Summary, error) {
 	r.lock()
 	defer r.unlock()
-	blockers := r.blockersLocked()
+	blockers := r.pendingLocked(r.blockersLocked())
+	policyErr := r.policyResultLocked()
 	switch err := result.(type) {
 	case *TimeoutError:
 		err.Blockers = blockers
@@ -210,8 +218,8 @@ func (r *run) finish(result, startErr error) (Summary, error) {
 	if startErr != nil {
 		return r.sum, startErr
 	}
-	if result == nil && r.sum.NodesFailed > 0 {
-		result = fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
+	if result == nil {
+		result = policyErr // failed, skipped or not started nodes
 	}
 	return r.sum, result
 }

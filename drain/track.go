@@ -54,6 +54,7 @@ func (r *run) goneLocked(st *podState) {
 	r.releaseLocked(st)
 	r.goneAt[st.key] = r.e.cfg.Clock.Now()
 	r.sum.PodsEvicted++
+	r.movedLocked(st.node)
 	r.e.emit(event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts})
 	ns := r.nodes[st.node]
 	ns.remaining--

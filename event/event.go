@@ -164,3 +164,13 @@ func (p *Plan) Blocked() []Blocker {
 	}
 	return out
 }
+
+// Event types of the drain's policies (--on-blocked, --not-after).
+const (
+	// EventNodeBlocked: the drain gave the node up (--on-blocked=skip); it stays cordoned.
+	// PDB names the budgets, Message the pods and the budgets' numbers.
+	EventNodeBlocked EventType = "node.blocked"
+	// EventNodeNotStarted: the node was not started (Reason "NotAfter": the --not-after
+	// deadline passed; "OnBlockedFail": --on-blocked=fail stopped the run).
+	EventNodeNotStarted EventType = "node.not_started"
+)

@@ -19,8 +19,9 @@ import (
 // then per node one patch that relabels and retaints, removes the move record and
 // uncordons (only a cordon this tool made); then the next batch. Nodes already in the
 // target pool are done. Interrupted at any step, the same call finishes from where it
-// stopped. It returns the drains' summary: counts added up over the batches, what is
-// pending from the last batch.
+// stopped. It returns the drains' summary added up over the batches. Nodes a drain gives
+// up under --on-blocked=skip stay cordoned and are not moved; the others go on, and the
+// move ends with a drain.SkippedError.
 func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.NodePool, d Drainer) (drain.Summary, error) {
 	var total drain.Summary
 	var deadline time.Time
@@ -48,6 +49,7 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 		}
 	}
 	pending := append(resumed, fresh...)
+	skipped := map[string]bool{} // given up by --on-blocked=skip: not moved
 	roller := &Roller{Kube: m.Kube, Pools: pools, Limit: target.MaxUnavailableOrDefault()}
 	for len(pending) > 0 {
 		batch, waitOn, err := roller.Next(ctx, pending, sources, nil)
@@ -69,7 +71,17 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 			}
 		}
 		sum, err := m.drainBatch(ctx, d, batch, deadline)
-		total = AddSummary(total, sum)
+		total = total.Add(sum)
+		var se *drain.SkippedError
+		if errors.As(err, &se) {
+			// --on-blocked=skip: the nodes given up stay cordoned in state blocked and
+			// are not moved; the rest of the batch is, and the move goes on.
+			for _, b := range se.Nodes {
+				skipped[b.Node] = true
+			}
+			batch = slices.DeleteFunc(slices.Clone(batch), func(n string) bool { return skipped[n] })
+			err = nil
+		}
 		if err != nil {
 			return total, err
 		}
@@ -80,7 +92,10 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 			}
 			m.progress(MoveEvent{Type: MoveNodeMoved, Node: name, Move: mv, Message: mv.To})
 		}
-		pending = slices.DeleteFunc(pending, func(n string) bool { return slices.Contains(batch, n) })
+		pending = slices.DeleteFunc(pending, func(n string) bool { return slices.Contains(batch, n) || skipped[n] })
+	}
+	if len(total.Skipped) > 0 {
+		return total, &drain.SkippedError{Nodes: total.Skipped}
 	}
 	return total, nil
 }
@@ -139,21 +154,6 @@ func (m *Mover) drainBatch(ctx context.Context, d Drainer, batch []string, deadl
 	return d.Run(ctx, batch)
 }
 
-// AddSummary adds a batch's drain summary to a rolling operation's: counts add up, what
-// is pending is the latest batch's (an earlier batch finished before the next began).
-func AddSummary(total, batch drain.Summary) drain.Summary {
-	total.NodesDrained += batch.NodesDrained
-	total.NodesFailed += batch.NodesFailed
-	total.NodesPending = batch.NodesPending
-	total.PodsEvicted += batch.PodsEvicted
-	total.PodsPending = batch.PodsPending
-	total.Evictions += batch.Evictions
-	total.Refusals += batch.Refusals
-	total.Elapsed += batch.Elapsed
-	total.PendingBlocks = batch.PendingBlocks
-	return total
-}
-
 // finish is the last step of one node's move, one optimistic-lock patch: the target
 // pool's labels and taints on, the old pools' off, the move and drain records removed,
 // and the node uncordoned when the cordon is this tool's. Before it, pods still on the
@@ -171,11 +171,12 @@ func (m *Mover) finish(ctx context.Context, mv *NodeMove, target *v1alpha1.NodeP
 		if named, err = CheckNoExecute(ctx, m.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
-		for _, k := range []string{MoveAnnotation, drain.AnnotationDrain, drain.AnnotationCordoned} {
+		for _, k := range append([]string{MoveAnnotation}, drain.StateAnnotations()...) {
 			if _, ok := n.Annotations[k]; ok {
 				d.Annotations[k] = nil
 			}
 		}
+		delete(d.Labels, drain.LabelState) // the drain's state label goes with its record
 		result = drain.AlreadySchedulable
 		if n.Spec.Unschedulable {
 			result = drain.LeftCordoned

@@ -182,10 +182,14 @@ func (ro *Rollout) taint(ctx context.Context, name string, p *v1alpha1.NodePool,
 		if named, err = CheckNoExecute(ctx, ro.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
-		for _, k := range []string{drain.AnnotationDrain, drain.AnnotationCordoned} {
+		for _, k := range drain.StateAnnotations() {
 			if _, ok := n.Annotations[k]; ok {
 				d.Annotations[k], d.Changed = nil, true
 			}
+		}
+		if _, ok := d.Labels[drain.LabelState]; ok {
+			delete(d.Labels, drain.LabelState) // the drain's state label goes with its record
+			d.Changed = true
 		}
 		if n.Spec.Unschedulable && CordonedByUs(n) {
 			d.Unschedulable, d.Changed = new(bool), true

@@ -71,7 +71,7 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 		c := decide(req, n)
 		if req.Action == Cordon {
 			if req.DryRun != drain.DryRunClient {
-				if c.Already, err = drain.Cordon(ctx, o.Kube, n, server); err != nil {
+				if c.Already, err = drain.CordonAs(ctx, o.Kube, n, server, o.now(), &req.Drain.Origin); err != nil {
 					fail(name, err)
 					continue
 				}

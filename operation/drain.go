@@ -103,12 +103,18 @@ func (o *Operator) runPool(ctx context.Context, req Request, names []string, poo
 			return Summary{Summary: total}, err
 		}
 		sum, err := eng.Run(ctx, batch)
-		total = addSummaries(total, sum)
+		total = total.Add(sum)
 		var te *drain.TimeoutError
 		if errors.As(err, &te) && timeout > 0 {
 			te.Timeout = timeout // the drain's --timeout, not what was left for this batch
 		}
-		if err != nil {
+		var ns *drain.NotStartedError
+		if errors.As(err, &ns) {
+			// --not-after: this batch's late nodes and every later batch are not started.
+			total.NotStarted = append(total.NotStarted, slices.DeleteFunc(slices.Clone(pending), func(n string) bool { return slices.Contains(batch, n) })...)
+			return Summary{Summary: total}, &drain.NotStartedError{NotAfter: ns.NotAfter, Nodes: total.NotStarted}
+		}
+		if err = skipped(err); err != nil {
 			return Summary{Summary: total}, err
 		}
 		for _, n := range batch {
@@ -116,21 +122,20 @@ func (o *Operator) runPool(ctx context.Context, req Request, names []string, poo
 		}
 		pending = slices.DeleteFunc(pending, func(n string) bool { return done[n] })
 	}
+	if len(total.Skipped) > 0 {
+		return Summary{Summary: total}, &drain.SkippedError{Nodes: total.Skipped} // --on-blocked=skip: the other batches went on
+	}
 	return Summary{Summary: total}, nil
 }
 
-// addSummaries adds up the summaries of a rolling drain's batches, what is pending too.
-func addSummaries(a, b drain.Summary) drain.Summary {
-	a.NodesDrained += b.NodesDrained
-	a.NodesFailed += b.NodesFailed
-	a.NodesPending += b.NodesPending
-	a.PodsEvicted += b.PodsEvicted
-	a.PodsPending += b.PodsPending
-	a.Evictions += b.Evictions
-	a.Refusals += b.Refusals
-	a.Elapsed += b.Elapsed
-	a.PendingBlocks = append(a.PendingBlocks, b.PendingBlocks...)
-	return a
+// skipped is nil for a batch whose only trouble is nodes given up by --on-blocked=skip
+// (they are in the summary; the next batches go on), else err.
+func skipped(err error) error {
+	var se *drain.SkippedError
+	if errors.As(err, &se) {
+		return nil
+	}
+	return err
 }
 
 // BatchDrainer drains the batches of a rolling move or rollout through the drain
@@ -166,7 +171,7 @@ func (d *BatchDrainer) RunWithin(ctx context.Context, nodes []string, timeout ti
 		return drain.Summary{}, err
 	}
 	sum, err := eng.Run(ctx, nodes)
-	d.total = nodepool.AddSummary(d.total, sum)
+	d.total = d.total.Add(sum)
 	return sum, err
 }
 

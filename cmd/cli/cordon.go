@@ -88,6 +88,9 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 		return err
 	}
 	req := operation.Request{Action: operation.Cordon, Nodes: names, DryRun: drain.DryRun(o.DryRun), Force: o.Force}
+	if !o.Uncordon && o.DryRun != "client" {
+		req.Drain.Origin = recordOrigin(ctx, o.Common, cs) // who cordoned, on the node (status)
+	}
 	if o.Uncordon {
 		req.Action = operation.Uncordon
 	}

@@ -39,6 +39,8 @@ type DrainOptions struct {
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
 
+	PolicyFlags // --on-blocked, --blocked-after, --not-after (drain_policy.go)
+
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
 	maxParallelSet bool
@@ -48,7 +50,7 @@ type DrainOptions struct {
 // pool move, pool sync, the dashboard): kubectl drain's defaults, set in this one place.
 func NewDrainOptions(c *Common) DrainOptions {
 	return DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
-		MaxParallelNodes: drain.DefaultMaxParallelNodes}
+		MaxParallelNodes: drain.DefaultMaxParallelNodes, PolicyFlags: PolicyFlags{OnBlocked: string(drain.OnBlockedWait), BlockedAfter: drain.DefaultBlockedAfter}}
 }
 
 // NewCmdDrain builds "kubectl maintenance drain".
@@ -110,6 +112,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
 	o.addRuleFlags(f)
+	o.addPolicyFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
@@ -158,6 +161,9 @@ func (o *DrainOptions) Validate() error {
 	default:
 		return UsageErrorf(`invalid --dry-run %q: must be "none", "client" or "server"`, o.DryRun)
 	}
+	if err := o.validatePolicy(); err != nil {
+		return err
+	}
 	return o.Nodes.Validate()
 }
 
@@ -177,6 +183,7 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
 		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
 		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
+		Policy: o.policy(),
 	}
 }
 
@@ -192,6 +199,9 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 		return err
 	}
 	req := o.request(operation.Drain, names)
+	if o.DryRun == "none" {
+		req.Drain.Origin = o.withOrigin(ctx, cs) // the command and user, recorded on the nodes (status)
+	}
 	var pc client.Client
 	if pool != nil && !o.maxParallelSet {
 		req.Pool, req.Drain.MaxParallelNodes = pool.Name, 0 // the pool's maxUnavailable

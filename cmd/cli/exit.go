@@ -27,6 +27,9 @@ const (
 	// ExitBlocked means blocked by policy: a PDB that can never allow a disruption, a pod
 	// under several PDBs, unmanaged pods without --force.
 	ExitBlocked = 3
+	// ExitNotStarted means the --not-after deadline passed with nodes not started; the
+	// nodes started before it finished.
+	ExitNotStarted = 4
 	// ExitTimeout means --timeout was reached.
 	ExitTimeout = 124
 	// ExitInterrupted means Ctrl-C or SIGTERM.
@@ -39,7 +42,9 @@ const ExitCodesHelp = `Exit codes:
   1    error (API, RBAC, internal)
   2    usage or validation error (bad flag, selector, node, pool or kubeconfig); nothing changed
   3    blocked by policy (a PDB that never allows a disruption, a pod under several PDBs,
-       pods that need --force, --ignore-daemonsets or --delete-emptydir-data)
+       pods that need --force, --ignore-daemonsets or --delete-emptydir-data; nodes given
+       up by --on-blocked=skip; a run stopped by --on-blocked=fail)
+  4    --not-after passed with nodes not started (the others finished)
   124  --timeout reached
   130  interrupted (Ctrl-C or SIGTERM); run the same command again to finish`
 
@@ -83,6 +88,8 @@ func ExitCode(err error) int {
 		return ExitBlocked
 	case drain.IsUsage(err):
 		return ExitUsage
+	case isNotStarted(err):
+		return ExitNotStarted
 	case errors.Is(err, context.DeadlineExceeded):
 		return ExitTimeout
 	case errors.Is(err, context.Canceled):
@@ -117,4 +124,10 @@ func describe(err error) string {
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// isNotStarted reports a run whose --not-after deadline kept nodes from starting.
+func isNotStarted(err error) bool {
+	var ns interface{ NotStarted() bool }
+	return errors.As(err, &ns) && ns.NotStarted()
 }

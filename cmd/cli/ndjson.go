@@ -15,7 +15,8 @@ import (
 //
 // 1.1: pod.eviction_blocked carries cause, remedy and waited_seconds (said again every
 // wait interval while nothing changes); reasons DoNotDisrupt and WaitCompleted; the
-// plan's pods carry cause and remedy; the summary's pending entries cause and remedy.
+// plan's pods carry cause and remedy; the summary's pending entries cause and remedy;
+// node.blocked and node.not_started events; the summary's skipped and not_started.
 const EventsVersion = "1.1"
 
 // jsonEvent is one NDJSON line.
@@ -61,6 +62,9 @@ type summaryJSON struct {
 	Elapsed      float64         `json:"elapsed_seconds"`
 	APIRequests  int64           `json:"api_requests"`
 	Pending      []event.Blocker `json:"pending,omitempty"`
+	// Skipped (--on-blocked=skip) and NotStarted (--not-after) were added in 1.1.
+	Skipped    []drain.BlockedNode `json:"skipped,omitempty"`
+	NotStarted []string            `json:"not_started,omitempty"`
 }
 
 // ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
@@ -93,6 +97,8 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 		level = "warn"
 	case event.EventNodeFailed:
 		level = "error"
+	case event.EventNodeBlocked, event.EventNodeNotStarted:
+		level = "warn"
 	}
 	e := jsonEvent{
 		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod,
@@ -112,6 +118,7 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 		NodesDrained: sum.NodesDrained, NodesFailed: sum.NodesFailed, NodesPending: sum.NodesPending,
 		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, Evictions: sum.Evictions,
 		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
+		Skipped: sum.Skipped, NotStarted: sum.NotStarted,
 	}}
 	if err != nil {
 		e.Level, e.Error = "error", oneLine(describe(err))

@@ -64,6 +64,10 @@ func (p *humanPrinter) Event(ev event.Event) {
 		fmt.Fprintf(p.errOut, "error: unable to drain node %q: %s\n", ev.Node, ev.Message)
 	case event.EventPoolBatch:
 		fmt.Fprintf(p.errOut, "batch: %s\n", ev.Message)
+	case event.EventNodeBlocked:
+		fmt.Fprintf(p.out, "node/%s given up, left cordoned in state blocked: %s\n", ev.Node, ev.Message)
+	case event.EventNodeNotStarted:
+		fmt.Fprintf(p.errOut, "node/%s %s\n", ev.Node, ev.Message)
 	case event.EventNodeMoved:
 		fmt.Fprintf(p.out, "node/%s moved to pool %s\n", ev.Node, ev.Message)
 	case event.EventNodeUncordoned:
@@ -131,6 +135,7 @@ func (p *humanPrinter) Summary(sum drain.Summary, err error, code int) {
 			}
 		}
 	}
+	printPolicySummary(p.errOut, sum)
 	fmt.Fprintf(p.errOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d waiting; %d eviction request(s), %d refused; %s\n",
 		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
 	if code == ExitInterrupted {

@@ -154,6 +154,7 @@ as the budgets allow.
 		NewCmdDrain(common),
 		NewCmdPool(common),
 		NewCmdDashboard(common),
+		NewCmdStatus(common),
 	)
 	addKubectlCompletion(root)
 	rejectUnknownCommands(root)

@@ -177,6 +177,10 @@ func (m *Model) Apply(id int, ev event.Event) {
 		n.Done, n.Finished, n.Result = true, ev.Time, "moved to "+ev.Message
 	case event.EventNodeFailed:
 		n.Failed, n.Finished = ev.Message, ev.Time
+	case event.EventNodeBlocked: // --on-blocked=skip gave it up
+		n.Done, n.Finished, n.Result, n.Blocker = true, ev.Time, "blocked, left cordoned", ev.Message
+	case event.EventNodeNotStarted: // --not-after, or --on-blocked=fail
+		n.Done, n.Finished, n.Result = true, ev.Time, "not started"
 	}
 }
 

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/access"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// PolicyFlags are drain's policy flags: what to do with blocked nodes (--on-blocked,
+// --blocked-after) and a deadline for starting nodes (--not-after). DrainOptions embeds
+// them, so drain, drain --pool and pool move share them.
+type PolicyFlags struct {
+	OnBlocked    string
+	BlockedAfter time.Duration
+	// NotAfter is an RFC 3339 time or a duration from now; "" for none.
+	NotAfter string
+
+	// notAfter is NotAfter resolved when the flags were validated.
+	notAfter time.Time
+	// origin is who runs the command, resolved once (see recordOrigin).
+	origin *drain.Origin
+	// now is the clock NotAfter durations count from (time.Now when nil).
+	now func() time.Time
+}
+
+// addPolicyFlags adds --on-blocked, --blocked-after and --not-after.
+func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3) or "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3)`)
+	f.DurationVar(&p.BlockedAfter, "blocked-after", drain.DefaultBlockedAfter, "with --on-blocked=skip: how long every pod left on a node must have been blocked, by budgets whose status did not move, before the node is given up")
+	f.StringVar(&p.NotAfter, "not-after", "", "no node starts draining after this time (RFC 3339, e.g. 2026-11-25T06:00:00Z, or a duration from now, e.g. 2h); nodes in progress finish; nodes not started are listed (exit 4)")
+	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail"))
+}
+
+// validatePolicy checks the policy flags and resolves --not-after to a time.
+func (p *PolicyFlags) validatePolicy() error {
+	switch drain.OnBlocked(p.OnBlocked) {
+	case "", drain.OnBlockedWait, drain.OnBlockedSkip, drain.OnBlockedFail:
+	default:
+		return UsageErrorf(`invalid --on-blocked %q: must be "wait", "skip" or "fail"`, p.OnBlocked)
+	}
+	if p.BlockedAfter < 0 {
+		return UsageErrorf("invalid --blocked-after %s: must be positive (0 for the default, %s)", p.BlockedAfter, drain.DefaultBlockedAfter)
+	}
+	t, err := parseNotAfter(p.NotAfter, p.clock())
+	if err != nil {
+		return err
+	}
+	p.notAfter = t
+	return nil
+}
+
+func (p *PolicyFlags) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
+}
+
+// parseNotAfter reads --not-after: "" (none), an RFC 3339 time, or a positive duration
+// from now.
+func parseNotAfter(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return time.Time{}, UsageErrorf("invalid --not-after %q: want an RFC 3339 time (2026-11-25T06:00:00Z) or a duration from now (90m)", s)
+	}
+	if d <= 0 {
+		return time.Time{}, UsageErrorf("invalid --not-after %q: a duration must be positive", s)
+	}
+	return now.Add(d), nil
+}
+
+// policy is the engine's Policy from the flags (the origin once recordOrigin ran).
+func (p *PolicyFlags) policy() drain.Policy {
+	pol := drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter}
+	if p.origin != nil {
+		pol.Origin = *p.origin
+	}
+	return pol
+}
+
+// withOrigin resolves, once, who runs the command (recordOrigin), for the nodes' record.
+func (o *DrainOptions) withOrigin(ctx context.Context, cs kubernetes.Interface) drain.Origin {
+	if o.origin == nil {
+		org := recordOrigin(ctx, o.Common, cs)
+		o.origin = &org
+	}
+	return *o.origin
+}
+
+// recordOrigin is the command line and the user recorded on the nodes a command touches.
+// The user is the API server's answer to a SelfSubjectReview when it gives one, else what
+// the kubeconfig says (the client certificate's name, the impersonated or basic-auth user,
+// or the context's user entry).
+func recordOrigin(ctx context.Context, c *Common, cs kubernetes.Interface) drain.Origin {
+	fallback := ""
+	if cfg, err := c.RESTConfig(); err == nil {
+		fallback = access.UserFromConfig(cfg)
+	}
+	if fallback == "" && c.ConfigFlags != nil {
+		if raw, err := c.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
+			cur := raw.CurrentContext
+			if c.ConfigFlags.Context != nil && *c.ConfigFlags.Context != "" {
+				cur = *c.ConfigFlags.Context
+			}
+			if kc := raw.Contexts[cur]; kc != nil {
+				fallback = kc.AuthInfo
+			}
+		}
+	}
+	return drain.Origin{Command: commandLine(os.Args), User: access.WhoAmI(ctx, cs, fallback)}
+}
+
+// secretFlags are kubectl's flags whose values are credentials: never recorded.
+var secretFlags = map[string]bool{"--token": true, "--password": true, "--username": true, "--client-key": true}
+
+// commandLine is "kubectl maintenance" and the arguments, with credentials masked.
+func commandLine(args []string) string {
+	out := []string{"kubectl maintenance"}
+	if len(args) == 0 {
+		return out[0]
+	}
+	mask := false
+	for _, a := range args[1:] {
+		switch {
+		case mask:
+			a, mask = "***", false
+		case secretFlags[a]:
+			mask = true
+		default:
+			if name, _, ok := strings.Cut(a, "="); ok && secretFlags[name] {
+				a = name + "=***"
+			}
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
+}
+
+// printPolicySummary lists, before the summary line, the nodes given up by
+// --on-blocked=skip (each pod left and what blocks it) and the nodes not started.
+func printPolicySummary(w io.Writer, sum drain.Summary) {
+	if len(sum.Skipped) > 0 {
+		fmt.Fprintln(w, "Skipped nodes (blocked; left cordoned, state blocked):")
+		for _, n := range sum.Skipped {
+			fmt.Fprintf(w, " %s: %s\n", n.Node, n.Reason)
+			for _, b := range n.Blockers {
+				fmt.Fprintf(w, "   pod %s: %s\n", b.Pod, b.Message)
+			}
+		}
+	}
+	if len(sum.NotStarted) > 0 {
+		fmt.Fprintln(w, "Nodes not started:")
+		for _, n := range sum.NotStarted {
+			fmt.Fprintf(w, " %s\n", n)
+		}
+	}
+}

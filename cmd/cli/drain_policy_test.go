@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// The policy flags are checked before any API call (these run with no cluster at all).
+func TestPolicyFlagsAreValidatedBeforeAnyCall(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"an unknown --on-blocked":         {[]string{"drain", "n1", "--on-blocked", "retry"}, `invalid --on-blocked "retry"`},
+		"a negative --blocked-after":      {[]string{"drain", "n1", "--blocked-after", "-1m"}, "invalid --blocked-after -1m0s"},
+		"a --not-after that is no time":   {[]string{"drain", "n1", "--not-after", "tomorrow"}, `invalid --not-after "tomorrow"`},
+		"a negative --not-after duration": {[]string{"drain", "n1", "--not-after", "-5m"}, "a duration must be positive"},
+		"a pool move checks them too":     {[]string{"pool", "move", "n1", "--to", "blue", "--on-blocked", "later"}, `invalid --on-blocked "later"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := run(tc.args...)
+			if code != ExitUsage || out != "" {
+				t.Errorf("exit %d, stdout %q; want 2 and nothing on stdout (stderr %q)", code, out, errOut)
+			}
+			if !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("stderr = %q, want one line containing %q", errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseNotAfter(t *testing.T) {
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	tests := map[string]struct {
+		in      string
+		want    time.Time
+		wantErr bool
+	}{
+		"empty: no deadline":         {"", time.Time{}, false},
+		"an RFC 3339 time":           {"2026-11-25T06:00:00Z", time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC), false},
+		"an RFC 3339 time with zone": {"2026-11-25T10:00:00+01:00", time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC), false},
+		"a duration from now":        {"90m", now.Add(90 * time.Minute), false},
+		"a zero duration":            {"0s", time.Time{}, true},
+		"words":                      {"after lunch", time.Time{}, true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := parseNotAfter(tc.in, now)
+			if (err != nil) != tc.wantErr || !got.Equal(tc.want) {
+				t.Errorf("parseNotAfter(%q) = %s, %v; want %s (error %v)", tc.in, got, err, tc.want, tc.wantErr)
+			}
+			if err != nil && ExitCode(err) != ExitUsage {
+				t.Errorf("exit code %d, want 2", ExitCode(err))
+			}
+		})
+	}
+}
+
+func TestPolicyExitCodes(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want int
+	}{
+		"nodes given up by skip":        {&drain.SkippedError{Nodes: []drain.BlockedNode{{Node: "n1"}}}, ExitBlocked},
+		"a run stopped by fail":         {&drain.StoppedError{BeforeCordon: true}, ExitBlocked},
+		"nodes not started":             {&drain.NotStartedError{Nodes: []string{"n2"}}, ExitNotStarted},
+		"not started, wrapped":          {errors.Join(errors.New("x"), &drain.NotStartedError{}), ExitNotStarted},
+		"a timeout still wins its code": {&drain.TimeoutError{}, ExitTimeout},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ExitCode(tc.err); got != tc.want {
+				t.Errorf("ExitCode = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCommandLineMasksCredentials(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"a plain drain":         {[]string{"kubectl-maintenance", "drain", "n1", "--on-blocked=skip"}, "kubectl maintenance drain n1 --on-blocked=skip"},
+		"a token as next arg":   {[]string{"kubectl-maintenance", "--token", "s3cr3t", "drain", "n1"}, "kubectl maintenance --token *** drain n1"},
+		"a password with =":     {[]string{"kubectl-maintenance", "drain", "--password=s3cr3t", "n1"}, "kubectl maintenance drain --password=*** n1"},
+		"no arguments recorded": {nil, "kubectl maintenance"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := commandLine(tc.args); got != tc.want {
+				t.Errorf("commandLine = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+func statusNode(name string, labels, annotations map[string]string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
+}
+
+func TestStatusListsOnlyTouchedNodes(t *testing.T) {
+	since := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	blocked := statusNode("n1", map[string]string{drain.LabelState: drain.StateBlocked}, map[string]string{
+		drain.AnnotationDrain: drain.StateBlocked, drain.AnnotationSince: since.Format(time.RFC3339),
+		drain.AnnotationUser: "jane", drain.AnnotationCommand: "kubectl maintenance drain n1 --on-blocked=skip"})
+	blocked.Spec.Unschedulable = true
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "rs", Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	cs := fake.NewClientset(blocked, statusNode("n2", nil, nil), pod)
+
+	tests := map[string]struct {
+		format string
+		want   []string
+		not    []string
+	}{
+		"the table":      {"", []string{"NAME", "STATE", "SINCE", "USER", "PODS-LEFT", "n1", "blocked", "10m", "jane", "1"}, []string{"n2", "COMMAND"}},
+		"the wide table": {"wide", []string{"COMMAND", "CORDONED-BY-US", "kubectl maintenance drain n1 --on-blocked=skip"}, []string{"n2"}},
+		"json":           {"json", []string{`"kind": "NodeMaintenanceStatus"`, `"state": "blocked"`, `"podsLeft": 1`, `"pod": "ns/p"`, `"user": "jane"`}, []string{"n2"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			o := &StatusOptions{Common: &Common{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}},
+				Output: NewOutputFlags(true), Now: func() time.Time { return since.Add(10 * time.Minute) }}
+			o.Output.Format = tc.format
+			if err := o.Run(context.Background(), cs); err != nil {
+				t.Fatal(err)
+			}
+			mustHave(t, out.String(), tc.want, tc.not)
+		})
+	}
+}
+
+func mustHave(t *testing.T, s string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Errorf("output lacks %q:\n%s", w, s)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(s, n) {
+			t.Errorf("output has %q:\n%s", n, s)
+		}
+	}
+}
+
+// A watch prints a node again only when it changed, and once more when it is no longer
+// touched.
+func TestStatusWatchPrintsChangesOnly(t *testing.T) {
+	o := &StatusOptions{}
+	last := map[string]string{}
+	a := nodeStatus{Name: "a", State: drain.StateDraining, PodsLeft: 2}
+	b := nodeStatus{Name: "b", State: drain.StateDrained}
+	steps := []struct {
+		name string
+		now  []nodeStatus
+		want []string // name=state of what is printed
+	}{
+		{"the first look prints everything", []nodeStatus{a, b}, []string{"a=draining", "b=drained"}},
+		{"nothing changed: nothing printed", []nodeStatus{a, b}, nil},
+		{"a pod left: printed again", []nodeStatus{{Name: "a", State: drain.StateDraining, PodsLeft: 1}, b}, []string{"a=draining"}},
+		{"uncordoned: printed with no state", []nodeStatus{b}, []string{"a="}},
+	}
+	for _, s := range steps {
+		var got []string
+		for _, c := range o.changes(s.now, last) {
+			got = append(got, c.Name+"="+c.State)
+		}
+		if strings.Join(got, ",") != strings.Join(s.want, ",") {
+			t.Errorf("%s: printed %v, want %v", s.name, got, s.want)
+		}
+	}
+	b1, _ := json.Marshal(a)
+	if strings.Contains(string(b1), `"name"`) {
+		t.Errorf("the name is in metadata, not in status: %s", b1)
+	}
+}

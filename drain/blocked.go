@@ -1,0 +1,332 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// The run's side of the Policy: --on-blocked=skip gives up a node blocked for
+// BlockedAfter, --on-blocked=fail stops new nodes on a blocker that can never clear, and
+// --not-after keeps nodes from starting after the deadline.
+
+// runPolicy is the run's policy state. Guarded by run.mu.
+type runPolicy struct {
+	skipped    []BlockedNode
+	notStarted []string
+	stopped    []event.Blocker   // --on-blocked=fail: what stopped the run
+	numbers    map[string]string // pdb key -> its status numbers last seen
+}
+
+// nodePolicy is a node's policy state. Guarded by run.mu.
+type nodePolicy struct {
+	// movedAt is the last time the node's drain made progress: it started, one of its
+	// pods was evicted or left, or a budget one of its pods waits on changed its numbers.
+	movedAt time.Time
+	// cordonedHere: this run cordoned the node (it was schedulable).
+	cordonedHere bool
+	skipping     bool
+	skipped      bool
+	notStarted   bool
+}
+
+// gate applies the policy before anything is cordoned: --on-blocked=fail with a blocker
+// the plan says can never clear, or a --not-after deadline already passed, stops the run
+// with nothing changed.
+func (e *Engine) gate(pf *preflight) (Summary, error) {
+	if e.cfg.OnBlocked == OnBlockedFail {
+		if bl := pf.plan.Blocked(); len(bl) > 0 {
+			return Summary{NodesPending: len(pf.plan.Nodes)}, &StoppedError{Blockers: bl, BeforeCordon: true}
+		}
+	}
+	if e.cfg.NotAfter.IsZero() || e.cfg.Clock.Now().Before(e.cfg.NotAfter) {
+		return Summary{}, nil
+	}
+	var names []string
+	for _, n := range pf.plan.Nodes {
+		names = append(names, n.Name)
+		e.emit(event.Event{Type: event.EventNodeNotStarted, Node: n.Name, Reason: "NotAfter",
+			Message: fmt.Sprintf("not started: --not-after %s has passed", e.cfg.NotAfter.UTC().Format(time.RFC3339))})
+	}
+	return Summary{NotStarted: names}, &NotStartedError{NotAfter: e.cfg.NotAfter, Nodes: names}
+}
+
+// movedLocked records progress on the node (see nodePolicy.movedAt).
+func (r *run) movedLocked(node string) {
+	if ns := r.nodes[node]; ns != nil {
+		ns.pol.movedAt = r.e.cfg.Clock.Now()
+	}
+}
+
+// budgetMovedLocked records progress on the nodes of the pods waiting on a budget whose
+// status numbers changed.
+func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) {
+	s := p.Status
+	nums := fmt.Sprintf("%d/%d/%d/%d/%d", s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods, len(s.DisruptedPods))
+	if r.pol.numbers == nil {
+		r.pol.numbers = map[string]string{}
+	}
+	if old, seen := r.pol.numbers[key]; seen && old != nums {
+		for _, st := range r.parked[key] {
+			r.movedLocked(st.node)
+		}
+	}
+	r.pol.numbers[key] = nums
+}
+
+// pendingPod is what nodeBlocked needs to know of a pod not gone yet.
+type pendingPod struct {
+	terminating bool // evicted, not gone yet
+	parked      bool // waits on a budget
+	heldBack    bool // a critical pod held back until the ordinary ones are gone
+}
+
+// nodeBlocked decides --on-blocked=skip: every pod left is waiting on a budget (critical
+// pods held back behind them count as waiting), at least one is, and nothing has moved
+// for blockedAfter.
+func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pendingPod) bool {
+	parked := 0
+	for _, p := range pods {
+		switch {
+		case p.terminating:
+			return false
+		case p.parked:
+			parked++
+		case !p.heldBack:
+			return false // queued, or backing off: not blocked by a budget
+		}
+	}
+	return parked > 0 && !movedAt.IsZero() && now.Sub(movedAt) >= blockedAfter
+}
+
+// watchBlocked gives up blocked nodes (--on-blocked=skip), checking a few times per
+// BlockedAfter.
+func (r *run) watchBlocked(ctx context.Context) {
+	every := min(max(r.e.cfg.BlockedAfter/5, 100*time.Millisecond), 5*time.Second)
+	t := r.e.cfg.Clock.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		r.lock()
+		for _, ns := range r.nodes {
+			if r.blockedLocked(ns) {
+				r.skipNodeLocked(ns)
+			}
+		}
+		r.unlock()
+	}
+}
+
+func (r *run) blockedLocked(ns *nodeState) bool {
+	if !ns.started || ns.finished || ns.finishing || ns.looking || ns.pol.skipping || ns.remaining == 0 {
+		return false
+	}
+	held := map[*podState]bool{}
+	for _, st := range ns.critical {
+		held[st] = true
+	}
+	var pods []pendingPod
+	for _, st := range ns.byUID {
+		if st.phase != finished {
+			pods = append(pods, pendingPod{terminating: st.phase == terminating, parked: st.parkedOn != nil, heldBack: held[st]})
+		}
+	}
+	return nodeBlocked(r.e.cfg.Clock.Now(), ns.pol.movedAt, r.e.cfg.BlockedAfter, pods)
+}
+
+// skipNodeLocked gives the node up: first its state (StateBlocked, with why) and its
+// Event are written, then it is recorded as skipped, so that both are on the node before
+// the run can end.
+func (r *run) skipNodeLocked(ns *nodeState) {
+	ns.pol.skipping = true
+	bn := r.blockedNodeLocked(ns)
+	now := r.e.cfg.Clock.Now()
+	r.later(func() {
+		if err := r.retryTransient(r.ctx, func() error { return SetState(r.ctx, r.e.cfg.Client, ns.name, StateBlocked, now, bn.Reason) }); err != nil {
+			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
+		}
+		r.recordEvent(ns.name, corev1.EventTypeWarning, "DrainSkipped", fmt.Sprintf("kubectl-maintenance gave the node up (--on-blocked=skip): %s", bn.Reason))
+		r.lock()
+		defer r.unlock()
+		if ns.finished {
+			return
+		}
+		ns.finished, ns.pol.skipped = true, true
+		for _, st := range ns.byUID {
+			r.unparkLocked(st)
+		}
+		r.pol.skipped = append(r.pol.skipped, bn)
+		var keys []string
+		for _, b := range bn.Blockers {
+			if b.PDB != "" && !contains(keys, b.PDB) {
+				keys = append(keys, b.PDB)
+			}
+		}
+		r.e.emit(event.Event{Type: event.EventNodeBlocked, Node: ns.name, PDB: strings.Join(keys, ","), Reason: "Blocked",
+			Message: bn.Reason})
+		close(ns.finishedCh)
+		r.checkAllDoneLocked()
+	})
+}
+
+// blockedNodeLocked describes what blocks the node: each pod left, and each budget with
+// its numbers.
+func (r *run) blockedNodeLocked(ns *nodeState) BlockedNode {
+	bn := BlockedNode{Node: ns.name}
+	budgets := map[string]bool{}
+	for _, st := range ns.byUID {
+		if st.phase == finished {
+			continue
+		}
+		keys := append([]string(nil), st.parkedOn...)
+		sort.Strings(keys)
+		msg := st.blockMsg
+		if msg == "" {
+			msg = "held back until the other pods are gone"
+		}
+		bn.Blockers = append(bn.Blockers, event.Blocker{Node: ns.name, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
+		for _, k := range keys {
+			budgets[k] = true
+		}
+	}
+	sort.Slice(bn.Blockers, func(i, j int) bool { return bn.Blockers[i].Pod < bn.Blockers[j].Pod })
+	var parts []string
+	for k := range budgets {
+		if b := r.budgetLocked(k); b != nil {
+			parts = append(parts, fmt.Sprintf("pdb %s (%s)", k, b.Numbers()))
+		} else {
+			parts = append(parts, "pdb "+k)
+		}
+	}
+	sort.Strings(parts)
+	bn.Reason = fmt.Sprintf("%d pod(s) blocked for %s by %s", len(bn.Blockers), r.e.cfg.BlockedAfter, strings.Join(parts, ", "))
+	if len(bn.Blockers) > 0 {
+		bn.Reason += fmt.Sprintf("; pod %s: %s", bn.Blockers[0].Pod, bn.Blockers[0].Message)
+	}
+	return bn
+}
+
+// stopOnNeverLocked is --on-blocked=fail meeting a blocker that can never clear during
+// the run: the pod's node fails and no new node starts.
+func (r *run) stopOnNeverLocked(st *podState, reason, message string) {
+	if r.e.cfg.OnBlocked != OnBlockedFail || (reason != string(pdb.Never) && reason != string(pdb.Multiple)) {
+		return
+	}
+	b := event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(st.parkedOn, ","), Message: message}
+	r.pol.stopped = append(r.pol.stopped, b)
+	r.failNodeLocked(r.nodes[st.node], fmt.Sprintf("blocked (--on-blocked=fail): pod %s: %s", st.key, message))
+}
+
+// mayStartLocked says why the node must not start ("" when it may): the --not-after
+// deadline passed, or --on-blocked=fail stopped the run.
+func (r *run) mayStartLocked() (reason, msg string) {
+	switch {
+	case len(r.pol.stopped) > 0:
+		return "OnBlockedFail", "not started: --on-blocked=fail stopped the run"
+	case !r.e.cfg.NotAfter.IsZero() && !r.e.cfg.Clock.Now().Before(r.e.cfg.NotAfter):
+		return "NotAfter", fmt.Sprintf("not started: --not-after %s has passed", r.e.cfg.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return "", ""
+}
+
+// notStartedLocked records nodes that will not start. A node this run cordoned is
+// uncordoned again and its record removed (as "uncordon" does), so the run leaves it as
+// it found it; a node cordoned before keeps its cordon.
+func (r *run) notStartedLocked(nodes []event.NodePlan, reason, msg string) {
+	for _, np := range nodes {
+		ns := r.nodes[np.Name]
+		if ns.finished {
+			continue
+		}
+		ns.finished, ns.pol.notStarted = true, true
+		r.pol.notStarted = append(r.pol.notStarted, ns.name)
+		r.e.emit(event.Event{Type: event.EventNodeNotStarted, Node: ns.name, Reason: reason, Message: msg})
+		if ns.pol.cordonedHere {
+			name := ns.name
+			r.later(func() { r.restore(name) })
+		}
+		close(ns.finishedCh)
+	}
+	r.checkAllDoneLocked()
+}
+
+// restore undoes this run's cordon of a node that did not start.
+func (r *run) restore(name string) {
+	err := r.retryTransient(r.ctx, func() error {
+		n, err := r.e.cfg.Client.CoreV1().Nodes().Get(r.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		_, err = Uncordon(r.ctx, r.e.cfg.Client, n, false, false)
+		return err
+	})
+	if err != nil {
+		r.e.cfg.Logger.V(2).Info("could not uncordon a node not started", "node", name, "err", err)
+		return
+	}
+	r.e.emit(event.Event{Type: event.EventNodeUncordoned, Node: name, Reason: "NotStarted", Message: "uncordoned: not started"})
+}
+
+// policyResultLocked is the run's error when every node ended without a timeout or an
+// interruption: --on-blocked=fail's stop, failed nodes, skipped nodes, nodes not started,
+// in that order. It fills the summary's lists.
+func (r *run) policyResultLocked() error {
+	r.sum.Skipped = append([]BlockedNode(nil), r.pol.skipped...)
+	sort.Slice(r.sum.Skipped, func(i, j int) bool { return r.sum.Skipped[i].Node < r.sum.Skipped[j].Node })
+	r.sum.NotStarted = append([]string(nil), r.pol.notStarted...)
+	switch {
+	case len(r.pol.stopped) > 0:
+		return &StoppedError{Blockers: r.pol.stopped}
+	case r.sum.NodesFailed > 0:
+		return fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
+	case len(r.sum.Skipped) > 0:
+		return &SkippedError{Nodes: r.sum.Skipped}
+	case len(r.sum.NotStarted) > 0:
+		return &NotStartedError{NotAfter: r.e.cfg.NotAfter, Nodes: r.sum.NotStarted}
+	}
+	return nil
+}
+
+// pendingLocked drops the pods of skipped nodes from blockers (the summary lists them
+// with their node).
+func (r *run) pendingLocked(blockers []event.Blocker) []event.Blocker {
+	out := blockers[:0:0]
+	for _, b := range blockers {
+		if ns := r.nodes[b.Node]; ns == nil || !ns.pol.skipped {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// deadline fires at --not-after (never without one), so that a run waiting for a free
+// slot stops waiting when it passes.
+func (r *run) deadline() (<-chan time.Time, func()) {
+	if r.e.cfg.NotAfter.IsZero() {
+		return nil, func() {}
+	}
+	t := r.e.cfg.Clock.NewTimer(max(r.e.cfg.NotAfter.Sub(r.e.cfg.Clock.Now()), 0))
+	return t.C(), func() { t.Stop() }
+}

@@ -1,0 +1,184 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+)
+
+func TestPolicyValidation(t *testing.T) {
+	tests := map[string]struct {
+		in        Policy
+		wantErr   string
+		wantOn    OnBlocked
+		wantAfter time.Duration
+	}{
+		"the zero value waits, with the default blocked-after": {in: Policy{}, wantOn: OnBlockedWait, wantAfter: DefaultBlockedAfter},
+		"skip keeps its blocked-after":                         {in: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}, wantOn: OnBlockedSkip, wantAfter: 10 * time.Second},
+		"fail is accepted":                                     {in: Policy{OnBlocked: OnBlockedFail}, wantOn: OnBlockedFail, wantAfter: DefaultBlockedAfter},
+		"an unknown policy is named":                           {in: Policy{OnBlocked: "retry"}, wantErr: `--on-blocked must be "wait", "skip" or "fail", got "retry"`},
+		"a negative blocked-after is refused":                  {in: Policy{BlockedAfter: -time.Second}, wantErr: "--blocked-after must be positive"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := tc.in
+			errs := p.validate()
+			if tc.wantErr != "" {
+				if len(errs) != 1 || !strings.Contains(errs[0], tc.wantErr) {
+					t.Fatalf("validate = %q, want %q", errs, tc.wantErr)
+				}
+				return
+			}
+			if len(errs) > 0 || p.OnBlocked != tc.wantOn || p.BlockedAfter != tc.wantAfter {
+				t.Errorf("validate = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
+			}
+		})
+	}
+}
+
+func TestNodeBlockedDecision(t *testing.T) {
+	now := time.Unix(1000, 0)
+	parked := pendingPod{parked: true}
+	tests := map[string]struct {
+		movedAt time.Time
+		pods    []pendingPod
+		want    bool
+	}{
+		"every pod parked past blocked-after":               {now.Add(-11 * time.Second), []pendingPod{parked, parked}, true},
+		"exactly blocked-after counts":                      {now.Add(-10 * time.Second), []pendingPod{parked}, true},
+		"not for long enough":                               {now.Add(-9 * time.Second), []pendingPod{parked}, false},
+		"a pod still terminating is progress":               {now.Add(-time.Hour), []pendingPod{parked, {terminating: true}}, false},
+		"a pod queued or backing off is not blocked":        {now.Add(-time.Hour), []pendingPod{parked, {}}, false},
+		"a critical pod held back behind a blocked one":     {now.Add(-time.Hour), []pendingPod{parked, {heldBack: true}}, true},
+		"only held-back pods: nothing waits on a budget":    {now.Add(-time.Hour), []pendingPod{{heldBack: true}}, false},
+		"a node whose drain has not moved yet is not timed": {time.Time{}, []pendingPod{parked}, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := nodeBlocked(now, tc.movedAt, 10*time.Second, tc.pods); got != tc.want {
+				t.Errorf("nodeBlocked = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// --on-blocked=skip: the node whose pod a budget holds is given up after blocked-after (in
+// state blocked, with a Warning Event naming the budget), and the run ends with a
+// SkippedError naming it. (The fake clientset ignores field selectors, so every node
+// would see every pod: the other nodes going on is the e2e test's.)
+func TestSkipGivesUpTheBlockedNode(t *testing.T) {
+	budget := testPDB(0) // maxUnavailable 1, none allowed now: its replacement is not Ready
+	budget.Spec.Selector.MatchLabels = map[string]string{"app": "held"}
+	held := podOn("held", "n1", "u1")
+	held.Labels = map[string]string{"app": "held"}
+	g := newRig(t, Config{RecordEvents: true, Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second,
+		Origin: Origin{Command: "kubectl maintenance drain n1 n2", User: "jane"}}},
+		testNode("n1"), held, budget)
+	g.start("n1")
+	<-g.run
+	ev := g.next(event.EventNodeBlocked, 2*time.Second)
+	if ev.Node != "n1" || ev.PDB != "ns/web" || !strings.Contains(ev.Message, "needs 2 healthy pods, has 3, allows 0") {
+		t.Errorf("node.blocked = %+v", ev)
+	}
+	res := g.finishStepping(time.Second)
+	var se *SkippedError
+	if !errors.As(res.err, &se) || len(se.Nodes) != 1 || se.Nodes[0].Node != "n1" || !se.Blocked() {
+		t.Fatalf("Run = %v, want a SkippedError naming n1", res.err)
+	}
+	if res.sum.NodesDrained != 0 || len(res.sum.Skipped) != 1 || len(res.sum.PendingBlocks) != 0 {
+		t.Errorf("summary %+v", res.sum)
+	}
+	n1, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if !n1.Spec.Unschedulable || n1.Labels[LabelState] != StateBlocked || n1.Annotations[AnnotationDrain] != StateBlocked ||
+		!strings.Contains(n1.Annotations[AnnotationBlocked], "ns/web") || n1.Annotations[AnnotationUser] != "jane" {
+		t.Errorf("n1 after skip: unschedulable %v labels %v annotations %v", n1.Spec.Unschedulable, n1.Labels, n1.Annotations)
+	}
+	// The fake clientset does not honour generateName, so read the requests, not the store.
+	found := false
+	for _, a := range g.client.Actions() {
+		if c, ok := a.(k8stesting.CreateAction); ok && a.GetResource().Resource == "events" {
+			e, ok := c.GetObject().(*eventsv1.Event)
+			found = found || (ok && e.Reason == "DrainSkipped" && e.Regarding.Name == "n1" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, "ns/web"))
+		}
+	}
+	if !found {
+		t.Errorf("no DrainSkipped Warning Event on n1 naming the budget")
+	}
+}
+
+// --on-blocked=fail with a budget that never allows a disruption: nothing is cordoned.
+func TestFailStopsBeforeAnythingIsCordoned(t *testing.T) {
+	budget := testPDB(0)
+	budget.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+	g := newRig(t, Config{Policy: Policy{OnBlocked: OnBlockedFail}}, testNode("n1"), testNode("n2"),
+		podOn("p1", "n1", "u1"), podOn("p2", "n2", "u2"), budget)
+	g.start("n1", "n2")
+	res := g.finish()
+	var se *StoppedError
+	if !errors.As(res.err, &se) || !se.BeforeCordon || !strings.Contains(se.Error(), "never allows a disruption") {
+		t.Fatalf("Run = %v, want a StoppedError before the cordon", res.err)
+	}
+	for _, a := range g.client.Actions() {
+		if a.GetVerb() == "patch" || a.GetSubresource() == "eviction" {
+			t.Errorf("changed something: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+}
+
+// --not-after in the past: nothing is cordoned and every node is listed as not started.
+func TestNotAfterPassedStartsNothing(t *testing.T) {
+	g := newRig(t, Config{}, testNode("n1"), podOn("p1", "n1", "u1"))
+	g.eng.cfg.NotAfter = g.clock.Now().Add(-time.Second)
+	g.start("n1")
+	res := g.finish()
+	var ne *NotStartedError
+	if !errors.As(res.err, &ne) || len(ne.Nodes) != 1 || ne.Nodes[0] != "n1" || len(res.sum.NotStarted) != 1 {
+		t.Fatalf("Run = %v (summary %+v), want n1 not started", res.err, res.sum)
+	}
+	for _, a := range g.client.Actions() {
+		if a.GetVerb() == "patch" {
+			t.Errorf("patched a node")
+		}
+	}
+}
+
+// --not-after passing while the first node drains (one at a time): the second node is
+// not started, and the cordon this run made on it is undone.
+func TestNotAfterStopsTheNextNodeAndUndoesItsCordon(t *testing.T) {
+	budget := testPDB(0)
+	g := newRig(t, Config{MaxParallelNodes: 1}, testNode("n1"), testNode("n2"), podOn("p1", "n1", "u1"), budget)
+	g.eng.cfg.NotAfter = g.clock.Now().Add(time.Minute)
+	g.start("n1", "n2")
+	r := <-g.run
+	g.next(event.EventEvictionBlocked, 0) // n1 started and waits on its budget
+	ev := g.next(event.EventNodeNotStarted, 10*time.Second)
+	if ev.Node != "n2" || ev.Reason != "NotAfter" {
+		t.Errorf("not started event %+v", ev)
+	}
+	// The budget allows one now: n1 finishes.
+	ok := budget.DeepCopy()
+	ok.ResourceVersion = "2"
+	ok.Status.DisruptionsAllowed = 1
+	updatePDB(t, g, ok)
+	_ = r
+	res := g.finish()
+	var ne *NotStartedError
+	if !errors.As(res.err, &ne) || len(ne.Nodes) != 1 || ne.Nodes[0] != "n2" || res.sum.NodesDrained != 1 {
+		t.Fatalf("Run = %v, summary %+v; want n1 drained, n2 not started", res.err, res.sum)
+	}
+	n2, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
+	if n2.Spec.Unschedulable || Touched(n2) {
+		t.Errorf("n2 not restored: unschedulable %v labels %v annotations %v", n2.Spec.Unschedulable, n2.Labels, n2.Annotations)
+	}
+}
