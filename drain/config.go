@@ -96,6 +96,9 @@ type Config struct {
 	StaleAfter time.Duration
 	// Probe checks that the API server answers. Default: GET /version.
 	Probe func(ctx context.Context) error
+	// Surge, when set (--surge), moves a pod whose budget never allows a disruption by
+	// surging its one-replica Deployment (surge.go).
+	Surge Surger
 }
 
 // DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an

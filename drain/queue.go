@@ -122,6 +122,9 @@ func (r *run) decideLocked(key string) *eviction {
 	}
 	switch d.Verdict {
 	case pdb.Exhausted, pdb.Stale, pdb.Never, pdb.Negative:
+		if d.Verdict == pdb.Never && r.surgeLocked(st, cur, d.Budget()) {
+			return nil // --surge moves it (surge.go)
+		}
 		// The server would refuse; wait for the budget's status to change instead.
 		r.parkLocked(st, budgets, string(d.Verdict), d.Reason)
 		return nil
@@ -176,6 +179,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	switch ans.outcome {
 	case accepted:
 		st.phase, st.acceptedAt = terminating, now
+		r.surgeAcceptedLocked(st)
 		r.later(func() { r.queue.Forget(key) })
 		r.e.emit(event.Event{Type: event.EventEvictionAccepted, Node: st.node, Pod: key, Attempt: ev.attempt})
 		r.addAfter(key, r.terminationCheckDelay(ev.pod))

@@ -48,6 +48,7 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 		return Summary{NodesPending: len(pf.plan.Nodes)}, &InterruptedError{}
 	}
 	r := newRun(e, pf)
+	r.resumeSurges(ctx)
 	sum, err := r.run(ctx)
 	sum.Elapsed = e.cfg.Clock.Since(began)
 	return sum, err
@@ -83,6 +84,7 @@ type run struct {
 	stale    map[string]string               // pdb key -> why its status is stale
 	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
 	nodes    map[string]*nodeState
+	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
 	sum      Summary
 	done     chan struct{}
 }

@@ -108,6 +108,7 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 			}
 			continue
 		}
+		failed = append(failed, o.restoreSurges(ctx, cs, name)...)
 		res := drain.DecideUncordon(node, o.Force)
 		if o.DryRun != "client" {
 			if res, err = drain.Uncordon(ctx, cs, node, o.Force, server); err != nil {

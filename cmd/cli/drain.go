@@ -36,6 +36,8 @@ type DrainOptions struct {
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
 
+	surgeOptions // --surge (drain_surge.go)
+
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
 	maxParallelSet bool
@@ -106,6 +108,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.MaxParallelNodes, "max-parallel-nodes", o.MaxParallelNodes, "how many nodes are cordoned and drained at once")
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
+	o.addSurgeFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
@@ -169,6 +172,7 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector,
 		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
 		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
+		Surge: o.surger(cs),
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 // EventsVersion is the version of the NDJSON event stream: a minor bump adds fields
 // (ignore unknown ones), a major bump breaks.
-const EventsVersion = "1.0"
+const EventsVersion = "1.1"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -23,6 +23,7 @@ type jsonEvent struct {
 	Message    string    `json:"message,omitempty"`
 	Node       string    `json:"node,omitempty"`
 	Pod        string    `json:"pod,omitempty"`
+	Deployment string    `json:"deployment,omitempty"`
 	PDB        string    `json:"pdb,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
 	RetryAfter float64   `json:"retry_after_seconds,omitempty"`
@@ -88,7 +89,7 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 		level = "error"
 	}
 	e := jsonEvent{
-		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod,
+		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod, Deployment: ev.Deployment,
 		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
 		LagMs: float64(ev.Lag.Microseconds()) / 1000, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
 	}

@@ -71,6 +71,7 @@ stand, 2 for bad input.`,
 	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, drainCmd.Flags().Lookup("delete-emptydir-data").Usage)
 	f.StringVar(&o.PodSelector, "pod-selector", "", drainCmd.Flags().Lookup("pod-selector").Usage)
 	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, drainCmd.Flags().Lookup("chunk-size").Usage)
+	o.addSurgeFlags(cmd)
 	o.Printer.AddFlags(cmd)
 	return cmd
 }

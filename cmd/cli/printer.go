@@ -62,6 +62,10 @@ func (p *humanPrinter) Event(ev event.Event) {
 		fmt.Fprintf(p.out, "node/%s drained%s\n", ev.Node, sfx)
 	case event.EventNodeFailed:
 		fmt.Fprintf(p.errOut, "error: unable to drain node %q: %s\n", ev.Node, ev.Message)
+	case event.EventSurgeStarted, event.EventDeploymentRestored:
+		fmt.Fprintln(p.out, ev.Message)
+	case event.EventSurgeReady:
+		fmt.Fprintln(p.errOut, ev.Message)
 	case event.EventNodeMoved:
 		fmt.Fprintf(p.out, "node/%s moved to pool %s\n", ev.Node, ev.Message)
 	case event.EventNodeUncordoned:

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
+)
+
+// surgeOptions is drain's --surge (embedded in DrainOptions, so drain, plan and the pool
+// drains and moves share it).
+type surgeOptions struct {
+	// Surge moves a pod whose budget never allows a disruption by surging its
+	// one-replica Deployment.
+	Surge bool
+}
+
+func (o *surgeOptions) addSurgeFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&o.Surge, "surge", o.Surge, "move the pod of a one-replica Deployment whose PodDisruptionBudget never allows a disruption (minAvailable: 1) by scaling the Deployment to 2 until the pod is evicted; refused (exit 3, nothing changed) under maxUnavailable: 0, an autoscaler, or a StatefulSet")
+}
+
+// surger is the engine's Surger, or nil without --surge.
+func (o *surgeOptions) surger(cs kubernetes.Interface) drain.Surger {
+	if !o.Surge {
+		return nil
+	}
+	return surge.New(cs)
+}
+
+// restoreSurges restores the Deployments a drain surged for pods of node (uncordon undoes
+// what the drain left), printing a line for each; it returns the failures, one line each.
+func (o *CordonOptions) restoreSurges(ctx context.Context, cs kubernetes.Interface, node string) []string {
+	s := surge.New(cs)
+	pending, err := s.Pending(ctx, []string{node})
+	if err != nil {
+		return []string{oneLine(err.Error())}
+	}
+	var failed []string
+	for _, t := range pending {
+		if o.DryRun != "none" {
+			fmt.Fprintf(o.Out, "deployment.apps/%s restored to %d replicas%s\n", t.Name, t.Replicas, dryRunSuffix(o.DryRun))
+			continue
+		}
+		res, err := s.Restore(ctx, t.Namespace, t.Name)
+		switch {
+		case err != nil:
+			failed = append(failed, oneLine(err.Error()))
+		case res.Already:
+		case res.Changed:
+			fmt.Fprintf(o.Out, "deployment.apps/%s kept at %d replicas (scaled by someone else during the surge); surge record removed\n", t.Name, res.Replicas)
+		default:
+			fmt.Fprintf(o.Out, "deployment.apps/%s restored to %d replicas\n", t.Name, res.Replicas)
+		}
+	}
+	return failed
+}
