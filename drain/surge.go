@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,9 @@ type Surger interface {
 	WaitReady(ctx context.Context, t *surge.Target) (pod, node string, err error)
 	// Restore brings the Deployment back to its recorded count and removes the record.
 	Restore(ctx context.Context, namespace, name string) (surge.Restored, error)
+	// Unwind restores a surge whose move did not finish, first evicting the Ready pods
+	// the restore would make the ReplicaSet delete; it returns the pods it evicted.
+	Unwind(ctx context.Context, namespace, name string) (surge.Restored, []string, error)
 	// Pending lists the surges an earlier run left for pods of nodes.
 	Pending(ctx context.Context, nodes []string) ([]*surge.Target, error)
 	// PodAlive reports whether the pod a surge moves is still there, not terminating.
@@ -206,11 +210,23 @@ func (r *run) surgeAcceptedLocked(st *podState) {
 	r.goroutine(func() { r.restore(r.ctx, t, "") })
 }
 
-// restore brings t's Deployment back and says so; it runs even after an interrupt.
+// restore brings t's Deployment back and says so; it runs even after an interrupt. A
+// surge resumed ("Resumed") is unwound: Ready surplus pods are evicted first.
 func (r *run) restore(ctx context.Context, t *surge.Target, reason string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), surgeTimeout)
 	defer cancel()
-	res, err := r.e.cfg.Surge.Restore(ctx, t.Namespace, t.Name)
+	var res surge.Restored
+	var evicted []string
+	var err error
+	if reason == "Resumed" {
+		res, evicted, err = r.e.cfg.Surge.Unwind(ctx, t.Namespace, t.Name)
+	} else {
+		res, err = r.e.cfg.Surge.Restore(ctx, t.Namespace, t.Name)
+	}
+	after := ""
+	if len(evicted) > 0 {
+		after = fmt.Sprintf(", after evicting its surplus Ready pod(s) %s", strings.Join(evicted, ", "))
+	}
 	ev := event.Event{Type: event.EventDeploymentRestored, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: reason}
 	switch {
 	case err != nil:
@@ -222,7 +238,7 @@ func (r *run) restore(ctx context.Context, t *surge.Target, reason string) {
 		ev.Reason = "Changed"
 		ev.Message = fmt.Sprintf("deployment %s was scaled to %d by someone else during the surge: its count is kept; the surge record is removed", t.Key(), res.Replicas)
 	default:
-		ev.Message = fmt.Sprintf("deployment %s restored from %d to %d replicas", t.Key(), res.Surged, res.Replicas)
+		ev.Message = fmt.Sprintf("deployment %s restored from %d to %d replicas%s", t.Key(), res.Surged, res.Replicas, after)
 	}
 	r.e.emit(ev)
 }

@@ -138,15 +138,7 @@ func (s *Surger) WaitReady(ctx context.Context, t *Target) (pod, node string, er
 // surgeReady reports whether p is a Ready pod, not terminating, other than the one to move
 // and on another node.
 func surgeReady(p *corev1.Pod, t *Target) bool {
-	if string(p.UID) == t.PodUID || p.DeletionTimestamp != nil || p.Spec.NodeName == "" || p.Spec.NodeName == t.Node {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return string(p.UID) != t.PodUID && p.DeletionTimestamp == nil && p.Spec.NodeName != "" && p.Spec.NodeName != t.Node && podReady(p)
 }
 
 // Restored is what Restore did.

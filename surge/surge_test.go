@@ -11,10 +11,13 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -251,6 +254,75 @@ func TestSurgeReady(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := surgeReady(&tc.pod, tg); got != tc.want {
 				t.Errorf("surgeReady = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnwindEvictsOnlyTheReadySurplus(t *testing.T) {
+	ctx := context.Background()
+	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	pod := func(name, uid string, minute int, isReady bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(uid), Labels: map[string]string{"app": "web"},
+			CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 25, 9, minute, 0, 0, time.UTC)),
+			OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-rs", UID: "rs-uid", Controller: ptr.To(true)}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if isReady {
+			p.Status.Conditions = ready
+		}
+		return p
+	}
+	rec := map[string]string{Annotation: `{"replicas":1,"pod":"web-1","podUID":"pod-uid","node":"n1"}`}
+	for _, tc := range []struct {
+		name    string
+		pods    []runtime.Object
+		refuse  bool
+		evicted []string
+		want    int32 // replicas after
+	}{
+		{name: "the moved pod and a Ready surge pod: the surge pod is evicted",
+			pods: []runtime.Object{pod("web-2", "s", 2, true)}, evicted: []string{"ns/web-2"}, want: 1},
+		{name: "the surge pod not Ready yet: nothing evicted (the ReplicaSet removes it)",
+			pods: []runtime.Object{pod("web-2", "s", 2, false)}, want: 1},
+		{name: "the moved pod gone, two Ready: the newest is evicted",
+			pods: []runtime.Object{pod("web-2", "s", 2, true), pod("web-3", "r", 3, true)}, evicted: []string{"ns/web-3"}, want: 1},
+		{name: "the eviction refused: nothing restored",
+			pods: []runtime.Object{pod("web-2", "s", 2, true)}, refuse: true, want: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, objs := objects(2, rec)
+			if strings.Contains(tc.name, "moved pod gone") {
+				objs = objs[:2] // no web-1
+			} else {
+				objs[2].(*corev1.Pod).Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready}
+				objs[2].(*corev1.Pod).CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 25, 9, 1, 0, 0, time.UTC))
+			}
+			c := fake.NewClientset(append(objs, tc.pods...)...)
+			var asked []string
+			c.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() != "eviction" {
+					return false, nil, nil
+				}
+				ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+				asked = append(asked, ev.Namespace+"/"+ev.Name)
+				if tc.refuse {
+					return true, nil, apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+				}
+				return true, nil, c.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
+			})
+			res, evicted, err := New(c).Unwind(ctx, "ns", "web")
+			if tc.refuse != (err != nil) {
+				t.Fatalf("Unwind error %v, want an error: %v", err, tc.refuse)
+			}
+			if strings.Join(evicted, ",") != strings.Join(tc.evicted, ",") {
+				t.Errorf("evicted %v, want %v (asked %v)", evicted, tc.evicted, asked)
+			}
+			d := deployment(t, c)
+			if *d.Spec.Replicas != tc.want || (tc.refuse != (d.Annotations[Annotation] != "")) {
+				t.Errorf("after Unwind: replicas %d (want %d), annotation %q", *d.Spec.Replicas, tc.want, d.Annotations[Annotation])
+			}
+			if !tc.refuse && res.Replicas != 1 {
+				t.Errorf("Unwind = %+v, want restored to 1", res)
 			}
 		})
 	}

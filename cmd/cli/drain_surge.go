@@ -45,7 +45,10 @@ func (o *CordonOptions) restoreSurges(ctx context.Context, cs kubernetes.Interfa
 			fmt.Fprintf(o.Out, "deployment.apps/%s restored to %d replicas%s\n", t.Name, t.Replicas, dryRunSuffix(o.DryRun))
 			continue
 		}
-		res, err := s.Restore(ctx, t.Namespace, t.Name)
+		res, evicted, err := s.Unwind(ctx, t.Namespace, t.Name)
+		for _, p := range evicted {
+			fmt.Fprintf(o.Out, "pod/%s evicted (surplus of deployment.apps/%s)\n", podName(p), t.Name)
+		}
 		switch {
 		case err != nil:
 			failed = append(failed, oneLine(err.Error()))

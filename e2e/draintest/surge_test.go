@@ -229,32 +229,42 @@ func TestSurgeKilledThenRerunOrUncordonRestores(t *testing.T) {
 		t.Errorf("%d pods left on the drained node", len(left))
 	}
 
-	// Again from node b (a is still cordoned), killed after the scale-up; uncordon
-	// restores the count.
+	// Again from node b, killed once the new pod is Ready (on a): uncordon evicts that
+	// surplus pod through the Eviction API (restoring alone would make the ReplicaSet
+	// delete a Ready pod itself), restores the count, and the pod stays on b.
 	e.Ready("web", 1)
+	stays := e.PodsOn(e.Nodes[1])
 	args[1] = e.Nodes[1]
 	if r = e.Run("uncordon", e.Nodes[0]); r.Code != 0 {
 		t.Fatalf("uncordon %s exit %d", e.Nodes[0], r.Code)
 	}
-	r, _ = stream(t, e, syscall.SIGKILL, typ("pod.surge_started"), args...)
+	r, _ = stream(t, e, syscall.SIGKILL, typ("pod.surge_ready"), args...)
 	if r.Code != 137 {
-		t.Errorf("killed after the scale-up: exit %d, want 137", r.Code)
+		t.Errorf("killed once the new pod is Ready: exit %d, want 137", r.Code)
 	}
 	if got := deploymentState(t, e, "web"); !strings.HasPrefix(got, surged) {
 		t.Errorf("after kill -9: %s, want it surged (%s...)", got, surged)
+	}
+	surplus := e.PodsOn(e.Nodes[0])
+	if len(stays) != 1 || len(surplus) != 1 {
+		t.Fatalf("pods: %d on %s, %d on %s; want 1 and 1", len(stays), e.Nodes[1], len(surplus), e.Nodes[0])
 	}
 	r = e.Run("uncordon", e.Nodes[1])
 	if r.Code != 0 {
 		t.Fatalf("uncordon exit %d\n%s", r.Code, r.Stderr)
 	}
-	mustContain(t, "uncordon", r.Stdout, "deployment.apps/web restored to 1 replicas", "node/"+e.Nodes[1]+" uncordoned")
+	mustContain(t, "uncordon", r.Stdout, "pod/"+surplus[0].Name+" evicted (surplus of deployment.apps/web)",
+		"deployment.apps/web restored to 1 replicas", "node/"+e.Nodes[1]+" uncordoned")
 	if got := deploymentState(t, e, "web"); got != restoredState {
 		t.Errorf("after uncordon: %s, want %s", got, restoredState)
 	}
 	if r = e.Run("uncordon", e.Nodes[1]); r.Code != 0 || strings.Contains(r.Stdout, "restored") {
 		t.Errorf("second uncordon: exit %d, %q: want 0 and nothing restored", r.Code, r.Stdout)
 	}
-	e.Ready("web", 1)
+	ps := e.Ready("web", 1)
+	if ps[0].UID != stays[0].UID {
+		t.Errorf("after uncordon the pod of web is %s on %s, want %s kept on %s", ps[0].Name, ps[0].Spec.NodeName, stays[0].Name, e.Nodes[1])
+	}
 	if least, _, zeroAt := w.result(); least < 1 {
 		t.Errorf("a watcher saw no Ready pod of web at %s", zeroAt)
 	}
