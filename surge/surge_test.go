@@ -29,7 +29,7 @@ func budget(minAvailable, maxUnavailable *intstr.IntOrString, current, desired, 
 	}
 }
 
-func num(i int32) *intstr.IntOrString { v := intstr.FromInt32(i); return &v }
+func num(i int32) *intstr.IntOrString  { v := intstr.FromInt32(i); return &v }
 func pct(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
 
 func TestHelps(t *testing.T) {
