@@ -164,6 +164,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	if ans.outcome != accepted {
 		r.releaseLocked(st) // the request failed: evidence that nothing was taken
 	}
+	r.surgeAnsweredLocked(st, ans.outcome) // --surge restores now (surge.go)
 	if st.phase == finished {
 		return
 	}
@@ -179,7 +180,6 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	switch ans.outcome {
 	case accepted:
 		st.phase, st.acceptedAt = terminating, now
-		r.surgeAcceptedLocked(st)
 		r.later(func() { r.queue.Forget(key) })
 		r.e.emit(event.Event{Type: event.EventEvictionAccepted, Node: st.node, Pod: key, Attempt: ev.attempt})
 		r.addAfter(key, r.terminationCheckDelay(ev.pod))

@@ -196,13 +196,14 @@ func (r *run) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruptionBudg
 	r.unlock()
 }
 
-// surgeAcceptedLocked is called when st's eviction is accepted: a surged pod's Deployment
-// is restored at once. The old pod is terminating, so its ReplicaSet no longer counts it;
-// restoring now, before the ReplicaSet has run a replacement for it, leaves the
-// Deployment with as many pods as it wants (see the README's --surge section).
-func (r *run) surgeAcceptedLocked(st *podState) {
+// surgeAnsweredLocked is called with the server's answer to st's eviction (even when the
+// pod was seen gone before the answer): once it is accepted (or the pod is gone), a
+// surged pod's Deployment is restored at once. The old pod is terminating, so its
+// ReplicaSet no longer counts it; restoring now keeps the replacement the ReplicaSet may
+// already have created for it from ever becoming Ready (see the README's --surge section).
+func (r *run) surgeAnsweredLocked(st *podState, o outcome) {
 	ss := r.surges[string(st.pod.UID)]
-	if ss == nil || ss.target == nil || ss.restoring {
+	if (o != accepted && o != gone) || ss == nil || ss.target == nil || ss.restoring {
 		return
 	}
 	ss.restoring = true

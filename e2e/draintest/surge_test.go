@@ -168,7 +168,7 @@ func TestSurgeMovesAOneReplicaDeployment(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("drain --surge exit %d, want 0", r.Code)
 	}
-	order := []string{"pod.surge_started", "pod.surge_ready", "pod.eviction_accepted", "deployment.restored"}
+	order := []string{"pod.surge_started", "pod.surge_ready", "pod.eviction_started", "deployment.restored"}
 	i := 0
 	for _, l := range lines {
 		if i < len(order) && l["type"] == order[i] {
