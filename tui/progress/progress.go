@@ -156,6 +156,8 @@ func (m *Model) Apply(id int, ev event.Event) {
 		n.Wave = max(n.Wave, ev.Wave)
 	case event.EventEvictionBlocked:
 		n.Blocker = fmt.Sprintf("%s: %s", ev.Pod, ev.Message)
+	case event.EventSurgeStarted, event.EventSurgeReady:
+		n.Blocker = ev.Message // --surge: what the move waits for
 	case event.EventPodEvicted:
 		n.Evicted++
 		if n.Evicted >= n.Total {
