@@ -81,6 +81,20 @@ func (e *Engine) surgePlan(ctx context.Context, pf *preflight) error {
 	return nil
 }
 
+// surgeDryRun says what the surge of a step surgePlan marked would do, sending nothing (a
+// server dry-run eviction would be judged against the budget before the surge): it
+// reports whether it did.
+func (e *Engine) surgeDryRun(node string, s pdb.Step, mode string) bool {
+	b := s.Decision.Budget()
+	if e.cfg.Surge == nil || s.Decision.Verdict != pdb.Never || s.Wave == 0 || b == nil {
+		return false
+	}
+	key := s.Pod.Namespace + "/" + s.Pod.Name
+	e.emit(event.Event{Type: event.EventSurgeStarted, Node: node, Pod: key, PDB: b.Key(), Message: "pod " + key + " " + s.Decision.Reason, DryRun: mode})
+	e.emit(event.Event{Type: event.EventPodEvicted, Node: node, Pod: key, Wave: s.Wave, DryRun: mode})
+	return true
+}
+
 // resumeSurges finds the surges an interrupted run left for this run's nodes: one whose
 // pod is gone is restored at once; one whose pod is still there is finished by this run
 // (its eviction, once accepted, restores the count).

@@ -63,9 +63,9 @@ func (p *humanPrinter) Event(ev event.Event) {
 	case event.EventNodeFailed:
 		fmt.Fprintf(p.errOut, "error: unable to drain node %q: %s\n", ev.Node, ev.Message)
 	case event.EventSurgeStarted, event.EventDeploymentRestored:
-		fmt.Fprintln(p.out, ev.Message)
+		fmt.Fprintln(p.out, ev.Message+sfx)
 	case event.EventSurgeReady:
-		fmt.Fprintln(p.errOut, ev.Message)
+		fmt.Fprintln(p.errOut, ev.Message+sfx)
 	case event.EventNodeMoved:
 		fmt.Fprintf(p.out, "node/%s moved to pool %s\n", ev.Node, ev.Message)
 	case event.EventNodeUncordoned:

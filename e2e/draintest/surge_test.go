@@ -163,6 +163,14 @@ func TestSurgeMovesAOneReplicaDeployment(t *testing.T) {
 		t.Errorf("plan --surge exit %d, want 0\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	mustContain(t, "plan", r.Stdout, "will be surged: deployment "+e.NS+"/web scaled from 1 to 2 replicas")
+	r = e.Run("drain", e.Nodes[0], "--surge", "--dry-run=server")
+	if r.Code != 0 {
+		t.Errorf("drain --surge --dry-run=server exit %d, want 0", r.Code)
+	}
+	mustContain(t, "server dry run", r.Stdout, "will be surged: deployment "+e.NS+"/web", "(server dry run)", "drained (server dry run)")
+	if got := deploymentState(t, e, "web"); got != restoredState || e.Node(e.Nodes[0]).Spec.Unschedulable {
+		t.Errorf("after a dry run: %s, node cordoned %v; want %s, not cordoned", got, e.Node(e.Nodes[0]).Spec.Unschedulable, restoredState)
+	}
 
 	r, lines := stream(t, e, 0, nil, "drain", e.Nodes[0], "--surge", "--timeout", "2m")
 	if r.Code != 0 {
