@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -18,6 +19,9 @@ import (
 // Surger moves a pod whose budget never allows a disruption by surging its one-replica
 // Deployment (--surge). *surge.Surger implements it; Config.Surge nil means no surge.
 type Surger interface {
+	// Starts reports whether new surges may be started (--surge); when false the drain
+	// only finishes and restores the surges an earlier run left.
+	Starts() bool
 	// Check decides whether pod, under budget b that never allows a disruption, can be
 	// surged; a *surge.RefusedError says why not. It changes nothing.
 	Check(ctx context.Context, pod *corev1.Pod, b *policyv1.PodDisruptionBudget) (*surge.Target, error)
@@ -52,7 +56,7 @@ type surgeState struct {
 // is checked; a pod that can be surged goes in wave 1 with the plan saying so, one that
 // can't is an error of its node (nothing is changed, exit 3).
 func (e *Engine) surgePlan(ctx context.Context, pf *preflight) error {
-	if e.cfg.Surge == nil {
+	if e.cfg.Surge == nil || !e.cfg.Surge.Starts() {
 		return nil
 	}
 	for i := range pf.plan.Nodes {
@@ -86,7 +90,7 @@ func (e *Engine) surgePlan(ctx context.Context, pf *preflight) error {
 // reports whether it did.
 func (e *Engine) surgeDryRun(node string, s pdb.Step, mode string) bool {
 	b := s.Decision.Budget()
-	if e.cfg.Surge == nil || s.Decision.Verdict != pdb.Never || s.Wave == 0 || b == nil {
+	if e.cfg.Surge == nil || !e.cfg.Surge.Starts() || s.Decision.Verdict != pdb.Never || s.Wave == 0 || b == nil {
 		return false
 	}
 	key := s.Pod.Namespace + "/" + s.Pod.Name
@@ -108,6 +112,9 @@ func (r *run) resumeSurges(ctx context.Context) {
 		nodes = append(nodes, n.Name)
 	}
 	pending, err := s.Pending(ctx, nodes)
+	if apierrors.IsForbidden(err) && !s.Starts() {
+		return // a user who may not list Deployments made no surge to resume (not without --surge)
+	}
 	if err != nil {
 		r.e.emit(event.Event{Type: event.EventWarning, Reason: "SurgeResume", Message: "could not look for surges to resume: " + err.Error()})
 		return
@@ -139,7 +146,7 @@ func (r *run) resumeSurges(ctx context.Context) {
 // queues it again once the new pod is Ready. A pod that can't be surged (false) waits
 // like any other.
 func (r *run) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool {
-	if r.e.cfg.Surge == nil || b == nil {
+	if r.e.cfg.Surge == nil || !r.e.cfg.Surge.Starts() || b == nil {
 		return false
 	}
 	if r.surges == nil {

@@ -25,7 +25,11 @@ type fakeSurger struct {
 	refuse  error
 	pending []*surge.Target
 	alive   bool
+	// resumeOnly: a drain without --surge.
+	resumeOnly bool
 }
+
+func (f *fakeSurger) Starts() bool { return !f.resumeOnly }
 
 func (f *fakeSurger) call(s string) {
 	f.mu.Lock()
@@ -94,11 +98,13 @@ func minAvailableOne(healthy, expected, allowed int32, rv string) *policyv1.PodD
 // nothing; an interrupted surge is resumed at the start of the next run.
 func TestSurgeHooks(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		surger  *fakeSurger
-		budget  *policyv1.PodDisruptionBudget
-		pods    []runtime.Object
-		opens   bool // the test opens the budget after pod.surge_ready
+		name   string
+		surger *fakeSurger
+		budget *policyv1.PodDisruptionBudget
+		pods   []runtime.Object
+		opens  bool // the test opens the budget after pod.surge_ready
+		// stopAt: the test interrupts the run at this event (a pod that waits for good)
+		stopAt  event.EventType
 		calls   string
 		events  []event.EventType
 		refused bool
@@ -114,6 +120,13 @@ func TestSurgeHooks(t *testing.T) {
 			surger: &fakeSurger{pending: []*surge.Target{{Namespace: "ns", Name: "web", Replicas: 1, Pod: "ns/web-0", PodUID: "u0", Node: "n1"}}},
 			budget: minAvailableOne(1, 2, 1, "1"), calls: "pending alive unwind",
 			events: []event.EventType{event.EventDeploymentRestored, event.EventNodeDrained}},
+		{name: "without --surge: a pod its budget never lets go waits, not surged", surger: &fakeSurger{resumeOnly: true},
+			budget: minAvailableOne(1, 1, 0, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
+			stopAt: event.EventEvictionBlocked, calls: "pending"},
+		{name: "without --surge: a surge an earlier run left is still finished", surger: func() *fakeSurger { f := alive(true); f.resumeOnly = true; return f }(),
+			budget: minAvailableOne(2, 2, 1, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
+			calls:  "pending alive restore",
+			events: []event.EventType{event.EventSurgeStarted, event.EventEvictionStarted, event.EventDeploymentRestored}},
 		{name: "resumed, its pod there: evicted, then restored", surger: alive(true),
 			budget: minAvailableOne(2, 2, 1, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
 			calls:  "pending alive restore",
@@ -128,6 +141,10 @@ func TestSurgeHooks(t *testing.T) {
 				g.next(event.EventSurgeReady, 0)
 				got = append(got, event.EventSurgeStarted, event.EventSurgeReady)
 				updatePDB(t, g, minAvailableOne(2, 2, 1, "2"))
+			}
+			if tc.stopAt != "" {
+				g.next(tc.stopAt, 0)
+				g.cancel()
 			}
 			for ev := range g.events {
 				switch ev.Type {
@@ -146,7 +163,7 @@ func TestSurgeHooks(t *testing.T) {
 						t.Errorf("a refused surge changed something: %s %s", a.GetVerb(), a.GetResource().Resource)
 					}
 				}
-			} else if res.err != nil {
+			} else if res.err != nil && tc.stopAt == "" {
 				t.Fatalf("Run: %v", res.err)
 			}
 			if c := tc.surger.Calls(); c != tc.calls {

@@ -17,11 +17,19 @@ import (
 
 // Surger surges Deployments. Build it with New.
 type Surger struct {
-	client kubernetes.Interface
+	client    kubernetes.Interface
+	resumeOnly bool
 }
 
 // New returns a Surger that talks to the API server through c.
 func New(c kubernetes.Interface) *Surger { return &Surger{client: c} }
+
+// ResumeOnly returns a copy of s that a drain uses only to finish and restore the surges
+// an earlier run left (Starts is false): a drain without --surge still restores them.
+func (s *Surger) ResumeOnly() *Surger { return &Surger{client: s.client, resumeOnly: true} }
+
+// Starts reports whether a drain may start new surges (--surge).
+func (s *Surger) Starts() bool { return !s.resumeOnly }
 
 // Target is the Deployment of a pod to surge.
 type Target struct {

@@ -25,10 +25,11 @@ func (o *surgeOptions) addSurgeFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.Surge, "surge", o.Surge, "move the pod of a one-replica Deployment whose PodDisruptionBudget never allows a disruption (minAvailable: 1) by scaling the Deployment to 2 until the pod is evicted; refused (exit 3, nothing changed) under maxUnavailable: 0, an autoscaler, or a StatefulSet")
 }
 
-// surger is the engine's Surger, or nil without --surge.
+// surger is the engine's Surger: without --surge it only finishes and restores the
+// surges an earlier (interrupted) run left.
 func (o *surgeOptions) surger(cs kubernetes.Interface) drain.Surger {
 	if !o.Surge {
-		return nil
+		return surge.New(cs).ResumeOnly()
 	}
 	return surge.New(cs)
 }

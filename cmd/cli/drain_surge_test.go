@@ -68,11 +68,11 @@ func TestSurgeFlag(t *testing.T) {
 		}
 	}
 	o := NewDrainOptions(c)
-	if o.surger(nil) != nil {
-		t.Errorf("without --surge the engine has a Surger")
+	if s := o.surger(nil); s == nil || s.Starts() {
+		t.Errorf("without --surge the engine's Surger starts surges (it should only resume them)")
 	}
 	o.Surge = true
-	if o.surger(nil) == nil {
-		t.Errorf("with --surge the engine has no Surger")
+	if s := o.surger(nil); s == nil || !s.Starts() {
+		t.Errorf("with --surge the engine's Surger does not start surges")
 	}
 }
