@@ -17,7 +17,7 @@ import (
 
 // Surger surges Deployments. Build it with New.
 type Surger struct {
-	client    kubernetes.Interface
+	client     kubernetes.Interface
 	resumeOnly bool
 }
 
