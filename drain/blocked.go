@@ -256,15 +256,15 @@ func (r *run) notStartedLocked(nodes []event.NodePlan, reason, msg string) {
 		r.e.emit(event.Event{Type: event.EventNodeNotStarted, Node: ns.name, Reason: reason, Message: msg})
 		if ns.pol.cordonedHere {
 			name := ns.name
-			r.later(func() { r.restore(name) })
+			r.later(func() { r.uncordonNotStarted(name) })
 		}
 		close(ns.finishedCh)
 	}
 	r.checkAllDoneLocked()
 }
 
-// restore undoes this run's cordon of a node that did not start.
-func (r *run) restore(name string) {
+// uncordonNotStarted undoes this run's cordon of a node that did not start.
+func (r *run) uncordonNotStarted(name string) {
 	err := r.retryTransient(r.ctx, func() error {
 		n, err := r.e.cfg.Client.CoreV1().Nodes().Get(r.ctx, name, metav1.GetOptions{})
 		if err != nil {

@@ -110,6 +110,9 @@ type Config struct {
 	DiagnoseInterval time.Duration
 	// Policy: --on-blocked, --blocked-after, --not-after, and the origin recorded on nodes.
 	Policy
+	// Surge, when set (--surge), moves a pod whose budget never allows a disruption by
+	// surging its one-replica Deployment (surge.go).
+	Surge Surger
 }
 
 // DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an

@@ -35,6 +35,9 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 					Reason: string(s.Decision.Verdict), Message: s.Blocker, Cause: s.Cause, Remedy: s.Remedy, DryRun: mode})
 				continue
 			}
+			if e.surgeDryRun(np.Name, s, mode) {
+				continue // --surge: said, not sent (surge.go)
+			}
 			if e.cfg.DryRun == DryRunServer {
 				sum.Evictions++
 				ans := classify(e.evict(ctx, s.Pod, true))

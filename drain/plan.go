@@ -123,7 +123,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	for i := range pf.plan.Nodes {
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
 	}
-	return pf, nil
+	return pf, e.surgePlan(ctx, pf)
 }
 
 // kubectlHelper is kubectl's drain helper, used only for its pod filters and cordoning.

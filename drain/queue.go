@@ -122,6 +122,9 @@ func (r *run) decideLocked(key string) *eviction {
 	}
 	switch d.Verdict {
 	case pdb.Exhausted, pdb.Stale, pdb.Never, pdb.Negative:
+		if d.Verdict == pdb.Never && r.surgeLocked(st, cur, d.Budget()) {
+			return nil // --surge moves it (surge.go)
+		}
 		// The server would refuse; wait for the budget's status to change instead.
 		r.parkLocked(st, budgets, string(d.Verdict), d.Reason)
 		return nil
@@ -161,6 +164,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	if ans.outcome != accepted {
 		r.releaseLocked(st) // the request failed: evidence that nothing was taken
 	}
+	r.surgeAnsweredLocked(st, ans.outcome) // --surge restores now (surge.go)
 	if st.phase == finished {
 		return
 	}

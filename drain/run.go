@@ -53,6 +53,7 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	r := newRun(e, pf)
 	r.rec = e.startRecorder()
 	defer r.rec.stop() // flushed before the outbox closes (deferred first)
+	r.resumeSurges(ctx)
 	sum, err := r.run(ctx)
 	sum.Elapsed = e.cfg.Clock.Since(began)
 	return sum, err
@@ -89,7 +90,8 @@ type run struct {
 	stale    map[string]string               // pdb key -> why its status is stale
 	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
 	nodes    map[string]*nodeState
-	diag     diagState // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
+	diag     diagState              // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
+	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
 	sum      Summary
 	pol      runPolicy
 	done     chan struct{}

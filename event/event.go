@@ -50,6 +50,8 @@ type Event struct {
 	Node string
 	// Pod is "namespace/name".
 	Pod string
+	// Deployment is "namespace/name" of the Deployment a --surge scales.
+	Deployment string
 	// PDB is "namespace/name" of the blocking budget (several, comma-separated, for a pod
 	// under more than one).
 	PDB string
@@ -127,6 +129,23 @@ const (
 	EventNodeMoved EventType = "node.moved"
 	// EventPoolBatch: a batch of a rolling pool move or drain starts; Message names its nodes.
 	EventPoolBatch EventType = "pool.batch"
+)
+
+// Event types of --surge: a pod whose budget never allows a disruption is moved by
+// scaling its one-replica Deployment to one more, evicting the pod once the new one is
+// Ready, and restoring the count. Deployment names the Deployment, Message says it for a
+// person.
+const (
+	// EventSurgeStarted: the Deployment of Pod is scaled to one more replica, its count
+	// recorded in an annotation. Reason "Resumed" when an earlier run had started it.
+	EventSurgeStarted EventType = "pod.surge_started"
+	// EventSurgeReady: a new pod of the Deployment is Ready on another node; Pod's
+	// eviction is now allowed by its budget.
+	EventSurgeReady EventType = "pod.surge_ready"
+	// EventDeploymentRestored: the Deployment is back at its recorded count and the
+	// record is removed. Reason "Changed" when someone scaled it meanwhile (their count
+	// is kept), "Resumed" when it restores a surge an interrupted run left.
+	EventDeploymentRestored EventType = "deployment.restored"
 )
 
 // Blocker is a pod that was still waiting when the drain stopped, and why.

@@ -91,13 +91,20 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	if !o.Uncordon && o.DryRun != "client" {
 		req.Drain.Origin = recordOrigin(ctx, o.Common, cs) // who cordoned, on the node (status)
 	}
+	var failed []string
 	if o.Uncordon {
 		req.Action = operation.Uncordon
+		for _, name := range names {
+			failed = append(failed, o.restoreSurges(ctx, cs, name)...) // what a --surge drain left
+		}
 	}
 	op := operator(ctx, cs, nil)
 	_, err = runPrinted(ctx, false, cordonPrinter{out: o.Out}, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
+	if err == nil && len(failed) > 0 {
+		err = fmt.Errorf("%s", strings.Join(failed, "; ")) // one line: the caller prints "error: ..."
+	}
 	return err
 }
 

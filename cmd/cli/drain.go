@@ -39,7 +39,8 @@ type DrainOptions struct {
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
 
-	PolicyFlags // --on-blocked, --blocked-after, --not-after (drain_policy.go)
+	PolicyFlags  // --on-blocked, --blocked-after, --not-after (drain_policy.go)
+	surgeOptions // --surge (drain_surge.go)
 
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
@@ -113,6 +114,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
 	o.addRuleFlags(f)
 	o.addPolicyFlags(cmd)
+	o.addSurgeFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
@@ -184,6 +186,7 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
 		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
 		Policy: o.policy(),
+		Surge:  o.surger(cs),
 	}
 }
 

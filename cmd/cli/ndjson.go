@@ -16,7 +16,8 @@ import (
 // 1.1: pod.eviction_blocked carries cause, remedy and waited_seconds (said again every
 // wait interval while nothing changes); reasons DoNotDisrupt and WaitCompleted; the
 // plan's pods carry cause and remedy; the summary's pending entries cause and remedy;
-// node.blocked and node.not_started events; the summary's skipped and not_started.
+// node.blocked and node.not_started events; the summary's skipped and not_started;
+// --surge's pod.surge_started, pod.surge_ready and deployment.restored (deployment).
 const EventsVersion = "1.1"
 
 // jsonEvent is one NDJSON line.
@@ -28,6 +29,7 @@ type jsonEvent struct {
 	Message    string    `json:"message,omitempty"`
 	Node       string    `json:"node,omitempty"`
 	Pod        string    `json:"pod,omitempty"`
+	Deployment string    `json:"deployment,omitempty"`
 	PDB        string    `json:"pdb,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
 	RetryAfter float64   `json:"retry_after_seconds,omitempty"`
@@ -101,7 +103,7 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 		level = "warn"
 	}
 	e := jsonEvent{
-		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod,
+		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod, Deployment: ev.Deployment,
 		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
 		LagMs: float64(ev.Lag.Microseconds()) / 1000, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
 		Cause: ev.Cause, Remedy: ev.Remedy, Waited: ev.Waited.Round(time.Millisecond).Seconds(),

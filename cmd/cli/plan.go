@@ -72,6 +72,7 @@ stand, 2 for bad input.`,
 	f.StringVar(&o.PodSelector, "pod-selector", "", drainCmd.Flags().Lookup("pod-selector").Usage)
 	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, drainCmd.Flags().Lookup("chunk-size").Usage)
 	o.addDoNotDisruptFlag(f)
+	o.addSurgeFlags(cmd)
 	o.Printer.AddFlags(cmd)
 	return cmd
 }

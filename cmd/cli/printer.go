@@ -68,6 +68,10 @@ func (p *humanPrinter) Event(ev event.Event) {
 		fmt.Fprintf(p.out, "node/%s given up, left cordoned in state blocked: %s\n", ev.Node, ev.Message)
 	case event.EventNodeNotStarted:
 		fmt.Fprintf(p.errOut, "node/%s %s\n", ev.Node, ev.Message)
+	case event.EventSurgeStarted, event.EventDeploymentRestored:
+		fmt.Fprintln(p.out, ev.Message+sfx)
+	case event.EventSurgeReady:
+		fmt.Fprintln(p.errOut, ev.Message+sfx)
 	case event.EventNodeMoved:
 		fmt.Fprintf(p.out, "node/%s moved to pool %s\n", ev.Node, ev.Message)
 	case event.EventNodeUncordoned:

@@ -162,6 +162,8 @@ func (m *Model) Apply(id int, ev event.Event) {
 		if ev.Cause != "" && ev.Cause != ev.Message {
 			n.Blocker = fmt.Sprintf("%s: %s (remedy: %s)", ev.Pod, ev.Cause, ev.Remedy)
 		}
+	case event.EventSurgeStarted, event.EventSurgeReady:
+		n.Blocker = ev.Message // --surge: what the move waits for
 	case event.EventPodEvicted:
 		n.Evicted++
 		if n.Evicted >= n.Total {

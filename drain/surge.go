@@ -1,0 +1,266 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
+)
+
+// Surger moves a pod whose budget never allows a disruption by surging its one-replica
+// Deployment (--surge). *surge.Surger implements it; Config.Surge nil means no surge.
+type Surger interface {
+	// Starts reports whether new surges may be started (--surge); when false the drain
+	// only finishes and restores the surges an earlier run left.
+	Starts() bool
+	// Check decides whether pod, under budget b that never allows a disruption, can be
+	// surged; a *surge.RefusedError says why not. It changes nothing.
+	Check(ctx context.Context, pod *corev1.Pod, b *policyv1.PodDisruptionBudget) (*surge.Target, error)
+	// Start records the count and scales the Deployment to one more; it returns the count.
+	Start(ctx context.Context, t *surge.Target, now time.Time) (int32, error)
+	// WaitReady waits for a Ready pod of the Deployment on another node.
+	WaitReady(ctx context.Context, t *surge.Target) (pod, node string, err error)
+	// Restore brings the Deployment back to its recorded count and removes the record.
+	Restore(ctx context.Context, namespace, name string) (surge.Restored, error)
+	// Unwind restores a surge whose move did not finish, first evicting the Ready pods
+	// the restore would make the ReplicaSet delete; it returns the pods it evicted.
+	Unwind(ctx context.Context, namespace, name string) (surge.Restored, []string, error)
+	// Pending lists the surges an earlier run left for pods of nodes.
+	Pending(ctx context.Context, nodes []string) ([]*surge.Target, error)
+	// PodAlive reports whether the pod a surge moves is still there, not terminating.
+	PodAlive(ctx context.Context, t *surge.Target) (bool, error)
+}
+
+// surgeTimeout bounds a restore, which runs even after an interrupt (like an eviction in
+// flight), so that an accepted eviction is always followed by its restore.
+const surgeTimeout = 30 * time.Second
+
+// surgeState is a surge of this run, by the UID of the pod it moves. Guarded by run.mu.
+type surgeState struct {
+	target    *surge.Target // set once checked (or resumed)
+	refused   bool          // Check or Start failed: the pod waits like any never-allowed one
+	ready     bool          // the new pod is Ready elsewhere
+	restoring bool
+}
+
+// surgePlan is the preflight's part of --surge: each pod a never-allowing budget blocks
+// is checked; a pod that can be surged goes in wave 1 with the plan saying so, one that
+// can't is an error of its node (nothing is changed, exit 3).
+func (e *Engine) surgePlan(ctx context.Context, pf *preflight) error {
+	if e.cfg.Surge == nil || !e.cfg.Surge.Starts() {
+		return nil
+	}
+	for i := range pf.plan.Nodes {
+		np := &pf.plan.Nodes[i]
+		for j := range np.Steps {
+			s := &np.Steps[j]
+			b := s.Decision.Budget()
+			if s.Wave != 0 || s.Decision.Verdict != pdb.Never || b == nil {
+				continue
+			}
+			t, err := e.cfg.Surge.Check(ctx, s.Pod, b.PDB)
+			var refused *surge.RefusedError
+			if errors.As(err, &refused) {
+				np.Errors = append(np.Errors, refused.Error())
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("check --surge for pod %s/%s: %w", s.Pod.Namespace, s.Pod.Name, err)
+			}
+			s.Wave, s.Blocker = 1, ""
+			s.Decision.Reason = fmt.Sprintf("will be surged: deployment %s scaled from %d to %d replicas, the pod evicted once the new one is Ready on another node, then back to %d",
+				t.Key(), t.Replicas, t.Replicas+1, t.Replicas)
+			pf.plan.Waves = max(pf.plan.Waves, 1)
+		}
+	}
+	return nil
+}
+
+// surgeDryRun says what the surge of a step surgePlan marked would do, sending nothing (a
+// server dry-run eviction would be judged against the budget before the surge): it
+// reports whether it did.
+func (e *Engine) surgeDryRun(node string, s pdb.Step, mode string) bool {
+	b := s.Decision.Budget()
+	if e.cfg.Surge == nil || !e.cfg.Surge.Starts() || s.Decision.Verdict != pdb.Never || s.Wave == 0 || b == nil {
+		return false
+	}
+	key := s.Pod.Namespace + "/" + s.Pod.Name
+	e.emit(event.Event{Type: event.EventSurgeStarted, Node: node, Pod: key, PDB: b.Key(), Message: "pod " + key + " " + s.Decision.Reason, DryRun: mode})
+	e.emit(event.Event{Type: event.EventPodEvicted, Node: node, Pod: key, Wave: s.Wave, DryRun: mode})
+	return true
+}
+
+// resumeSurges finds the surges an interrupted run left for this run's nodes: one whose
+// pod is gone is restored at once; one whose pod is still there is finished by this run
+// (its eviction, once accepted, restores the count).
+func (r *run) resumeSurges(ctx context.Context) {
+	s := r.e.cfg.Surge
+	if s == nil {
+		return
+	}
+	nodes := make([]string, 0, len(r.pf.plan.Nodes))
+	for _, n := range r.pf.plan.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	pending, err := s.Pending(ctx, nodes)
+	if apierrors.IsForbidden(err) && !s.Starts() {
+		return // a user who may not list Deployments made no surge to resume (not without --surge)
+	}
+	if err != nil {
+		r.e.emit(event.Event{Type: event.EventWarning, Reason: "SurgeResume", Message: "could not look for surges to resume: " + err.Error()})
+		return
+	}
+	for _, t := range pending {
+		alive, err := s.PodAlive(ctx, t)
+		if err != nil {
+			r.e.emit(event.Event{Type: event.EventWarning, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "SurgeResume", Message: err.Error()})
+			continue
+		}
+		if !alive {
+			r.restore(ctx, t, "Resumed")
+			continue
+		}
+		r.lock()
+		if r.surges == nil {
+			r.surges = map[string]*surgeState{}
+		}
+		r.surges[t.PodUID] = &surgeState{target: t}
+		r.e.emit(event.Event{Type: event.EventSurgeStarted, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "Resumed",
+			Message: fmt.Sprintf("deployment %s was scaled from %d to %d replicas by an interrupted run to move pod %s; finishing it", t.Key(), t.Replicas, t.Replicas+1, t.Pod)})
+		r.unlock()
+	}
+}
+
+// surgeLocked is consulted where pod's eviction is blocked by budget b, which never
+// allows a disruption. With --surge it starts (once) the surge of the pod's Deployment
+// and reports true: the pod is not parked as blocked but waits for the surge, which
+// queues it again once the new pod is Ready. A pod that can't be surged (false) waits
+// like any other.
+func (r *run) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool {
+	if r.e.cfg.Surge == nil || !r.e.cfg.Surge.Starts() || b == nil {
+		return false
+	}
+	if r.surges == nil {
+		r.surges = map[string]*surgeState{}
+	}
+	ss := r.surges[string(pod.UID)]
+	switch {
+	case ss == nil:
+		ss = &surgeState{}
+		r.surges[string(pod.UID)] = ss
+		st.blockMsg = "surging its deployment"
+		p, budget := pod, b.PDB
+		r.goroutine(func() { r.surge(st, p, budget, ss) })
+		return true
+	case ss.refused:
+		return false
+	case ss.ready:
+		// The budget's status does not count the new pod yet: wait for it to change.
+		r.parkLocked(st, []*pdb.Budget{b}, string(pdb.Exhausted),
+			fmt.Sprintf("pdb %s %s; waiting for it to count the surged pod", b.Key(), b.Numbers()))
+		return true
+	}
+	return true // the surge is in progress
+}
+
+// surge checks, starts and waits for the surge of pod's Deployment, then queues the pod.
+func (r *run) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruptionBudget, ss *surgeState) {
+	s, ctx := r.e.cfg.Surge, r.ctx
+	fail := func(err error) {
+		if ctx.Err() != nil {
+			return // interrupted: a re-run or uncordon finishes or restores it
+		}
+		r.lock()
+		ss.refused = true
+		r.e.emit(event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "SurgeRefused", Message: err.Error()})
+		r.add(st.key)
+		r.unlock()
+	}
+	t, err := s.Check(ctx, pod, b)
+	if err != nil {
+		fail(err)
+		return
+	}
+	n, err := s.Start(ctx, t, r.e.cfg.Clock.Now())
+	if err != nil {
+		fail(err)
+		return
+	}
+	r.lock()
+	ss.target = t
+	reason, msg := "", fmt.Sprintf("deployment %s scaled from %d to %d replicas to move pod %s (its count recorded in annotation %s)", t.Key(), t.Replicas, n, st.key, surge.Annotation)
+	if t.Resumed {
+		reason = "Resumed"
+	}
+	r.e.emit(event.Event{Type: event.EventSurgeStarted, Node: st.node, Pod: st.key, Deployment: t.Key(), Reason: reason, Message: msg})
+	r.unlock()
+	ready, node, err := s.WaitReady(ctx, t)
+	if err != nil {
+		fail(err)
+		return
+	}
+	r.lock()
+	ss.ready = true
+	st.blockMsg = ""
+	r.e.emit(event.Event{Type: event.EventSurgeReady, Node: st.node, Pod: st.key, Deployment: t.Key(),
+		Message: fmt.Sprintf("pod %s of deployment %s is Ready on node %s; evicting pod %s", ready, t.Key(), node, st.key)})
+	r.add(st.key)
+	r.unlock()
+}
+
+// surgeAnsweredLocked is called with the server's answer to st's eviction (even when the
+// pod was seen gone before the answer): once it is accepted (or the pod is gone), a
+// surged pod's Deployment is restored at once. The old pod is terminating, so its
+// ReplicaSet no longer counts it; restoring now keeps the replacement the ReplicaSet may
+// already have created for it from ever becoming Ready (see the README's --surge section).
+func (r *run) surgeAnsweredLocked(st *podState, o outcome) {
+	ss := r.surges[string(st.pod.UID)]
+	if (o != accepted && o != gone) || ss == nil || ss.target == nil || ss.restoring {
+		return
+	}
+	ss.restoring = true
+	t := ss.target
+	r.goroutine(func() { r.restore(r.ctx, t, "") })
+}
+
+// restore brings t's Deployment back and says so; it runs even after an interrupt. A
+// surge resumed ("Resumed") is unwound: Ready surplus pods are evicted first.
+func (r *run) restore(ctx context.Context, t *surge.Target, reason string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), surgeTimeout)
+	defer cancel()
+	var res surge.Restored
+	var evicted []string
+	var err error
+	if reason == "Resumed" {
+		res, evicted, err = r.e.cfg.Surge.Unwind(ctx, t.Namespace, t.Name)
+	} else {
+		res, err = r.e.cfg.Surge.Restore(ctx, t.Namespace, t.Name)
+	}
+	after := ""
+	if len(evicted) > 0 {
+		after = fmt.Sprintf(", after evicting its surplus Ready pod(s) %s", strings.Join(evicted, ", "))
+	}
+	ev := event.Event{Type: event.EventDeploymentRestored, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: reason}
+	switch {
+	case err != nil:
+		ev = event.Event{Type: event.EventWarning, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "SurgeRestore",
+			Message: fmt.Sprintf("%v; run the same command again or `kubectl maintenance uncordon %s` to restore it", err, t.Node)}
+	case res.Already:
+		return
+	case res.Changed:
+		ev.Reason = "Changed"
+		ev.Message = fmt.Sprintf("deployment %s was scaled to %d by someone else during the surge: its count is kept; the surge record is removed", t.Key(), res.Replicas)
+	default:
+		ev.Message = fmt.Sprintf("deployment %s restored from %d to %d replicas%s", t.Key(), res.Surged, res.Replicas, after)
+	}
+	r.e.emit(ev)
+}
