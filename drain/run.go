@@ -83,6 +83,7 @@ type run struct {
 	stale    map[string]string               // pdb key -> why its status is stale
 	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
 	nodes    map[string]*nodeState
+	shared   sharedPods // one pod informer for every node, when many drain at once (pods.go)
 	sum      Summary
 	done     chan struct{}
 }

@@ -29,6 +29,7 @@ type observer struct {
 	start    time.Time
 	evicted  map[string]time.Time // pod -> first seen terminating
 	appOf    map[string]string    // pod -> app label
+	nodeOf   map[string]string    // evicted pod (name/uid) -> its node
 	statuses map[string][]pdbPoint
 }
 
@@ -38,7 +39,7 @@ type pdbPoint struct {
 }
 
 func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer, error) {
-	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, statuses: map[string][]pdbPoint{}}
+	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, nodeOf: map[string]string{}, statuses: map[string][]pdbPoint{}}
 	pw, err := c.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
@@ -57,6 +58,7 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 			o.appOf[p.Name] = p.Labels["app"]
 			if _, seen := o.evicted[p.Name+"/"+string(p.UID)]; !seen && (p.DeletionTimestamp != nil || ev.Type == watch.Deleted) {
 				o.evicted[p.Name+"/"+string(p.UID)] = time.Now()
+				o.nodeOf[p.Name+"/"+string(p.UID)] = p.Spec.NodeName
 			}
 			o.mu.Unlock()
 		}

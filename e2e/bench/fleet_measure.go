@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// proc is one finished command: its output, exit code, and resource use from rusage.
+type proc struct {
+	stdout, stderr []byte
+	code           int
+	rssMiB, cpuSec float64
+}
+
+// runProc runs a command and returns its output, exit code, peak RSS and CPU seconds
+// (user + system, from the child's rusage).
+func runProc(ctx context.Context, bin string, args []string) proc {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	p := proc{stdout: out.Bytes(), stderr: errb.Bytes(), code: exitCode(err)}
+	if cmd.ProcessState != nil {
+		p.rssMiB = maxRSS(cmd.ProcessState)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			p.cpuSec = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		}
+	}
+	return p
+}
+
+// countWatches counts the watch requests in client-go's -v=6 request log: the watch
+// connections the client opened.
+func countWatches(stderr []byte) int {
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if m := responseLine.FindStringSubmatch(sc.Text()); m != nil && strings.Contains(m[2], "watch=true") {
+			n++
+		}
+	}
+	return n
+}
+
+// evictedFrom counts, per app, the pods evicted from the named nodes during the run.
+func (o *observer) evictedFrom(nodes []string) map[string]int {
+	on := map[string]bool{}
+	for _, n := range nodes {
+		on[n] = true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]int{}
+	for key := range o.evicted {
+		if on[o.nodeOf[key]] {
+			out[o.appOf[strings.SplitN(key, "/", 2)[0]]]++
+		}
+	}
+	return out
+}
+
+// disrupted is the timeline of every budget's unavailable pods, summed: at each status
+// change seen, seconds since start and Σ_b (expected_b − currentHealthy_b).
+func (o *observer) disrupted() [][2]float64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	type change struct {
+		at   time.Time
+		name string
+		v    float64
+	}
+	var all []change
+	for name, pts := range o.statuses {
+		for _, p := range pts {
+			all = append(all, change{p.at, name, float64(p.expected - p.current)})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].at.Before(all[j].at) })
+	cur, sum := map[string]float64{}, 0.0
+	var out [][2]float64
+	for _, c := range all {
+		sum += c.v - cur[c.name]
+		cur[c.name] = c.v
+		out = append(out, [2]float64{c.at.Sub(o.start).Seconds(), sum})
+	}
+	return out
+}
