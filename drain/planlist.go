@@ -10,7 +10,7 @@ import (
 // listPodsByNode lists every pod once (in pages of ChunkSize, as kubectl does) and keeps
 // the ones bound to the named nodes, by node: a plan over many nodes costs one list
 // instead of one per node. The pods are whole (kubectl's filters and the plan's warnings
-// read their volumes).
+// read their volumes), less their managed fields.
 func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map[string][]any, error) {
 	out := make(map[string][]any, len(nodes))
 	opts := metav1.ListOptions{Limit: e.cfg.ChunkSize}
@@ -20,8 +20,11 @@ func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map
 			return nil, fmt.Errorf("list pods: %w", err)
 		}
 		for i := range list.Items {
-			if p := &list.Items[i]; nodes[p.Spec.NodeName] {
-				out[p.Spec.NodeName] = append(out[p.Spec.NodeName], p)
+			if p := list.Items[i]; nodes[p.Spec.NodeName] {
+				// A copy: a pointer into the page would keep the whole page alive. Without
+				// managed fields, the bulk of a pod and of no use to the plan.
+				p.ManagedFields = nil
+				out[p.Spec.NodeName] = append(out[p.Spec.NodeName], &p)
 			}
 		}
 		if list.Continue == "" {

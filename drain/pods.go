@@ -185,7 +185,8 @@ type podsFromPods struct {
 }
 
 // List returns the held pods the label selector matches (the field selector, the node,
-// is already applied). Copies: kubectl's filters set Kind and APIVersion.
+// is already applied). Shallow copies: kubectl's filters set Kind and APIVersion on
+// their own copy and change nothing deeper, so the held pods stay as they were.
 func (c podsFromPods) List(_ context.Context, o metav1.ListOptions) (*corev1.PodList, error) {
 	sel, err := labels.Parse(o.LabelSelector)
 	if err != nil {
@@ -194,7 +195,7 @@ func (c podsFromPods) List(_ context.Context, o metav1.ListOptions) (*corev1.Pod
 	out := &corev1.PodList{}
 	for _, obj := range c.pods {
 		if p, ok := obj.(*corev1.Pod); ok && sel.Matches(labels.Set(p.Labels)) {
-			out.Items = append(out.Items, *p.DeepCopy())
+			out.Items = append(out.Items, *p)
 		}
 	}
 	return out, nil

@@ -43,9 +43,11 @@ func honourNodeSelector(g *rig) {
 }
 
 // requests counts the fake clientset's actions by "verb resource".
-func requests(g *rig) map[string]int {
+func requests(g *rig) map[string]int { return actionsBy(g.client) }
+
+func actionsBy(c *fake.Clientset) map[string]int {
 	out := map[string]int{}
-	for _, a := range g.client.Actions() {
+	for _, a := range c.Actions() {
 		out[a.GetVerb()+" "+a.GetResource().Resource]++
 	}
 	return out

@@ -207,7 +207,14 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	if batches == nil {
 		drained[0] = onDrained // the pods there at the start, evicted or not
 	}
-	r.LimitSec = rollingLimit(obs.allowances(), drained, tc, f.p.DeleteDelay).Seconds()
+	byApp := obs.tcByApp()
+	tcOf := func(app string) time.Duration {
+		if d, ok := byApp[app]; ok {
+			return d
+		}
+		return tc
+	}
+	r.LimitSec = rollingLimit(obs.allowances(), drained, tcOf, f.p.DeleteDelay).Seconds()
 	obs.check(r, "")
 	r.Timeline = obs.disrupted()
 	if tool == "ours" {
@@ -225,12 +232,13 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 // rollingLimit is T_limit: the time a perfect drain would take, given the budgets'
 // allowances k_b at the start, the pods of each app on each batch of nodes (one batch for
 // F1; F3's rolling batches in order, each starting when the one before is drained), the
-// time T_c from an eviction to its budget allowing one more, and the termination time.
+// time T_c,b from an eviction to its budget allowing one more (measured per budget in the
+// same run), and the termination time.
 // A budget's pod is evicted as soon as one of its k_b slots is free (a slot frees T_c after
 // its last eviction); a pod with no budget is evicted when its batch starts; a batch is
 // drained when its last pod has terminated. For one batch this is the closed form
-// max(T_term, max_b (⌈M_b/k_b⌉ − 1)·T_c + T_term).
-func rollingLimit(allowed map[string]int32, batches []map[string]int, tc, term time.Duration) time.Duration {
+// max(T_term, max_b (⌈M_b/k_b⌉ − 1)·T_c,b + T_term).
+func rollingLimit(allowed map[string]int32, batches []map[string]int, tc func(app string) time.Duration, term time.Duration) time.Duration {
 	slots := map[string][]time.Duration{} // app -> when each of its k_b slots is free
 	var t time.Duration
 	for _, b := range batches {
@@ -247,7 +255,7 @@ func rollingLimit(allowed map[string]int32, batches []map[string]int, tc, term t
 			for range m {
 				sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 				at := max(t, s[0])
-				s[0] = at + tc
+				s[0] = at + tc(app)
 				end = max(end, at+term)
 			}
 		}

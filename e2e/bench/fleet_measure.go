@@ -92,3 +92,34 @@ func (o *observer) disrupted() [][2]float64 {
 	}
 	return out
 }
+
+// tcByApp is T_c per budget: the median, over the budget's evictions, of the time from
+// the eviction to the budget allowing a disruption again (after it had none left). At
+// fleet scale the disruption controller's latency differs from budget to budget, so one
+// median over every eviction would misstate the limit of the budgets that bind.
+func (o *observer) tcByApp() map[string]time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ds := map[string][]time.Duration{}
+	for key, at := range o.evicted {
+		app := o.appOf[strings.SplitN(key, "/", 2)[0]]
+		sawZero := false
+		for _, p := range o.statuses[app] {
+			if p.at.Before(at) {
+				continue
+			}
+			if p.allowed == 0 {
+				sawZero = true
+			}
+			if sawZero && p.allowed > 0 {
+				ds[app] = append(ds[app], p.at.Sub(at))
+				break
+			}
+		}
+	}
+	out := map[string]time.Duration{}
+	for app, d := range ds {
+		out[app] = percentile(d, 0.5)
+	}
+	return out
+}

@@ -9,6 +9,12 @@ import (
 // through a budget whose replacement is not Ready yet when the next batch starts.
 func TestRollingLimit(t *testing.T) {
 	const tc, term = 3 * time.Second, time.Second
+	tcOf := func(app string) time.Duration {
+		if app == "slow" {
+			return 2 * tc
+		}
+		return tc
+	}
 	for _, c := range []struct {
 		name    string
 		allowed map[string]int32
@@ -20,9 +26,10 @@ func TestRollingLimit(t *testing.T) {
 		{"one budget, 5 pods, 1 at a time", map[string]int32{"a": 1}, []map[string]int{{"a": 5}}, 4*tc + term},
 		{"10%: 4 at a time", map[string]int32{"a": 4, "b": 1}, []map[string]int{{"a": 9, "b": 2}}, 2*tc + term},
 		{"two batches sharing a budget wait on T_c", map[string]int32{"a": 1}, []map[string]int{{"a": 1}, {"a": 1}}, tc + term},
+		{"T_c per budget", map[string]int32{"a": 1, "slow": 1}, []map[string]int{{"a": 2, "slow": 2}}, 2*tc + term},
 		{"two batches, separate budgets", map[string]int32{"a": 1, "b": 1}, []map[string]int{{"a": 1}, {"b": 1}}, 2 * term},
 	} {
-		if got := rollingLimit(c.allowed, c.batches, tc, term); got != c.want {
+		if got := rollingLimit(c.allowed, c.batches, tcOf, term); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}

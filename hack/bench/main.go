@@ -102,6 +102,9 @@ func write(rep *bench.Report, dir string) error {
 		byPhase[r.Phase] = append(byPhase[r.Phase], r)
 	}
 	for phase, rs := range byPhase {
+		if !hasTimeline(rs) {
+			continue // the fleet's plan phase
+		}
 		f, err := os.Create(filepath.Join(dir, "timeline-"+phase+".png"))
 		if err != nil {
 			return err
@@ -165,4 +168,13 @@ func printTable(rep *bench.Report) {
 
 func mainPDB(phase string) string {
 	return map[string]string{"W1": "w1", "W2": "big", "W3": "db"}[phase]
+}
+
+func hasTimeline(rs []bench.Result) bool {
+	for _, r := range rs {
+		if len(r.Timeline) > 0 {
+			return true
+		}
+	}
+	return false
 }
