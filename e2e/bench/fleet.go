@@ -18,6 +18,9 @@ import (
 type FleetConfig struct {
 	Config
 	Fleet FleetProfile
+	// Progress, if set, receives the report after each result (to keep it on disk should
+	// the run be cut short).
+	Progress func(*Report)
 }
 
 // RunFleet sets up the fleet once, then runs its phases on it, each tool on its own group
@@ -46,6 +49,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			rep.Results = append(rep.Results, *r)
 			for _, v := range r.Violations {
 				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", r.Phase, r.Tool, v))
+			}
+			if cfg.Progress != nil {
+				cfg.Progress(rep)
 			}
 			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs), %d evicted, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
 				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,20 +22,56 @@ type proc struct {
 }
 
 // runProc runs a command and returns its output, exit code, peak RSS and CPU seconds
-// (user + system, from the child's rusage).
+// (user + system, from the child's rusage). The peak RSS is the child's VmHWM, read from
+// /proc while it runs: rusage's ru_maxrss would report the bench's own RSS, since Go
+// starts children with a vfork that shares the parent's memory until the exec, whose high
+// water mark the kernel then records as the child's.
 func runProc(ctx context.Context, bin string, args []string) proc {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	p := proc{stdout: out.Bytes(), stderr: errb.Bytes(), code: exitCode(err)}
+	var p proc
+	if err := cmd.Start(); err != nil {
+		p.code = exitCode(err)
+		return p
+	}
+	stop := make(chan struct{})
+	hwm := make(chan float64, 1)
+	go func() { hwm <- watchHWM(cmd.Process.Pid, stop) }()
+	err := cmd.Wait()
+	close(stop)
+	p.stdout, p.stderr, p.code, p.rssMiB = out.Bytes(), errb.Bytes(), exitCode(err), <-hwm
 	if cmd.ProcessState != nil {
-		p.rssMiB = maxRSS(cmd.ProcessState)
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			p.cpuSec = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		}
 	}
 	return p
+}
+
+// watchHWM reads the process's VmHWM (peak RSS, MiB) every 50 ms until stop, and returns
+// the last value read.
+func watchHWM(pid int, stop <-chan struct{}) float64 {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	peak := 0.0
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+					if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
+						peak = max(peak, kb/1024)
+					}
+				}
+			}
+		}
+		select {
+		case <-stop:
+			return peak
+		case <-t.C:
+		}
+	}
 }
 
 // countWatches counts the watch requests in client-go's -v=6 request log: the watch

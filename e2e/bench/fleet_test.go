@@ -34,3 +34,16 @@ func TestRollingLimit(t *testing.T) {
 		}
 	}
 }
+
+// runProc reports the child's own peak RSS, not the bench's (which a vfork would lend it).
+func TestRunProcMeasuresTheChild(t *testing.T) {
+	ballast := make([]byte, 200<<20) // the bench's own memory: 200 MiB resident
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	p := runProc(t.Context(), "/bin/sh", []string{"-c", "sleep 0.3"})
+	if p.code != 0 || p.rssMiB <= 0 || p.rssMiB > 50 {
+		t.Errorf("sh: exit %d, peak RSS %.1f MiB; want 0 and a few MiB", p.code, p.rssMiB)
+	}
+	_ = ballast[len(ballast)-1]
+}

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -216,14 +215,6 @@ func evictionMetrics(ctx context.Context, c kubernetes.Interface) (total, refuse
 		}
 	}
 	return total, refused, nil
-}
-
-// maxRSS is a finished process's peak resident memory in MiB.
-func maxRSS(ps *os.ProcessState) float64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return float64(ru.Maxrss) / 1024
-	}
-	return 0
 }
 
 func exitCode(err error) int {

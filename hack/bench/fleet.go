@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,7 +39,8 @@ func runFleet(ctx context.Context, out, phases string, logf func(string, ...any)
 	}
 	defer c.Stop()
 	rep, err := bench.RunFleet(ctx, bench.FleetConfig{Fleet: p, Config: bench.Config{Cluster: c, Plugin: plugin,
-		Kubectl: filepath.Join(bin, "kubectl"), Logf: logf, RawDir: out}})
+		Kubectl: filepath.Join(bin, "kubectl"), Logf: logf, RawDir: out},
+		Progress: func(r *bench.Report) { _ = writeJSON(r, out) }})
 	logf("local cluster: memory %s", c.MemoryReport())
 	if rep != nil {
 		if werr := write(rep, out); werr != nil && err == nil {
@@ -98,4 +100,12 @@ func printFleet(rep *bench.Report) {
 	for _, f := range rep.Failures {
 		fmt.Println("FAIL:", f)
 	}
+}
+
+func writeJSON(rep *bench.Report, dir string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.json"), b, 0o644)
 }
