@@ -97,7 +97,8 @@ func TestPodWatchesDoNotGrowWithTheNodes(t *testing.T) {
 }
 
 // With the shared informer, a pod that appears on a node being drained (created there,
-// or bound there after its creation) goes through kubectl's filters and is evicted.
+// or bound there after its creation) goes through kubectl's filters and is evicted. The
+// node stays in its drain meanwhile: its own pod waits on a budget that allows nothing.
 func TestSharedInformerEvictsAPodThatAppears(t *testing.T) {
 	objs := []runtime.Object{testPDB(0)}
 	var names []string
@@ -110,13 +111,13 @@ func TestSharedInformerEvictsAPodThatAppears(t *testing.T) {
 	g := newRig(t, Config{MaxParallelNodes: sharedPodsAt}, objs...)
 	g.start(names...)
 	g.next(event.EventEvictionBlocked, 0) // p1 waits on its budget
-	for _, late := range []*corev1.Pod{podOn("late", "n01", "u-late"), podOn("bound-later", "", "u-bound")} {
+	for _, late := range []*corev1.Pod{podOn("late", "n00", "u-late"), podOn("bound-later", "", "u-bound")} {
 		late.Labels = map[string]string{"app": "other"}
 		if _, err := g.client.CoreV1().Pods("ns").Create(context.Background(), late, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	bound := podOn("bound-later", "n02", "u-bound")
+	bound := podOn("bound-later", "n00", "u-bound")
 	bound.Labels = map[string]string{"app": "other"}
 	if _, err := g.client.CoreV1().Pods("ns").Update(context.Background(), bound, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
