@@ -223,6 +223,9 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	r.LimitSec = rollingLimit(obs.allowances(), drained, tcOf, f.p.DeleteDelay).Seconds()
 	obs.check(r, "")
 	r.Timeline = obs.disrupted()
+	if cfg.RawDir != "" {
+		_ = obs.dump(filepath.Join(cfg.RawDir, r.Phase+"-"+r.Tool+".observed.json"))
+	}
 	if tool == "ours" {
 		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
 	}
@@ -238,7 +241,7 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 // rollingLimit is T_limit: the time a perfect drain would take, given the budgets'
 // allowances k_b at the start, the pods of each app on each batch of nodes (one batch for
 // F1; F3's rolling batches in order, each starting when the one before is drained), the
-// time T_c,b from an eviction to its budget allowing one more (measured per budget in the
+// time T_c,b from an eviction to its budget allowing one more (the mean per budget in the
 // same run), and the termination time.
 // A budget's pod is evicted as soon as one of its k_b slots is free (a slot frees T_c after
 // its last eviction); a pod with no budget is evicted when its batch starts; a batch is

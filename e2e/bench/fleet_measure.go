@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -132,10 +133,12 @@ func (o *observer) disrupted() [][2]float64 {
 	return out
 }
 
-// tcByApp is T_c per budget: the median, over the budget's evictions, of the time from
-// the eviction to the budget allowing a disruption again (after it had none left). At
-// fleet scale the disruption controller's latency differs from budget to budget, so one
-// median over every eviction would misstate the limit of the budgets that bind.
+// tcByApp is T_c per budget: the mean, over the budget's evictions, of the time from
+// the eviction to the budget allowing a disruption again (after it had none left). The
+// limit adds these up, so the mean is the statistic that fits; and at fleet scale the
+// recoveries of one budget are far from alike (a StatefulSet's pod comes back under its
+// own name before the disruption controller has seen it go, and the controller then counts
+// it as disrupted until the eviction's disruptedPods entry expires, 2 minutes later).
 func (o *observer) tcByApp() map[string]time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -158,7 +161,44 @@ func (o *observer) tcByApp() map[string]time.Duration {
 	}
 	out := map[string]time.Duration{}
 	for app, d := range ds {
-		out[app] = percentile(d, 0.5)
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		out[app] = sum / time.Duration(len(d))
 	}
 	return out
+}
+
+// dump writes what the observer saw (evictions with their node, every budget status) as
+// JSON, so that a limit can be recomputed from a run.
+func (o *observer) dump(path string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	type ev struct {
+		Pod, App, Node string
+		At             float64
+	}
+	type st struct {
+		At                                  float64
+		Allowed, Current, Desired, Expected int32
+	}
+	out := struct {
+		Evictions []ev
+		Statuses  map[string][]st
+	}{Statuses: map[string][]st{}}
+	for key, at := range o.evicted {
+		name := strings.SplitN(key, "/", 2)[0]
+		out.Evictions = append(out.Evictions, ev{name, o.appOf[name], o.nodeOf[key], at.Sub(o.start).Seconds()})
+	}
+	for name, pts := range o.statuses {
+		for _, p := range pts {
+			out.Statuses[name] = append(out.Statuses[name], st{p.at.Sub(o.start).Seconds(), p.allowed, p.current, p.desired, p.expected})
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
