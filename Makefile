@@ -107,7 +107,7 @@ cluster: build tools ## Like demo, then keep the cluster up until Ctrl-C (kubeco
 BENCH_PROFILE ?= realistic
 
 .PHONY: bench
-bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale), then the Go benchmarks
+bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale|fleet; BENCH_FLEET_NODES=100 scales fleet down), then the Go benchmarks
 	$(GO) run ./hack/bench -profile $(BENCH_PROFILE) -out .local/bench
 	$(GO) test -run '^$$' -bench . -benchmem ./pdb/... ./drain/... ./tui/...
 

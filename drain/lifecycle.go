@@ -122,7 +122,7 @@ func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	})
 	var store cache.Store
 	if err == nil {
-		store, err = r.watchNodePods(nctx, ns)
+		store, err = r.nodePods(nctx, ns) // pods.go: shared or per node
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -211,7 +211,7 @@ func (r *run) lookLocked(ns *nodeState) {
 // registers every pod to evict that the run does not know yet; with nothing left, the
 // node is drained.
 func (r *run) look(ns *nodeState) {
-	list, errs := r.e.kubectlHelper(r.ctx).GetPodsForDeletion(ns.name)
+	list, errs := r.podsForDeletion(ns, ns.store) // pods.go
 	r.lock()
 	defer r.unlock()
 	ns.looking = false

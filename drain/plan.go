@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
@@ -44,6 +43,17 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		return nil, &ConfigError{msg: fmt.Sprintf("invalid --pod-selector %q: %v", e.cfg.PodSelector, err)}
 	}
 	pf := &preflight{plan: &event.Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{}}
+	// One list of the nodes serves both the named nodes and the placement of replacements.
+	nodeList, err := e.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	allNodes := make([]*corev1.Node, len(nodeList.Items))
+	byName := make(map[string]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		allNodes[i] = &nodeList.Items[i]
+		byName[allNodes[i].Name] = allNodes[i]
+	}
 	seen := map[string]bool{}
 	var ordered []string
 	for _, name := range names {
@@ -51,23 +61,33 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 			continue
 		}
 		seen[name] = true
-		n, err := e.cfg.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
+		n := byName[name]
+		if n == nil {
 			return nil, &NodeNotFoundError{Name: name}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get node %s: %w", name, err)
 		}
 		pf.nodes[name] = n
 		ordered = append(ordered, name)
 	}
 	sink := &ruleSink{}
 	helper := e.kubectlHelperWith(ctx, sink)
+	// Many nodes: one list of every pod instead of one per node (planlist.go).
+	var listed map[string][]any
+	if sharedPodsFor(len(ordered), len(ordered)) {
+		if listed, err = e.listPodsByNode(ctx, seen); err != nil {
+			return nil, err
+		}
+	}
 	var all []*corev1.Pod
 	nodePlans := map[string]*event.NodePlan{}
 	for _, name := range ordered {
 		np := &event.NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
-		list, errs := helper.GetPodsForDeletion(name)
+		h := helper
+		if listed != nil {
+			hc := *helper // the same filters (the rule sink too), served from the one list
+			hc.Client = podsFrom{Interface: helper.Client, pods: listed[name]}
+			h = &hc
+		}
+		list, errs := h.GetPodsForDeletion(name)
 		if list == nil && len(errs) > 0 {
 			return nil, fmt.Errorf("list pods on node %s: %w", name, errs[0])
 		}
@@ -103,14 +123,6 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	pdbs, err := e.listPDBs(ctx)
 	if err != nil {
 		return nil, err
-	}
-	nodeList, err := e.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	allNodes := make([]*corev1.Node, len(nodeList.Items))
-	for i := range nodeList.Items {
-		allNodes[i] = &nodeList.Items[i]
 	}
 	sim := pdb.Simulate(all, pdb.NewIndex(pdbs), pdb.Placeable(allNodes, seen))
 	pf.plan.Waves = sim.Waves

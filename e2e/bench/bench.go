@@ -68,6 +68,13 @@ type Result struct {
 	Allowed        map[string]int32 `json:"allowed"`
 	Violations     []string         `json:"violations,omitempty"`
 	PeakRSSMiB     float64          `json:"peak_rss_mib"`
+	// Nodes drained (or planned); CPUSec is the client's user+system CPU (summed over
+	// processes); Watches the watch requests the client(s) opened; PerNodeSec, for
+	// kubectl-seq in the fleet profile, its wall time per node.
+	Nodes      int     `json:"nodes,omitempty"`
+	CPUSec     float64 `json:"cpu_seconds,omitempty"`
+	Watches    int     `json:"watch_requests,omitempty"`
+	PerNodeSec float64 `json:"per_node_seconds,omitempty"`
 	// Timeline: seconds since start, unavailable pods of the phase's main PDB.
 	Timeline [][2]float64 `json:"timeline"`
 }

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +28,7 @@ type observer struct {
 	start    time.Time
 	evicted  map[string]time.Time // pod -> first seen terminating
 	appOf    map[string]string    // pod -> app label
+	nodeOf   map[string]string    // evicted pod (name/uid) -> its node
 	statuses map[string][]pdbPoint
 }
 
@@ -38,7 +38,7 @@ type pdbPoint struct {
 }
 
 func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer, error) {
-	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, statuses: map[string][]pdbPoint{}}
+	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, nodeOf: map[string]string{}, statuses: map[string][]pdbPoint{}}
 	pw, err := c.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
@@ -57,6 +57,7 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 			o.appOf[p.Name] = p.Labels["app"]
 			if _, seen := o.evicted[p.Name+"/"+string(p.UID)]; !seen && (p.DeletionTimestamp != nil || ev.Type == watch.Deleted) {
 				o.evicted[p.Name+"/"+string(p.UID)] = time.Now()
+				o.nodeOf[p.Name+"/"+string(p.UID)] = p.Spec.NodeName
 			}
 			o.mu.Unlock()
 		}
@@ -214,14 +215,6 @@ func evictionMetrics(ctx context.Context, c kubernetes.Interface) (total, refuse
 		}
 	}
 	return total, refused, nil
-}
-
-// maxRSS is a finished process's peak resident memory in MiB.
-func maxRSS(ps *os.ProcessState) float64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return float64(ru.Maxrss) / 1024
-	}
-	return 0
 }
 
 func exitCode(err error) int {

@@ -7,6 +7,7 @@ import (
 	"image/draw"
 	"image/png"
 	"io"
+	"strings"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
@@ -45,7 +46,11 @@ func WriteTimeline(w io.Writer, phase string, results []Result) error {
 	for t := 0.0; t <= maxT; t += niceStep(maxT) {
 		text(img, x(t)-8, H-bottom+16, fmt.Sprintf("%.0fs", t), black)
 	}
-	text(img, left, 18, fmt.Sprintf("%s: unavailable pods of the main PDB over time", phase), black)
+	title := fmt.Sprintf("%s: unavailable pods of the main PDB over time", phase)
+	if strings.HasPrefix(phase, "F") { // the fleet profile
+		title = fmt.Sprintf("%s: unavailable pods summed over every PDB, over time", phase)
+	}
+	text(img, left, 18, title, black)
 	for i, r := range results {
 		c := toolColors[r.Tool]
 		prevX, prevY := x(0), y(0)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -119,15 +118,8 @@ func runOne(ctx context.Context, cfg Config, phase, tool string) (*Result, error
 
 // run runs a command and returns its stdout, stderr, exit code and peak RSS (MiB).
 func run(ctx context.Context, bin string, args []string) ([]byte, []byte, int, float64) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	rss := 0.0
-	if cmd.ProcessState != nil {
-		rss = maxRSS(cmd.ProcessState)
-	}
-	return out.Bytes(), errb.Bytes(), exitCode(err), rss
+	p := runProc(ctx, bin, args)
+	return p.stdout, p.stderr, p.code, p.rssMiB
 }
 
 // lag reads, from our NDJSON stream, the time from each PDB watch event that woke a

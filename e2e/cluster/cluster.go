@@ -39,6 +39,11 @@ type Options struct {
 	PodDeleteDelay time.Duration
 	// StartTimeout bounds the whole start-up. Default 2 minutes.
 	StartTimeout time.Duration
+	// ExtraArgs are flags appended to a component's command line, by component name
+	// (kube-apiserver, kube-controller-manager, kube-scheduler, kwok), as "--name=value".
+	// A later flag wins, so they override the harness's own. For large clusters (the
+	// bench's fleet profile): client QPS of the controllers, kwok's lease duration.
+	ExtraArgs map[string][]string
 	// Logf receives progress lines (start-up time, memory, log tails on failure).
 	// Default: discard.
 	Logf func(format string, args ...any)
@@ -108,7 +113,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 
-	if err := c.startAPIServer(binDir); err != nil {
+	if err := c.startAPIServer(binDir, opts.ExtraArgs["kube-apiserver"]); err != nil {
 		return c, err
 	}
 	certDir := filepath.Join(dir, "apiserver")
@@ -120,10 +125,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	kcm, err := c.start("kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), append(common,
+	kcm, err := c.start("kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), append(append(common,
 		"--secure-port", strconv.Itoa(kcmPort), "--cert-dir", filepath.Join(dir, "kcm"),
 		"--service-account-private-key-file", filepath.Join(certDir, "sa-signer.key"),
-		"--use-service-account-credentials=false", "--leader-elect=false", "--controllers=*"))
+		"--use-service-account-credentials=false", "--leader-elect=false", "--controllers=*"),
+		opts.ExtraArgs["kube-controller-manager"]...))
 	if err != nil {
 		return c, err
 	}
@@ -131,8 +137,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	sched, err := c.start("kube-scheduler", filepath.Join(binDir, "kube-scheduler"), append(common,
-		"--secure-port", strconv.Itoa(schedPort), "--cert-dir", filepath.Join(dir, "scheduler"), "--leader-elect=false"))
+	sched, err := c.start("kube-scheduler", filepath.Join(binDir, "kube-scheduler"), append(append(common,
+		"--secure-port", strconv.Itoa(schedPort), "--cert-dir", filepath.Join(dir, "scheduler"), "--leader-elect=false"),
+		opts.ExtraArgs["kube-scheduler"]...))
 	if err != nil {
 		return c, err
 	}
@@ -148,9 +155,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	kwok, err := c.start("kwok", filepath.Join(binDir, "kwok"), []string{
+	kwok, err := c.start("kwok", filepath.Join(binDir, "kwok"), append([]string{
 		"--kubeconfig", kubeconfig, "--manage-all-nodes=true", "--config", stagesPath,
-		"--server-address", "127.0.0.1:" + strconv.Itoa(kwokPort), "--node-lease-duration-seconds", "40"})
+		"--server-address", "127.0.0.1:" + strconv.Itoa(kwokPort), "--node-lease-duration-seconds", "40"},
+		opts.ExtraArgs["kwok"]...))
 	if err != nil {
 		return c, err
 	}
@@ -170,7 +178,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 }
 
 // startAPIServer starts etcd and kube-apiserver through envtest and writes an admin kubeconfig.
-func (c *Cluster) startAPIServer(binDir string) error {
+func (c *Cluster) startAPIServer(binDir string, extra []string) error {
 	env := &envtest.Environment{BinaryAssetsDirectory: binDir}
 	cp := &env.ControlPlane
 	api := cp.GetAPIServer()
@@ -198,7 +206,11 @@ func (c *Cluster) startAPIServer(binDir string) error {
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog}
 	api.Out, api.Err = apiLog, apiLog
 	// Profiling and the debug socket are of no use here; keep the logs quiet.
-	api.Configure().Set("profiling", "false").Set("v", "1")
+	args := api.Configure().Set("profiling", "false").Set("v", "1")
+	for _, a := range extra {
+		k, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		args.Set(k, v)
+	}
 	c.env = env
 	if _, err := env.Start(); err != nil {
 		return fmt.Errorf("start etcd and kube-apiserver: %w", err)

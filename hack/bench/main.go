@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	profile := flag.String("profile", "realistic", "realistic (2 s ready, 1 s terminate), fast (kwok's instant stages), scale (100 nodes, not for CI) or smoke")
+	profile := flag.String("profile", "realistic", "realistic (2 s ready, 1 s terminate), fast (kwok's instant stages), scale (100 nodes, not for CI), smoke, or fleet (1,000 nodes, 10,000 pods; BENCH_FLEET_NODES scales it)")
 	out := flag.String("out", ".local/bench", "directory for report.json and the timeline PNGs")
 	phases := flag.String("phases", "", "comma-separated phases to run (default: the profile's)")
 	tools := flag.String("tools", "", "comma-separated tools (default: ours,kubectl-seq,kubectl-par)")
@@ -35,6 +35,11 @@ func main() {
 }
 
 func run(profileName, out, phases, tools string) error {
+	if profileName == "fleet" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return runFleet(ctx, out, phases, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+	}
 	p, ok := bench.Profiles[profileName]
 	if !ok {
 		return fmt.Errorf("unknown profile %q", profileName)
@@ -97,6 +102,9 @@ func write(rep *bench.Report, dir string) error {
 		byPhase[r.Phase] = append(byPhase[r.Phase], r)
 	}
 	for phase, rs := range byPhase {
+		if !hasTimeline(rs) {
+			continue // the fleet's plan phase
+		}
 		f, err := os.Create(filepath.Join(dir, "timeline-"+phase+".png"))
 		if err != nil {
 			return err
@@ -160,4 +168,13 @@ func printTable(rep *bench.Report) {
 
 func mainPDB(phase string) string {
 	return map[string]string{"W1": "w1", "W2": "big", "W3": "db"}[phase]
+}
+
+func hasTimeline(rs []bench.Result) bool {
+	for _, r := range rs {
+		if len(r.Timeline) > 0 {
+			return true
+		}
+	}
+	return false
 }

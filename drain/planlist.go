@@ -1,0 +1,35 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// listPodsByNode lists every pod once (in pages of ChunkSize, as kubectl does) and keeps
+// the ones bound to the named nodes, by node: a plan over many nodes costs one list
+// instead of one per node. The pods are whole (kubectl's filters and the plan's warnings
+// read their volumes), less their managed fields.
+func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map[string][]any, error) {
+	out := make(map[string][]any, len(nodes))
+	opts := metav1.ListOptions{Limit: e.cfg.ChunkSize}
+	for {
+		list, err := e.cfg.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list pods: %w", err)
+		}
+		for i := range list.Items {
+			if p := list.Items[i]; nodes[p.Spec.NodeName] {
+				// A copy: a pointer into the page would keep the whole page alive. Without
+				// managed fields, the bulk of a pod and of no use to the plan.
+				p.ManagedFields = nil
+				out[p.Spec.NodeName] = append(out[p.Spec.NodeName], &p)
+			}
+		}
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
+}

@@ -1,0 +1,220 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+)
+
+// honourNodeSelector makes the fake clientset's pod lists apply the spec.nodeName field
+// selector, as the API server does (the fake tracker applies label selectors only).
+func honourNodeSelector(g *rig) {
+	g.client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		fs := a.(k8stesting.ListAction).GetListRestrictions().Fields
+		if fs == nil || fs.Empty() {
+			return false, nil, nil
+		}
+		obj, err := g.client.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), a.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		list := obj.(*corev1.PodList)
+		kept := list.Items[:0]
+		for _, p := range list.Items {
+			if fs.Matches(fields.Set{"spec.nodeName": p.Spec.NodeName}) {
+				kept = append(kept, p)
+			}
+		}
+		list.Items = kept
+		return true, list, nil
+	})
+}
+
+// requests counts the fake clientset's actions by "verb resource".
+func requests(g *rig) map[string]int { return actionsBy(g.client) }
+
+func actionsBy(c *fake.Clientset) map[string]int {
+	out := map[string]int{}
+	for _, a := range c.Actions() {
+		out[a.GetVerb()+" "+a.GetResource().Resource]++
+	}
+	return out
+}
+
+// A drain of many nodes at once watches pods through one informer and runs kubectl's
+// filters over it: one pod list for the plan, one list and one watch for the run, whatever
+// the number of nodes; a drain of few nodes keeps one informer per node. Either way every
+// pod of the drained nodes is evicted and no other pod.
+func TestPodWatchesDoNotGrowWithTheNodes(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, parallel int
+		wantPodLists    int
+		wantPodWatches  int
+	}{
+		{nodes: 2, parallel: 2, wantPodLists: 2 + 2 + 2, wantPodWatches: 2}, // plan, informer, look per node
+		{nodes: 12, parallel: 12, wantPodLists: 2, wantPodWatches: 1},
+		{nodes: 30, parallel: 10, wantPodLists: 2, wantPodWatches: 1},
+	} {
+		t.Run(fmt.Sprintf("%d nodes %d at a time", tc.nodes, tc.parallel), func(t *testing.T) {
+			objs := []runtime.Object{testNode("other"), podOn("stays", "other", "u-stays")}
+			var names []string
+			for i := range tc.nodes {
+				n := fmt.Sprintf("n%02d", i)
+				names = append(names, n)
+				objs = append(objs, testNode(n), podOn(n+"-a", n, types.UID(n+"-a")), podOn(n+"-b", n, types.UID(n+"-b")))
+			}
+			g := newRig(t, Config{MaxParallelNodes: tc.parallel}, objs...)
+			honourNodeSelector(g)
+			g.start(names...)
+			res := g.finish()
+			if res.err != nil || res.sum.NodesDrained != tc.nodes || res.sum.PodsEvicted != 2*tc.nodes {
+				t.Fatalf("drained %d nodes, evicted %d pods, err %v; want %d nodes, %d pods", res.sum.NodesDrained, res.sum.PodsEvicted, res.err, tc.nodes, 2*tc.nodes)
+			}
+			if _, err := g.client.CoreV1().Pods("ns").Get(context.Background(), "stays", metav1.GetOptions{}); err != nil {
+				t.Errorf("the pod on the node not drained: %v", err)
+			}
+			req := requests(g)
+			if req["list pods"] != tc.wantPodLists || req["watch pods"] != tc.wantPodWatches {
+				t.Errorf("pod lists %d, pod watches %d; want %d and %d (%v)", req["list pods"], req["watch pods"], tc.wantPodLists, tc.wantPodWatches, req)
+			}
+			if req["list nodes"] != 1 {
+				t.Errorf("node lists %d, want 1 (the plan)", req["list nodes"])
+			}
+		})
+	}
+}
+
+// With the shared informer, a pod that appears on a node being drained (created there,
+// or bound there after its creation) goes through kubectl's filters and is evicted. The
+// node stays in its drain meanwhile: its own pod waits on a budget that allows nothing.
+func TestSharedInformerEvictsAPodThatAppears(t *testing.T) {
+	objs := []runtime.Object{testPDB(0)}
+	var names []string
+	for i := range sharedPodsAt {
+		n := fmt.Sprintf("n%02d", i)
+		names = append(names, n)
+		objs = append(objs, testNode(n))
+	}
+	objs = append(objs, podOn("p1", "n00", "u1"))
+	g := newRig(t, Config{MaxParallelNodes: sharedPodsAt}, objs...)
+	g.start(names...)
+	g.next(event.EventEvictionBlocked, 0) // p1 waits on its budget
+	for _, late := range []*corev1.Pod{podOn("late", "n00", "u-late"), podOn("bound-later", "", "u-bound")} {
+		late.Labels = map[string]string{"app": "other"}
+		if _, err := g.client.CoreV1().Pods("ns").Create(context.Background(), late, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bound := podOn("bound-later", "n00", "u-bound")
+	bound.Labels = map[string]string{"app": "other"}
+	if _, err := g.client.CoreV1().Pods("ns").Update(context.Background(), bound, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	evicted := map[string]bool{}
+	for len(evicted) < 2 {
+		evicted[g.next(event.EventPodEvicted, 0).Pod] = true
+	}
+	if !evicted["ns/late"] || !evicted["ns/bound-later"] {
+		t.Errorf("evicted %v, want ns/late and ns/bound-later", evicted)
+	}
+	g.cancel()
+	g.finish()
+}
+
+// The node view of the shared informer holds the node's pods only.
+func TestNodeView(t *testing.T) {
+	ix := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
+		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+	}})
+	for _, p := range []*corev1.Pod{testPod("a", "n1"), testPod("b", "n2"), testPod("c", "n1")} {
+		_ = ix.Add(p)
+	}
+	v := nodeView{Indexer: ix, node: "n1"}
+	if got := len(v.List()); got != 2 {
+		t.Errorf("List: %d pods, want 2", got)
+	}
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{{"ns/a", true}, {"ns/b", false}, {"ns/missing", false}} {
+		if _, ok, err := v.GetByKey(tc.key); ok != tc.want || err != nil {
+			t.Errorf("GetByKey(%s) = %v, %v; want %v", tc.key, ok, err, tc.want)
+		}
+	}
+}
+
+// The shared informer's pods keep what kubectl's filters read: the emptyDir volumes (so a
+// pod with local data still needs --delete-emptydir-data), and drop the rest.
+func TestTrimPodKeepsLocalStorage(t *testing.T) {
+	p := testPod("a", "n1")
+	p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}}}
+	p.Spec.Containers = []corev1.Container{{Name: "app"}}
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x"}}
+	obj, _ := trimPodKeepLocalStorage(p)
+	got := obj.(*corev1.Pod)
+	if len(got.Spec.Volumes) != 1 || got.Spec.Volumes[0].EmptyDir == nil || got.Spec.Containers != nil || got.ManagedFields != nil {
+		t.Errorf("trimmed pod: volumes %v, containers %v, managed fields %v", got.Spec.Volumes, got.Spec.Containers, got.ManagedFields)
+	}
+	list, errs := (&run{e: &Engine{cfg: Config{Client: fake.NewClientset()}}, ctx: context.Background()}).podsForDeletion(&nodeState{name: "n1"},
+		nodeView{Indexer: indexerOf(got), node: "n1"})
+	if len(errs) == 0 || list == nil {
+		t.Errorf("kubectl's filters over the shared informer's pod let a pod with local storage go without --delete-emptydir-data")
+	}
+}
+
+func indexerOf(pods ...*corev1.Pod) cache.Indexer {
+	ix := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
+		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+	}})
+	for _, p := range pods {
+		_ = ix.Add(p)
+	}
+	return ix
+}
+
+// A plan of many nodes lists the pods once and still runs kubectl's filters per node.
+func TestPlanOfManyNodesListsPodsOnce(t *testing.T) {
+	objs := []runtime.Object{testNode("other"), podOn("elsewhere", "other", "u-else")}
+	var names []string
+	for i := range 20 {
+		n := fmt.Sprintf("n%02d", i)
+		names = append(names, n)
+		objs = append(objs, testNode(n), podOn(n+"-a", n, types.UID(n+"-a")))
+	}
+	bare := podOn("bare", "n03", "u-bare")
+	bare.OwnerReferences = nil
+	bare.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+	objs = append(objs, bare)
+	g := newRig(t, Config{}, objs...)
+	plan, err := g.eng.Plan(context.Background(), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, errsOn := 0, map[string]int{}
+	for _, n := range plan.Nodes {
+		steps += len(n.Steps)
+		errsOn[n.Name] = len(n.Errors)
+	}
+	if steps != 20 || errsOn["n03"] != 1 || len(plan.Nodes) != 20 {
+		t.Errorf("plan: %d nodes, %d steps, errors %v; want 20 nodes, 20 steps, kubectl's unmanaged-pod error on n03", len(plan.Nodes), steps, errsOn)
+	}
+	if req := requests(g); req["list pods"] != 1 || req["get nodes"] != 0 || req["list nodes"] != 1 {
+		t.Errorf("requests %v, want one pod list and one node list", req)
+	}
+	if _, err := g.eng.Plan(context.Background(), []string{"n01", "nope"}); err == nil {
+		t.Error("a plan naming a node that does not exist: no error")
+	}
+}

@@ -1,0 +1,333 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FleetConfig is what RunFleet needs besides the cluster (started with FleetClusterArgs).
+type FleetConfig struct {
+	Config
+	Fleet FleetProfile
+	// Progress, if set, receives the report after each result (to keep it on disk should
+	// the run be cut short).
+	Progress func(*Report)
+}
+
+// RunFleet sets up the fleet once, then runs its phases on it, each tool on its own group
+// of nodes of the same fleet, so the figures of one phase are taken side by side:
+//   - F2: plan over every node and over F1's group (changes nothing);
+//   - F1: ours drains Nodes/10 nodes at once (--max-parallel-nodes equal to that), kubectl
+//     drains the next Nodes/10 as that many processes in parallel (xargs -P), and kubectl
+//     drains Nodes/100 nodes sequentially (one command, reported per node too);
+//   - F3: a rolling drain --pool of a pool of Nodes/10 nodes, maxUnavailable 10% of them.
+//
+// Between runs it waits until every pod is Ready and every budget full again.
+func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
+	rep := &Report{Profile: fmt.Sprintf("fleet (%d nodes)", cfg.Fleet.Nodes), Date: time.Now().UTC(), Machine: machine()}
+	f := newFleet(cfg.Fleet)
+	c := cfg.Cluster.Client
+	pods := 0
+	for _, a := range f.apps {
+		pods += int(a.replicas)
+	}
+	cfg.Logf("fleet: %d nodes, %d apps (%d namespaces), %d pods", len(f.nodes), len(f.apps), fleetNamespaces, pods)
+	if err := f.setUp(ctx, c, cfg.Logf); err != nil {
+		return rep, fmt.Errorf("set up: %w", err)
+	}
+	add := func(r *Result, err error) error {
+		if r != nil {
+			rep.Results = append(rep.Results, *r)
+			for _, v := range r.Violations {
+				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", r.Phase, r.Tool, v))
+			}
+			if cfg.Progress != nil {
+				cfg.Progress(rep)
+			}
+			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs), %d evicted, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
+				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)
+		}
+		if err != nil {
+			return err
+		}
+		return f.settle(ctx, c, cfg.Logf)
+	}
+	for _, phase := range cfg.Fleet.Phases {
+		switch phase {
+		case "F2":
+			for _, sel := range []string{"bench=fleet", fleetGroupLabel + "=f1-ours"} {
+				if err := add(f.plan(ctx, cfg, sel)); err != nil {
+					return rep, err
+				}
+			}
+		case "F1":
+			for _, tool := range []string{"ours", "kubectl-par", "kubectl-seq"} {
+				if err := add(f.drainF1(ctx, cfg, tool)); err != nil {
+					return rep, err
+				}
+			}
+		case "F3":
+			if err := add(f.drainPool(ctx, cfg)); err != nil {
+				return rep, err
+			}
+		default:
+			return rep, fmt.Errorf("unknown fleet phase %q (want F1, F2 or F3)", phase)
+		}
+	}
+	return rep, nil
+}
+
+// plan runs our plan over the nodes sel selects, end to end (the node list included).
+func (f *fleet) plan(ctx context.Context, cfg FleetConfig, sel string) (*Result, error) {
+	n := len(f.nodes)
+	if sel != "bench=fleet" {
+		n = len(f.groups["f1-ours"])
+	}
+	r := &Result{Phase: "F2", Tool: fmt.Sprintf("plan-%d", n), Nodes: n}
+	began := time.Now()
+	p := runProc(ctx, cfg.Plugin, []string{"--kubeconfig", cfg.Cluster.Kubeconfig, "plan", "-l", sel,
+		"--ignore-daemonsets", "--delete-emptydir-data", "-v=6"})
+	r.WallSec = time.Since(began).Seconds()
+	r.ExitCode, r.PeakRSSMiB, r.CPUSec = p.code, p.rssMiB, p.cpuSec
+	r.ClientRequests, r.ClientRequestsTotal = countRequests(p.stderr)
+	r.Watches = countWatches(p.stderr)
+	keepRaw(cfg.Config, r, p.stdout, p.stderr)
+	// 3: the plan is complete and says some pods can never go (planning every node of
+	// the fleet at once leaves their replacements nowhere to run).
+	if p.code != 0 && p.code != 3 {
+		return r, fmt.Errorf("plan exited %d: %.300s", p.code, tailErr(p.stderr))
+	}
+	return r, nil
+}
+
+// drainF1 drains one F1 group with one tool.
+func (f *fleet) drainF1(ctx context.Context, cfg FleetConfig, tool string) (*Result, error) {
+	group := map[string]string{"ours": "f1-ours", "kubectl-par": "f1-kpar", "kubectl-seq": "f1-kseq"}[tool]
+	nodes := f.groups[group]
+	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "20m", "-v=6"}
+	return f.measure(ctx, cfg, "F1", tool, nodes, func() []proc {
+		switch tool {
+		case "ours":
+			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
+			return []proc{runProc(ctx, cfg.Plugin, append(args, "-o", "json", fmt.Sprintf("--max-parallel-nodes=%d", len(nodes))))}
+		case "kubectl-seq":
+			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
+			return []proc{runProc(ctx, cfg.Kubectl, args)}
+		}
+		out := make([]proc, len(nodes))
+		var wg sync.WaitGroup
+		for i, n := range nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = runProc(ctx, cfg.Kubectl, append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain", n}, common...))
+			}()
+		}
+		wg.Wait()
+		return out
+	}, nil)
+}
+
+// drainPool rolls the F3 pool: drain --pool with maxUnavailable 10% of its nodes.
+func (f *fleet) drainPool(ctx context.Context, cfg FleetConfig) (*Result, error) {
+	nodes := f.groups["f3-pool"]
+	batch := max(1, len(nodes)/10)
+	manifest := fmt.Sprintf("apiVersion: maintenance.kubectl-maintenance.io/v1alpha1\nkind: NodePool\nmetadata:\n  name: %s\nspec:\n  maxUnavailable: %d\n", fleetPool, batch)
+	file := filepath.Join(cfg.Cluster.Dir, "fleet-pool.yaml")
+	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
+		return nil, err
+	}
+	for _, args := range [][]string{{"pool", "install"}, {"pool", "apply", "-f", file}} {
+		if p := runProc(ctx, cfg.Plugin, append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig}, args...)); p.code != 0 {
+			return nil, fmt.Errorf("%s exited %d: %s", strings.Join(args, " "), p.code, tailErr(p.stderr))
+		}
+	}
+	return f.measure(ctx, cfg, "F3", "ours", nodes, func() []proc {
+		return []proc{runProc(ctx, cfg.Plugin, []string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain", "--pool", fleetPool,
+			"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "30m", "-o", "json", "-v=6"})}
+	}, func(ndjson []byte) [][]string { return batchesOf(ndjson, nodes, batch) })
+}
+
+// measure runs a drain (do) over nodes with the watches and counters around it. batches,
+// when set, splits the nodes into the rolling batches the drain went through: the limit
+// is then the sum of each batch's limit.
+func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string, nodes []string, do func() []proc,
+	batches func([]byte) [][]string) (*Result, error) {
+	c := cfg.Cluster.Client
+	onDrained, err := podsOn(ctx, c, nodes)
+	if err != nil {
+		return nil, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	obs, err := observe(watchCtx, c, "")
+	if err != nil {
+		return nil, err
+	}
+	evBefore, refBefore, err := evictionMetrics(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Phase: phase, Tool: tool, Nodes: len(nodes)}
+	began := time.Now()
+	procs := do()
+	r.WallSec = time.Since(began).Seconds()
+	var outs, errs [][]byte
+	for _, p := range procs {
+		outs, errs = append(outs, p.stdout), append(errs, p.stderr)
+		r.ExitCode, r.PeakRSSMiB = max(r.ExitCode, p.code), max(r.PeakRSSMiB, p.rssMiB)
+		r.CPUSec += p.cpuSec
+	}
+	keepRaw(cfg.Config, r, bytes.Join(outs, nil), bytes.Join(errs, nil))
+	time.Sleep(time.Second) // the last status updates of the watches
+	evAfter, refAfter, err := evictionMetrics(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	r.Evictions, r.Refused = evAfter-evBefore, refAfter-refBefore
+	stderr := bytes.Join(errs, nil)
+	r.ClientRequests, r.ClientRequestsTotal = countRequests(stderr)
+	r.Watches = countWatches(stderr)
+	for _, n := range onDrained {
+		r.Evicted += n
+	}
+	tc := obs.tc()
+	r.TcSec = tc.Seconds()
+	groups := [][]string{nodes}
+	if batches != nil {
+		groups = batches(outs[0])
+	}
+	var drained []map[string]int
+	for _, g := range groups {
+		drained = append(drained, obs.evictedFrom(g))
+	}
+	if batches == nil {
+		drained[0] = onDrained // the pods there at the start, evicted or not
+	}
+	byApp := obs.tcByApp()
+	tcOf := func(app string) time.Duration {
+		if d, ok := byApp[app]; ok {
+			return d
+		}
+		return tc
+	}
+	r.LimitSec = rollingLimit(obs.allowances(), drained, tcOf, f.p.DeleteDelay).Seconds()
+	obs.check(r, "")
+	r.Timeline = obs.disrupted()
+	if cfg.RawDir != "" {
+		_ = obs.dump(filepath.Join(cfg.RawDir, r.Phase+"-"+r.Tool+".observed.json"))
+	}
+	if tool == "ours" {
+		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
+	}
+	if tool == "kubectl-seq" && len(nodes) > 0 {
+		r.PerNodeSec = r.WallSec / float64(len(nodes))
+	}
+	if r.ExitCode != 0 {
+		return r, fmt.Errorf("%s exited %d: %.300s", tool, r.ExitCode, tailErr(stderr))
+	}
+	return r, nil
+}
+
+// rollingLimit is T_limit: the time a perfect drain would take, given the budgets'
+// allowances k_b at the start, the pods of each app on each batch of nodes (one batch for
+// F1; F3's rolling batches in order, each starting when the one before is drained), the
+// time T_c,b from an eviction to its budget allowing one more (the mean per budget in the
+// same run), and the termination time.
+// A budget's pod is evicted as soon as one of its k_b slots is free (a slot frees T_c after
+// its last eviction); a pod with no budget is evicted when its batch starts; a batch is
+// drained when its last pod has terminated. For one batch this is the closed form
+// max(T_term, max_b (⌈M_b/k_b⌉ − 1)·T_c,b + T_term).
+func rollingLimit(allowed map[string]int32, batches []map[string]int, tc func(app string) time.Duration, term time.Duration) time.Duration {
+	slots := map[string][]time.Duration{} // app -> when each of its k_b slots is free
+	var t time.Duration
+	for _, b := range batches {
+		end := t + term
+		for app, m := range b {
+			k := int(allowed[app])
+			if k <= 0 {
+				continue // no budget (or none allowed at the start): goes at once
+			}
+			if slots[app] == nil {
+				slots[app] = make([]time.Duration, k)
+			}
+			s := slots[app]
+			for range m {
+				sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+				at := max(t, s[0])
+				s[0] = at + tc(app)
+				end = max(end, at+term)
+			}
+		}
+		t = end
+	}
+	return t
+}
+
+// allowances is each budget's allowed disruptions (expectedPods − desiredHealthy) at its
+// first status seen.
+func (o *observer) allowances() map[string]int32 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]int32{}
+	for name, pts := range o.statuses {
+		if len(pts) > 0 {
+			out[name] = pts[0].expected - pts[0].desired
+		}
+	}
+	return out
+}
+
+// batchesOf reads the rolling batches from our NDJSON (node.cordoned events, in order,
+// maxUnavailable at a time), falling back to name order.
+func batchesOf(ndjson []byte, nodes []string, size int) [][]string {
+	var order []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(ndjson))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev struct{ Type, Node string }
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "node.cordoned" && !seen[ev.Node] {
+			seen[ev.Node] = true
+			order = append(order, ev.Node)
+		}
+	}
+	if len(order) != len(nodes) {
+		order = append([]string(nil), nodes...)
+		sort.Strings(order)
+	}
+	var out [][]string
+	for i := 0; i < len(order); i += size {
+		out = append(out, order[i:min(i+size, len(order))])
+	}
+	return out
+}
+
+func keepRaw(cfg Config, r *Result, stdout, stderr []byte) {
+	if cfg.RawDir == "" {
+		return
+	}
+	base := filepath.Join(cfg.RawDir, r.Phase+"-"+r.Tool)
+	_ = os.WriteFile(base+".stdout", stdout, 0o644)
+	_ = os.WriteFile(base+".stderr", stderr, 0o644)
+}
+
+func tailErr(stderr []byte) string {
+	s := string(stderr)
+	if i := strings.LastIndex(s, "error:"); i >= 0 {
+		return s[i:]
+	}
+	if len(s) > 300 {
+		return s[len(s)-300:]
+	}
+	return s
+}

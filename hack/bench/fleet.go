@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/bench"
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+)
+
+// runFleet runs the fleet profile on a cluster started with the fleet's control plane flags.
+func runFleet(ctx context.Context, out, phases string, logf func(string, ...any)) error {
+	p := bench.Fleet()
+	if phases != "" {
+		p.Phases = strings.Split(phases, ",")
+	}
+	bin, err := cluster.Binaries(ctx)
+	if err != nil {
+		return err
+	}
+	plugin, cleanup, err := fixture.BuildPlugin()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	c, err := cluster.Start(ctx, cluster.Options{BinDir: bin, Logf: logf, ExtraArgs: bench.FleetClusterArgs(),
+		PodReadyDelay: p.ReadyDelay, PodDeleteDelay: p.DeleteDelay})
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	rep, err := bench.RunFleet(ctx, bench.FleetConfig{Fleet: p, Config: bench.Config{Cluster: c, Plugin: plugin,
+		Kubectl: filepath.Join(bin, "kubectl"), Logf: logf, RawDir: out},
+		Progress: func(r *bench.Report) { _ = writeJSON(r, out) }})
+	logf("local cluster: memory %s", c.MemoryReport())
+	if rep != nil {
+		if werr := write(rep, out); werr != nil && err == nil {
+			err = werr
+		}
+		printFleet(rep)
+	}
+	if err != nil {
+		return err
+	}
+	if len(rep.Failures) > 0 {
+		return fmt.Errorf("a PDB ceiling did not hold: %s", strings.Join(rep.Failures, "; "))
+	}
+	return nil
+}
+
+func printFleet(rep *bench.Report) {
+	fmt.Printf("profile %s on %s, %s\n\n", rep.Profile, rep.Machine, rep.Date.Format("2006-01-02 15:04 MST"))
+	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\tpeak RSS MiB\tCPU s\t")
+	walls := map[string]float64{}
+	for _, r := range rep.Results {
+		perPod, ratio := "-", "-"
+		if r.Evicted > 0 {
+			perPod = fmt.Sprintf("%.2f", float64(r.ClientRequestsTotal)/float64(r.Evicted))
+		}
+		if r.LimitSec > 0 {
+			ratio = fmt.Sprintf("%.2f", r.WallSec/r.LimitSec)
+		}
+		lag50, lag99 := "-", "-"
+		if r.Tool == "ours" {
+			lag50, lag99 = fmt.Sprintf("%.2f", r.LagMedianMs), fmt.Sprintf("%.2f", r.LagP99Ms)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%.0f\t%.1f\t\n", r.Phase, r.Tool, r.Nodes,
+			r.WallSec, r.LimitSec, ratio, r.TcSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, perPod, r.Watches,
+			lag50, lag99, r.PeakRSSMiB, r.CPUSec)
+		walls[r.Phase+"/"+r.Tool] = r.WallSec
+		if r.Tool == "kubectl-seq" {
+			walls["seq-per-node"] = r.PerNodeSec
+		}
+		if r.Tool == "ours" {
+			walls[r.Phase+"/ours-nodes"] = float64(r.Nodes)
+		}
+	}
+	_ = w.Flush()
+	fmt.Println()
+	if o := walls["F1/ours"]; o > 0 {
+		line := "F1:"
+		if v := walls["F1/kubectl-par"]; v > 0 {
+			line += fmt.Sprintf(" kubectl parallel/ours %.2f;", v/o)
+		}
+		if v := walls["seq-per-node"]; v > 0 {
+			line += fmt.Sprintf(" kubectl sequential %.1f s per node, so %.0f s for ours' %.0f nodes (/ours %.1f)", v, v*walls["F1/ours-nodes"], walls["F1/ours-nodes"], v*walls["F1/ours-nodes"]/o)
+		}
+		fmt.Println(line)
+	}
+	for _, f := range rep.Failures {
+		fmt.Println("FAIL:", f)
+	}
+}
+
+func writeJSON(rep *bench.Report, dir string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.json"), b, 0o644)
+}
