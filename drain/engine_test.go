@@ -88,7 +88,7 @@ func (h *harness) start(nodes ...string) {
 }
 
 // next waits for the next event of type typ (skipping others).
-func (h *harness) next(typ event.EventType) event.Event {
+func (h *harness) next(typ event.Type) event.Event {
 	h.t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {

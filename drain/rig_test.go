@@ -85,7 +85,7 @@ func (g *rig) start(nodes ...string) {
 
 // next returns the next event of type typ, skipping others; step, if set, advances the
 // fake clock while waiting (for timers the engine set).
-func (g *rig) next(typ event.EventType, step time.Duration) event.Event {
+func (g *rig) next(typ event.Type, step time.Duration) event.Event {
 	g.t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {

@@ -92,7 +92,7 @@ type run struct {
 	nodes    map[string]*nodeState
 	diag     diagState              // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
 	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
-	shared   sharedPods // one pod informer for every node, when many drain at once (pods.go)
+	shared   sharedPods             // one pod informer for every node, when many drain at once (pods.go)
 	sum      Summary
 	pol      runPolicy
 	done     chan struct{}

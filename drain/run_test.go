@@ -62,7 +62,7 @@ func TestReservationsAreReleasedByEvidenceOnly(t *testing.T) {
 // Interrupting at each step never panics (the events channel is closed right after Run
 // returns, so a late send would), and Run reports the interrupt.
 func TestInterruptAtEachStep(t *testing.T) {
-	for _, step := range []event.EventType{event.EventPlan, event.EventNodeCordoned, event.EventEvictionStarted, event.EventEvictionBlocked} {
+	for _, step := range []event.Type{event.EventPlan, event.EventNodeCordoned, event.EventEvictionStarted, event.EventEvictionBlocked} {
 		t.Run(string(step), func(t *testing.T) {
 			g := newRig(t, Config{MaxParallelNodes: 1}, testNode("n1"), testNode("n2"), testNode("n3"),
 				podOn("p1", "n1", "u1"), testPDB(0))

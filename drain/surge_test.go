@@ -104,39 +104,39 @@ func TestSurgeHooks(t *testing.T) {
 		pods   []runtime.Object
 		opens  bool // the test opens the budget after pod.surge_ready
 		// stopAt: the test interrupts the run at this event (a pod that waits for good)
-		stopAt  event.EventType
+		stopAt  event.Type
 		calls   string
-		events  []event.EventType
+		events  []event.Type
 		refused bool
 	}{
 		{name: "surged, evicted, restored", surger: &fakeSurger{}, budget: minAvailableOne(1, 1, 0, "1"),
 			pods: []runtime.Object{podOn("web-1", "n1", "u1")}, opens: true,
 			calls:  "check pending check start wait restore",
-			events: []event.EventType{event.EventSurgeStarted, event.EventSurgeReady, event.EventEvictionStarted, event.EventDeploymentRestored}},
+			events: []event.Type{event.EventSurgeStarted, event.EventSurgeReady, event.EventEvictionStarted, event.EventDeploymentRestored}},
 		{name: "refused: nothing changed", surger: &fakeSurger{refuse: &surge.RefusedError{Pod: "ns/web-1", Reason: "no"}},
 			budget: minAvailableOne(1, 1, 0, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
 			calls: "check", refused: true},
 		{name: "resumed, its pod gone: unwound at the start",
 			surger: &fakeSurger{pending: []*surge.Target{{Namespace: "ns", Name: "web", Replicas: 1, Pod: "ns/web-0", PodUID: "u0", Node: "n1"}}},
 			budget: minAvailableOne(1, 2, 1, "1"), calls: "pending alive unwind",
-			events: []event.EventType{event.EventDeploymentRestored, event.EventNodeDrained}},
+			events: []event.Type{event.EventDeploymentRestored, event.EventNodeDrained}},
 		{name: "without --surge: a pod its budget never lets go waits, not surged", surger: &fakeSurger{resumeOnly: true},
 			budget: minAvailableOne(1, 1, 0, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
 			stopAt: event.EventEvictionBlocked, calls: "pending"},
 		{name: "without --surge: a surge an earlier run left is still finished", surger: func() *fakeSurger { f := alive(true); f.resumeOnly = true; return f }(),
 			budget: minAvailableOne(2, 2, 1, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
 			calls:  "pending alive restore",
-			events: []event.EventType{event.EventSurgeStarted, event.EventEvictionStarted, event.EventDeploymentRestored}},
+			events: []event.Type{event.EventSurgeStarted, event.EventEvictionStarted, event.EventDeploymentRestored}},
 		{name: "resumed, its pod there: evicted, then restored", surger: alive(true),
 			budget: minAvailableOne(2, 2, 1, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
 			calls:  "pending alive restore",
-			events: []event.EventType{event.EventSurgeStarted, event.EventEvictionStarted, event.EventDeploymentRestored}},
+			events: []event.Type{event.EventSurgeStarted, event.EventEvictionStarted, event.EventDeploymentRestored}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := append([]runtime.Object{testNode("n1"), tc.budget}, tc.pods...)
 			g := newRig(t, Config{Surge: tc.surger}, objs...)
 			g.start("n1")
-			var got []event.EventType
+			var got []event.Type
 			if tc.opens {
 				g.next(event.EventSurgeReady, 0)
 				got = append(got, event.EventSurgeStarted, event.EventSurgeReady)

@@ -12,40 +12,40 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
-// EventType names an event of the drain's progress. The values are the "type" field of
+// Type names an event of the drain's progress. The values are the "type" field of
 // the NDJSON stream, so they are part of the public interface.
-type EventType string
+type Type string
 
 // Event types, in the order a drain emits them.
 const (
 	// EventPlan carries the simulated plan of the whole drain (Plan is set).
-	EventPlan EventType = "plan"
+	EventPlan Type = "plan"
 	// EventWarning is a warning a person should read (DaemonSet pods ignored, emptyDir
 	// data deleted, pods without a controller deleted, pods stuck terminating).
-	EventWarning EventType = "warning"
+	EventWarning Type = "warning"
 	// EventNodeCordoned: the node is cordoned (Already when it was before).
-	EventNodeCordoned EventType = "node.cordoned"
+	EventNodeCordoned Type = "node.cordoned"
 	// EventEvictionStarted: an eviction is about to be requested.
-	EventEvictionStarted EventType = "pod.eviction_started"
+	EventEvictionStarted Type = "pod.eviction_started"
 	// EventEvictionAccepted: the API server accepted the eviction; the pod is terminating.
-	EventEvictionAccepted EventType = "pod.eviction_accepted"
+	EventEvictionAccepted Type = "pod.eviction_accepted"
 	// EventEvictionBlocked: the eviction was refused or held back; PDB, Reason and
 	// RetryAfter say by what and until when at the earliest, Cause and Remedy why and
 	// what to do. While nothing changes it is said again every wait interval (30 s by
 	// default) with Waited set. Reasons DoNotDisrupt and WaitCompleted are pods a drain
 	// rule keeps on the node (never evicted) that the node waits for.
-	EventEvictionBlocked EventType = "pod.eviction_blocked"
+	EventEvictionBlocked Type = "pod.eviction_blocked"
 	// EventPodEvicted: the pod is gone from the node.
-	EventPodEvicted EventType = "pod.evicted"
+	EventPodEvicted Type = "pod.evicted"
 	// EventNodeDrained: every pod to evict is gone from the node.
-	EventNodeDrained EventType = "node.drained"
+	EventNodeDrained Type = "node.drained"
 	// EventNodeFailed: the node could not be drained; Message says why.
-	EventNodeFailed EventType = "node.failed"
+	EventNodeFailed Type = "node.failed"
 )
 
 // Event is one step of a drain. Fields that don't apply to a type are empty.
 type Event struct {
-	Type EventType
+	Type Type
 	Time time.Time
 	Node string
 	// Pod is "namespace/name".
@@ -123,12 +123,12 @@ func (n NodePlan) Blocked() bool {
 const (
 	// EventNodeUncordoned: the node is schedulable again. Reason "LeftCordoned" (the cordon
 	// was someone else's) or "AlreadySchedulable" qualify it; Message says it for a person.
-	EventNodeUncordoned EventType = "node.uncordoned"
+	EventNodeUncordoned Type = "node.uncordoned"
 	// EventNodeMoved: the node now carries its target pool's role label, labels and taints;
 	// Message is the target pool's name.
-	EventNodeMoved EventType = "node.moved"
+	EventNodeMoved Type = "node.moved"
 	// EventPoolBatch: a batch of a rolling pool move or drain starts; Message names its nodes.
-	EventPoolBatch EventType = "pool.batch"
+	EventPoolBatch Type = "pool.batch"
 )
 
 // Event types of --surge: a pod whose budget never allows a disruption is moved by
@@ -138,14 +138,14 @@ const (
 const (
 	// EventSurgeStarted: the Deployment of Pod is scaled to one more replica, its count
 	// recorded in an annotation. Reason "Resumed" when an earlier run had started it.
-	EventSurgeStarted EventType = "pod.surge_started"
+	EventSurgeStarted Type = "pod.surge_started"
 	// EventSurgeReady: a new pod of the Deployment is Ready on another node; Pod's
 	// eviction is now allowed by its budget.
-	EventSurgeReady EventType = "pod.surge_ready"
+	EventSurgeReady Type = "pod.surge_ready"
 	// EventDeploymentRestored: the Deployment is back at its recorded count and the
 	// record is removed. Reason "Changed" when someone scaled it meanwhile (their count
 	// is kept), "Resumed" when it restores a surge an interrupted run left.
-	EventDeploymentRestored EventType = "deployment.restored"
+	EventDeploymentRestored Type = "deployment.restored"
 )
 
 // Blocker is a pod that was still waiting when the drain stopped, and why.
@@ -188,8 +188,8 @@ func (p *Plan) Blocked() []Blocker {
 const (
 	// EventNodeBlocked: the drain gave the node up (--on-blocked=skip); it stays cordoned.
 	// PDB names the budgets, Message the pods and the budgets' numbers.
-	EventNodeBlocked EventType = "node.blocked"
+	EventNodeBlocked Type = "node.blocked"
 	// EventNodeNotStarted: the node was not started (Reason "NotAfter": the --not-after
 	// deadline passed; "OnBlockedFail": --on-blocked=fail stopped the run).
-	EventNodeNotStarted EventType = "node.not_started"
+	EventNodeNotStarted Type = "node.not_started"
 )

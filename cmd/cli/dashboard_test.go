@@ -15,9 +15,9 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 )
 
-func collect(t *testing.T, ch <-chan event.Event) []event.EventType {
+func collect(t *testing.T, ch <-chan event.Event) []event.Type {
 	t.Helper()
-	var out []event.EventType
+	var out []event.Type
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
