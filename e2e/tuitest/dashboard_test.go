@@ -251,7 +251,8 @@ func TestCancelABlockedDrainFromProgressThenQuitMidDrain(t *testing.T) {
 // user (an empty value keeps the admin's).
 func kubeconfigAs(t *testing.T, server, user string) string {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(shared.Kubeconfig)
+	c := cluster.Need(t, shared) // skips under -short
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
