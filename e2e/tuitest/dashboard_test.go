@@ -274,6 +274,7 @@ func kubeconfigAs(t *testing.T, server, user string) string {
 }
 
 func TestDashboardSaysWhatIsWrongInOneLine(t *testing.T) {
+	cluster.Need(t, shared) // skips under -short
 	tests := []struct {
 		name, server, user, want string
 	}{
