@@ -52,7 +52,7 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	}
 	r := newRun(e, pf)
 	r.rec = e.startRecorder()
-	defer r.rec.stop() // flushed before the outbox closes (deferred first)
+	defer r.rec.stop() // flushed and shut down before the outbox closes (deferred after it)
 	r.resumeSurges(ctx)
 	sum, err := r.run(ctx)
 	sum.Elapsed = e.cfg.Clock.Since(began)

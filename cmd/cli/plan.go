@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -91,17 +91,14 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	eng, err := drain.NewEngine(o.engineConfig(cs, make(chan event.Event), klog.FromContext(ctx)))
-	if err != nil {
-		return WithExitCode(ExitUsage, err)
-	}
-	plan, err := eng.Plan(ctx, names)
+	p, err := operator(ctx, cs, nil).Plan(ctx, o.request(operation.Drain, names))
 	if err != nil {
 		if drain.IsUsage(err) {
 			return WithExitCode(ExitUsage, err)
 		}
 		return fmt.Errorf("plan: %w", err)
 	}
+	plan := p.Drain
 	if o.Printer.IsTable() {
 		printPlan(o.Out, plan)
 	} else if err := o.printObject(plan); err != nil {
