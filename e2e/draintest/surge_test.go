@@ -189,6 +189,15 @@ func TestSurgeMovesAOneReplicaDeployment(t *testing.T) {
 	if i != len(order) {
 		t.Errorf("events in order %v: only the first %d seen", order, i)
 	}
+	at := map[string]time.Time{}
+	for _, l := range lines {
+		if ts, err := time.Parse(time.RFC3339Nano, fmt.Sprint(l["ts"])); err == nil {
+			at[fmt.Sprint(l["type"])] = ts
+		}
+	}
+	t.Logf("FIGURE surge: scale-up to new pod Ready %s, Ready to eviction accepted %s, accepted to count restored %s, whole drain %s",
+		at["pod.surge_ready"].Sub(at["pod.surge_started"]).Round(time.Millisecond), at["pod.eviction_accepted"].Sub(at["pod.surge_ready"]).Round(time.Millisecond),
+		at["deployment.restored"].Sub(at["pod.eviction_accepted"]).Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
 	if got := deploymentState(t, e, "web"); got != restoredState {
 		t.Errorf("after the drain: %s, want %s", got, restoredState)
 	}
