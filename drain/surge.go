@@ -197,6 +197,7 @@ func (r *run) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruptionBudg
 	}
 	r.lock()
 	ss.target = t
+	st.blockMsg = fmt.Sprintf("surging deployment %s: waiting for its new pod to be Ready on another node (a re-run or `kubectl maintenance uncordon %s` restores its count)", t.Key(), st.node)
 	reason, msg := "", fmt.Sprintf("deployment %s scaled from %d to %d replicas to move pod %s (its count recorded in annotation %s)", t.Key(), t.Replicas, n, st.key, surge.Annotation)
 	if t.Resumed {
 		reason = "Resumed"

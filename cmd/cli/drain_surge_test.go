@@ -61,7 +61,7 @@ func TestSurgeEventsAreRendered(t *testing.T) {
 // drain's flags), off by default, and sets the engine's Surger only when given.
 func TestSurgeFlag(t *testing.T) {
 	c := &Common{}
-	for _, cmd := range []*cobra.Command{NewCmdDrain(c), NewCmdPlan(c)} {
+	for _, cmd := range []*cobra.Command{NewCmdDrain(c), NewCmdPlan(c), NewCmdPoolMove(c), newCmdPoolSync(c)} {
 		f := cmd.Flags().Lookup("surge")
 		if f == nil || f.DefValue != "false" {
 			t.Errorf("%s: --surge %v, want a flag defaulting to false", cmd.Name(), f)

@@ -189,6 +189,15 @@ func TestSurgeMovesAOneReplicaDeployment(t *testing.T) {
 	if i != len(order) {
 		t.Errorf("events in order %v: only the first %d seen", order, i)
 	}
+	at := map[string]time.Time{}
+	for _, l := range lines {
+		if ts, err := time.Parse(time.RFC3339Nano, fmt.Sprint(l["ts"])); err == nil {
+			at[fmt.Sprint(l["type"])] = ts
+		}
+	}
+	t.Logf("FIGURE surge: scale-up to new pod Ready %s, Ready to eviction accepted %s, accepted to count restored %s, whole drain %s",
+		at["pod.surge_ready"].Sub(at["pod.surge_started"]).Round(time.Millisecond), at["pod.eviction_accepted"].Sub(at["pod.surge_ready"]).Round(time.Millisecond),
+		at["deployment.restored"].Sub(at["pod.eviction_accepted"]).Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
 	if got := deploymentState(t, e, "web"); got != restoredState {
 		t.Errorf("after the drain: %s, want %s", got, restoredState)
 	}
@@ -273,6 +282,42 @@ func TestSurgeKilledThenRerunOrUncordonRestores(t *testing.T) {
 	ps := e.Ready("web", 1)
 	if ps[0].UID != stays[0].UID {
 		t.Errorf("after uncordon the pod of web is %s on %s, want %s kept on %s", ps[0].Name, ps[0].Spec.NodeName, stays[0].Name, e.Nodes[1])
+	}
+	if least, _, zeroAt := w.result(); least < 1 {
+		t.Errorf("a watcher saw no Ready pod of web at %s", zeroAt)
+	}
+}
+
+// A new pod that can run nowhere else: the drain reaches --timeout (exit 124) naming the
+// surge it waits for, leaves the count recorded, and uncordon restores it (the ReplicaSet
+// removes the Pending surge pod, which never ran).
+func TestSurgeThatCannotGetReadyTimesOutAndUncordonRestores(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a")
+	e.AddNodes(0)
+	oneReplica(t, e, "web", time.Second, fixture.PDBSpec{MinAvailable: fixture.Int(1)})
+	guardSurge(t, e)
+	w := watchReady(t, e, "web")
+
+	r := e.Run("drain", e.Nodes[0], "--surge", "--timeout", "5s")
+	if r.Code != 124 {
+		t.Errorf("drain --surge with nowhere to go: exit %d, want 124", r.Code)
+	}
+	mustContain(t, "stderr", r.Stderr, "timed out after 5s", "surging deployment "+e.NS+"/web: waiting for its new pod to be Ready",
+		"kubectl maintenance uncordon "+e.Nodes[0])
+	if got := deploymentState(t, e, "web"); !strings.HasPrefix(got, `replicas=2 annotation="{\"replicas\":1`) {
+		t.Errorf("after the timeout: %s, want it still surged (recorded)", got)
+	}
+	r = e.Run("uncordon", e.Nodes[0])
+	if r.Code != 0 {
+		t.Fatalf("uncordon exit %d", r.Code)
+	}
+	mustContain(t, "uncordon", r.Stdout, "deployment.apps/web restored to 1 replicas")
+	if got := deploymentState(t, e, "web"); got != restoredState {
+		t.Errorf("after uncordon: %s, want %s", got, restoredState)
+	}
+	if _, err := fixture.WaitPods(e.Ctx, e.C, e.NS, "app=web", func(ps []*corev1.Pod) bool { return len(ps) == 1 && fixture.PodReady(ps[0]) }); err != nil {
+		t.Fatal(err)
 	}
 	if least, _, zeroAt := w.result(); least < 1 {
 		t.Errorf("a watcher saw no Ready pod of web at %s", zeroAt)
