@@ -47,6 +47,7 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 	}
 	pending := append(resumed, fresh...)
 	roller := &Roller{Kube: m.Kube, Pools: pools, Limit: target.MaxUnavailableOrDefault()}
+	var skipped []drain.BlockedNode // given up by --on-blocked=skip: left cordoned, not moved
 	for len(pending) > 0 {
 		batch, waitOn, err := roller.Next(ctx, pending, sources, nil)
 		if err != nil {
@@ -66,17 +67,28 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 				return err
 			}
 		}
-		if err := m.drain(ctx, d, batch, deadline); err != nil {
+		err = m.drain(ctx, d, batch, deadline)
+		var se *drain.SkippedError
+		if errors.As(err, &se) {
+			skipped, err = append(skipped, se.Nodes...), nil
+		}
+		if err != nil {
 			return err
 		}
 		for _, name := range batch {
 			mv := byNode[name]
+			if slices.ContainsFunc(skipped, func(b drain.BlockedNode) bool { return b.Node == name }) {
+				continue // its move stays recorded; a re-run resumes it
+			}
 			if err := m.finish(ctx, mv, target, pools); err != nil {
 				return err
 			}
 			m.progress(MoveEvent{Type: MoveNodeMoved, Node: name, Move: mv, Message: mv.To})
 		}
 		pending = slices.DeleteFunc(pending, func(n string) bool { return slices.Contains(batch, n) })
+	}
+	if len(skipped) > 0 {
+		return &drain.SkippedError{Nodes: skipped}
 	}
 	return nil
 }

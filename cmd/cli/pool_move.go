@@ -231,5 +231,6 @@ func addMoveSummaries(a, b drain.Summary) drain.Summary {
 	a.Refusals += b.Refusals
 	a.Elapsed += b.Elapsed
 	a.PendingBlocks = b.PendingBlocks
+	a.Skipped, a.NotStarted = append(a.Skipped, b.Skipped...), append(a.NotStarted, b.NotStarted...)
 	return a
 }
