@@ -48,8 +48,9 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 	pending := append(resumed, fresh...)
 	roller := &Roller{Kube: m.Kube, Pools: pools, Limit: target.MaxUnavailableOrDefault()}
 	var skipped []drain.BlockedNode // given up by --on-blocked=skip: left cordoned, not moved
+	givenUp := map[string]bool{}    // not counted against the pools any more, as a drain --pool's finished nodes
 	for len(pending) > 0 {
-		batch, waitOn, err := roller.Next(ctx, pending, sources, nil)
+		batch, waitOn, err := roller.Next(ctx, pending, sources, givenUp)
 		if err != nil {
 			return err
 		}
@@ -71,6 +72,9 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 		var se *drain.SkippedError
 		if errors.As(err, &se) {
 			skipped, err = append(skipped, se.Nodes...), nil
+			for _, b := range se.Nodes {
+				givenUp[b.Node] = true
+			}
 		}
 		if err != nil {
 			return err
