@@ -32,15 +32,15 @@ func TestPolicyValidation(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := tc.in
-			errs := p.validate()
+			errs := p.validatePolicy()
 			if tc.wantErr != "" {
 				if len(errs) != 1 || !strings.Contains(errs[0], tc.wantErr) {
-					t.Fatalf("validate = %q, want %q", errs, tc.wantErr)
+					t.Fatalf("validatePolicy = %q, want %q", errs, tc.wantErr)
 				}
 				return
 			}
 			if len(errs) > 0 || p.OnBlocked != tc.wantOn || p.BlockedAfter != tc.wantAfter {
-				t.Errorf("validate = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
+				t.Errorf("validatePolicy = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
 			}
 		})
 	}
