@@ -1,6 +1,7 @@
 package pooltest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -8,15 +9,24 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
-// A pool move honours --on-blocked=skip: of a batch of two nodes, the one holding a
-// budget that never allows a disruption is given up (cordoned, state blocked, its move
-// still recorded for a re-run), the other is moved, and the move ends with exit 3.
+// A pool move honours --on-blocked=skip: the node holding a budget that never allows a
+// disruption is given up (cordoned, state blocked, its move still recorded for a re-run),
+// the other is moved, in the same batch (maxUnavailable 2) or the next (maxUnavailable 1:
+// the given-up node no longer counts against the pool), and the move ends with exit 3.
 func TestMoveSkipsTheBlockedNodeAndMovesTheOther(t *testing.T) {
-	t.Parallel()
+	for _, maxUnavailable := range []int{1, 2} {
+		t.Run(fmt.Sprintf("maxUnavailable %d", maxUnavailable), func(t *testing.T) {
+			t.Parallel()
+			moveSkip(t, maxUnavailable)
+		})
+	}
+}
+
+func moveSkip(t *testing.T, maxUnavailable int) {
 	e := newEnv(t, "a", "b", "c")
 	blue, green := e.NS+"-blue", e.NS+"-green"
 	for _, p := range []string{blue, green} {
-		if r := applyPool(e, poolSpecYAML(p, p, 2, "example.com/dedicated="+p+":NoSchedule")); r.Code != 0 {
+		if r := applyPool(e, poolSpecYAML(p, p, maxUnavailable, "example.com/dedicated="+p+":NoSchedule")); r.Code != 0 {
 			t.Fatalf("pool apply exit %d", r.Code)
 		}
 	}
@@ -29,8 +39,10 @@ func TestMoveSkipsTheBlockedNodeAndMovesTheOther(t *testing.T) {
 	e.PDB("frozen", fixture.PDBSpec{App: "frozen", MaxUnavailable: fixture.Int(0)}, 0)
 	poolNodes(e, blue, 1)
 	poolNodes(e, green, 2)
-	if r := e.Run("pool", "sync"); r.Code != 0 {
-		t.Fatalf("pool sync exit %d", r.Code)
+	for _, p := range []string{blue, green} { // apply syncs the pool's members (a parallel "pool sync" of all pools would race the other tests')
+		if r := applyPool(e, poolSpecYAML(p, p, maxUnavailable, "example.com/dedicated="+p+":NoSchedule")); r.Code != 0 {
+			t.Fatalf("pool apply exit %d", r.Code)
+		}
 	}
 	e.Guard()
 
