@@ -81,6 +81,17 @@ func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) {
 		}
 	}
 	r.pol.numbers[key] = nums
+	// A budget that now never allows a disruption wakes nobody (it has no room): under
+	// --on-blocked=fail its waiting pods stop the run here.
+	if b := r.budgetLocked(key); b != nil && r.e.cfg.OnBlocked == OnBlockedFail {
+		if never, why := b.NeverAllows(); never {
+			for _, st := range r.parked[key] {
+				if !r.nodes[st.node].finished {
+					r.stopOnNeverLocked(st, string(pdb.Never), why)
+				}
+			}
+		}
+	}
 }
 
 // pendingPod is what nodeBlocked needs to know of a pod not gone yet.

@@ -163,7 +163,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.MaxParallelNodes < 0 {
 		errs = append(errs, fmt.Sprintf("--max-parallel-nodes must be 1 or more (0 for the default), got %d", cfg.MaxParallelNodes))
 	}
-	errs = append(errs, cfg.validate()...)
+	errs = append(errs, cfg.validatePolicy()...)
 	switch cfg.DryRun {
 	case "":
 		cfg.DryRun = DryRunNone

@@ -44,8 +44,8 @@ type Policy struct {
 	Origin Origin
 }
 
-// validate checks the policy and fills its defaults.
-func (p *Policy) validate() []string {
+// validatePolicy checks the policy and fills its defaults.
+func (p *Policy) validatePolicy() []string {
 	var errs []string
 	switch p.OnBlocked {
 	case "":

@@ -33,15 +33,15 @@ func TestPolicyValidation(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := tc.in
-			errs := p.validate()
+			errs := p.validatePolicy()
 			if tc.wantErr != "" {
 				if len(errs) != 1 || !strings.Contains(errs[0], tc.wantErr) {
-					t.Fatalf("validate = %q, want %q", errs, tc.wantErr)
+					t.Fatalf("validatePolicy = %q, want %q", errs, tc.wantErr)
 				}
 				return
 			}
 			if len(errs) > 0 || p.OnBlocked != tc.wantOn || p.BlockedAfter != tc.wantAfter {
-				t.Errorf("validate = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
+				t.Errorf("validatePolicy = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
 			}
 		})
 	}
@@ -180,5 +180,35 @@ func TestNotAfterStopsTheNextNodeAndUndoesItsCordon(t *testing.T) {
 	n2, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
 	if n2.Spec.Unschedulable || Touched(n2) {
 		t.Errorf("n2 not restored: unschedulable %v labels %v annotations %v", n2.Spec.Unschedulable, n2.Labels, n2.Annotations)
+	}
+}
+
+// --on-blocked=fail, a budget that comes to never allow a disruption during the run: the
+// node waiting on it fails, the next node does not start, and the run ends blocked.
+func TestFailMetDuringTheRunStopsNewNodes(t *testing.T) {
+	budget := testPDB(0)
+	budget.ResourceVersion = "1"
+	g := newRig(t, Config{MaxParallelNodes: 1, Policy: Policy{OnBlocked: OnBlockedFail}}, testNode("n1"), testNode("n2"), testNode("spare"), podOn("p1", "n1", "u1"), budget)
+	g.start("n1", "n2")
+	<-g.run
+	g.next(event.EventEvictionBlocked, 0)
+	never := budget.DeepCopy()
+	never.ResourceVersion, never.Generation, never.Status.ObservedGeneration = "2", 2, 2
+	never.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+	updatePDB(t, g, never) // the run may end at once: no quiesce (its queue shuts down)
+	if ev := g.next(event.EventNodeFailed, 0); ev.Node != "n1" || !strings.Contains(ev.Message, "--on-blocked=fail") {
+		t.Errorf("node.failed = %+v", ev)
+	}
+	if ev := g.next(event.EventNodeNotStarted, 0); ev.Node != "n2" || ev.Reason != "OnBlockedFail" {
+		t.Errorf("node.not_started = %+v", ev)
+	}
+	res := g.finish()
+	var se *StoppedError
+	if !errors.As(res.err, &se) || se.BeforeCordon || len(res.sum.NotStarted) != 1 {
+		t.Fatalf("Run = %v (summary %+v), want a StoppedError during the run with n2 not started", res.err, res.sum)
+	}
+	n2, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
+	if n2.Spec.Unschedulable {
+		t.Error("n2, not started, is still cordoned")
 	}
 }

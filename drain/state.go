@@ -117,14 +117,14 @@ type NodeState struct {
 // ReadState reads the node's state. The resume annotation wins over the label (a drain
 // that wrote one and not yet the other, or an older version of this tool that wrote only
 // the annotation); a move in progress (moveAnnotation, the pool move's record) shows as
-// StateMoving; a node whose cordon is ours with no other record is StateCordoned.
+// StateMoving unless the drain gave the node up (StateBlocked); a node whose cordon is ours with no other record is StateCordoned.
 func ReadState(n *corev1.Node, moveAnnotation string) NodeState {
 	s := NodeState{State: n.Labels[LabelState], Command: n.Annotations[AnnotationCommand],
 		User: n.Annotations[AnnotationUser], Blocked: n.Annotations[AnnotationBlocked], CordonedByUs: CordonedByUs(n)}
 	if v := n.Annotations[AnnotationDrain]; v != "" {
 		s.State = v
 	}
-	if moveAnnotation != "" && n.Annotations[moveAnnotation] != "" {
+	if moveAnnotation != "" && n.Annotations[moveAnnotation] != "" && s.State != StateBlocked {
 		s.State = StateMoving
 	}
 	if s.State == "" && s.CordonedByUs {

@@ -49,10 +49,11 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 		}
 	}
 	pending := append(resumed, fresh...)
-	skipped := map[string]bool{} // given up by --on-blocked=skip: not moved
 	roller := &Roller{Kube: m.Kube, Pools: pools, Limit: target.MaxUnavailableOrDefault()}
+	var skipped []drain.BlockedNode // given up by --on-blocked=skip: left cordoned, not moved
+	givenUp := map[string]bool{}    // not counted against the pools any more, as a drain --pool's finished nodes
 	for len(pending) > 0 {
-		batch, waitOn, err := roller.Next(ctx, pending, sources, nil)
+		batch, waitOn, err := roller.Next(ctx, pending, sources, givenUp)
 		if err != nil {
 			return total, err
 		}
@@ -74,28 +75,28 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 		total = total.Add(sum)
 		var se *drain.SkippedError
 		if errors.As(err, &se) {
-			// --on-blocked=skip: the nodes given up stay cordoned in state blocked and
-			// are not moved; the rest of the batch is, and the move goes on.
+			skipped, err = append(skipped, se.Nodes...), nil
 			for _, b := range se.Nodes {
-				skipped[b.Node] = true
+				givenUp[b.Node] = true
 			}
-			batch = slices.DeleteFunc(slices.Clone(batch), func(n string) bool { return skipped[n] })
-			err = nil
 		}
 		if err != nil {
 			return total, err
 		}
 		for _, name := range batch {
 			mv := byNode[name]
+			if slices.ContainsFunc(skipped, func(b drain.BlockedNode) bool { return b.Node == name }) {
+				continue // its move stays recorded; a re-run resumes it
+			}
 			if err := m.finish(ctx, mv, target, pools); err != nil {
 				return total, err
 			}
 			m.progress(MoveEvent{Type: MoveNodeMoved, Node: name, Move: mv, Message: mv.To})
 		}
-		pending = slices.DeleteFunc(pending, func(n string) bool { return slices.Contains(batch, n) || skipped[n] })
+		pending = slices.DeleteFunc(pending, func(n string) bool { return slices.Contains(batch, n) })
 	}
-	if len(total.Skipped) > 0 {
-		return total, &drain.SkippedError{Nodes: total.Skipped}
+	if len(skipped) > 0 {
+		return total, &drain.SkippedError{Nodes: skipped}
 	}
 	return total, nil
 }

@@ -51,7 +51,7 @@ type DrainOptions struct {
 // pool move, pool sync, the dashboard): kubectl drain's defaults, set in this one place.
 func NewDrainOptions(c *Common) DrainOptions {
 	return DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
-		MaxParallelNodes: drain.DefaultMaxParallelNodes, PolicyFlags: PolicyFlags{OnBlocked: string(drain.OnBlockedWait), BlockedAfter: drain.DefaultBlockedAfter}}
+		MaxParallelNodes: drain.DefaultMaxParallelNodes}
 }
 
 // NewCmdDrain builds "kubectl maintenance drain".

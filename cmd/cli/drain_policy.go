@@ -17,7 +17,8 @@ import (
 
 // PolicyFlags are drain's policy flags: what to do with blocked nodes (--on-blocked,
 // --blocked-after) and a deadline for starting nodes (--not-after). DrainOptions embeds
-// them, so drain, drain --pool and pool move share them.
+// them, so drain, drain --pool and pool move share them. The zero value is the engine's
+// defaults (wait, drain.DefaultBlockedAfter, no deadline), as the flags' defaults say.
 type PolicyFlags struct {
 	OnBlocked    string
 	BlockedAfter time.Duration

@@ -41,11 +41,9 @@ type StatusOptions struct {
 	Now func() time.Time
 }
 
-// StatusKind types a node's status when it is printed as an object (apiVersion PlanAPIVersion).
-// No API server serves it.
-const (
-	StatusKind = "NodeMaintenanceStatus"
-)
+// StatusKind types a node's status when it is printed as an object (apiVersion
+// PlanAPIVersion). No API server serves it.
+const StatusKind = "NodeMaintenanceStatus"
 
 // NewCmdStatus builds "kubectl maintenance status".
 func NewCmdStatus(c *Common) *cobra.Command {
@@ -125,11 +123,8 @@ func (o *StatusOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	if err != nil {
 		return err
 	}
-	return o.print(st, o.NoHeadersOr(false))
+	return o.print(st, o.Output.NoHeaders)
 }
-
-// NoHeadersOr is --no-headers, or always when later is set (a watch's later rows).
-func (o *StatusOptions) NoHeadersOr(later bool) bool { return o.Output.NoHeaders || later }
 
 // collect reads the touched nodes among nodes (only the named ones when names were
 // given) and plans their pods left, read-only.
@@ -334,7 +329,7 @@ func (o *StatusOptions) RunWatch(ctx context.Context, cs kubernetes.Interface) e
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
 	last := map[string]string{}
-	printed := false
+	looked, headerDone := false, false
 	for {
 		var nodes []*corev1.Node
 		for _, obj := range inf.GetStore().List() {
@@ -346,11 +341,12 @@ func (o *StatusOptions) RunWatch(ctx context.Context, cs kubernetes.Interface) e
 		}
 		if err == nil {
 			changed := o.changes(st, last)
-			if len(changed) > 0 || !printed {
-				if err := o.print(changed, printed && o.Output.IsTable()); err != nil {
+			if len(changed) > 0 || !looked {
+				// A watch's later rows come without the header, as kubectl get -w prints them.
+				if err := o.print(changed, o.Output.NoHeaders || headerDone); err != nil {
 					return err
 				}
-				printed = true
+				looked, headerDone = true, headerDone || len(changed) > 0
 			}
 		}
 		select {

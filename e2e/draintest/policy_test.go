@@ -91,6 +91,22 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 		t.Errorf("DrainSkipped events on the blocked node: %+v", evs.Items)
 	}
 
+	st := e.Run(append([]string{"status"}, nodes...)...)
+	if st.Code != 0 {
+		t.Errorf("status exit %d", st.Code)
+	}
+	for _, line := range strings.Split(st.Stdout, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) < 5:
+		case f[0] == held && (f[1] != drain.StateBlocked || f[4] != "2"):
+			t.Errorf("status of the blocked node: %q", line)
+		case (f[0] == e.Nodes[1] || f[0] == e.Nodes[2]) && (f[1] != drain.StateDrained || f[4] != "0"):
+			t.Errorf("status of a drained node: %q", line)
+		}
+	}
+	mustContain(t, "status", st.Stdout, held, e.Nodes[1], e.Nodes[2], "never allows a disruption")
+
 	t.Run("the NDJSON summary names the skipped node", func(t *testing.T) {
 		r := e.Run("drain", held, "--on-blocked=skip", "--blocked-after", "3s", "-o", "json")
 		if r.Code != 3 {
