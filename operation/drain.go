@@ -11,12 +11,19 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
 )
 
 // engine builds the drain engine with req's settings, sending on events.
 func (o *Operator) engine(req Request, events chan<- event.Event) (*drain.Engine, error) {
 	cfg := req.Drain
 	cfg.Client, cfg.Events, cfg.DryRun = o.Kube, events, req.DryRun
+	if cfg.Surge == nil {
+		cfg.Surge = surge.New(o.Kube)
+		if !req.Surge {
+			cfg.Surge = surge.New(o.Kube).ResumeOnly()
+		}
+	}
 	if cfg.Logger.GetSink() == nil {
 		cfg.Logger = o.logger()
 	}

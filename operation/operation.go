@@ -52,6 +52,10 @@ type Request struct {
 	DryRun drain.DryRun
 	// Force uncordons a node whose cordon someone else made (Uncordon).
 	Force bool
+	// Surge lets a drain or a move surge the one-replica Deployment of a pod whose budget
+	// never allows a disruption (--surge). Without it a drain only finishes and restores
+	// the surges an interrupted run left.
+	Surge bool
 	// Drain holds the drain settings (kubectl drain's flags) of a drain or a move.
 	// Client, Events, Logger and DryRun are the layer's to fill; MaxParallelNodes 0 means
 	// the default (the pool's maxUnavailable for a pool drain).

@@ -186,7 +186,6 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
 		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
 		Policy: o.policy(),
-		Surge:  o.surger(cs),
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 
 // request turns the drain flags into the operations layer's request for action on names.
 func (o *DrainOptions) request(action operation.Action, names []string) operation.Request {
-	return operation.Request{Action: action, Nodes: names, DryRun: drain.DryRun(o.DryRun),
+	return operation.Request{Action: action, Nodes: names, DryRun: drain.DryRun(o.DryRun), Surge: o.Surge,
 		Drain: o.engineConfig(nil, nil, klog.Background())}
 }
 

@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
 )
 
@@ -23,15 +22,6 @@ type surgeOptions struct {
 
 func (o *surgeOptions) addSurgeFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.Surge, "surge", o.Surge, "move the pod of a one-replica Deployment whose PodDisruptionBudget never allows a disruption (minAvailable: 1) by scaling the Deployment to 2 until the pod is evicted; refused (exit 3, nothing changed) under maxUnavailable: 0, an autoscaler, or a StatefulSet")
-}
-
-// surger is the engine's Surger: without --surge it only finishes and restores the
-// surges an earlier (interrupted) run left.
-func (o *surgeOptions) surger(cs kubernetes.Interface) drain.Surger {
-	if !o.Surge {
-		return surge.New(cs).ResumeOnly()
-	}
-	return surge.New(cs)
 }
 
 // restoreSurges restores the Deployments a drain surged for pods of node (uncordon undoes

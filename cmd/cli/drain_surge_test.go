@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // The --surge events: the human printer's lines (stdout for what changed, stderr for the
@@ -58,7 +59,7 @@ func TestSurgeEventsAreRendered(t *testing.T) {
 }
 
 // --surge is a flag of drain and plan (and of the pool drains and moves, which take
-// drain's flags), off by default, and sets the engine's Surger only when given.
+// drain's flags), off by default, and asks the operations layer to surge only when given.
 func TestSurgeFlag(t *testing.T) {
 	c := &Common{}
 	for _, cmd := range []*cobra.Command{NewCmdDrain(c), NewCmdPlan(c), NewCmdPoolMove(c), newCmdPoolSync(c)} {
@@ -68,11 +69,11 @@ func TestSurgeFlag(t *testing.T) {
 		}
 	}
 	o := NewDrainOptions(c)
-	if s := o.surger(nil); s == nil || s.Starts() {
-		t.Errorf("without --surge the engine's Surger starts surges (it should only resume them)")
+	if o.request(operation.Drain, nil).Surge {
+		t.Errorf("without --surge the request surges (it should only resume surges)")
 	}
 	o.Surge = true
-	if s := o.surger(nil); s == nil || !s.Starts() {
-		t.Errorf("with --surge the engine's Surger does not start surges")
+	if !o.request(operation.Drain, nil).Surge {
+		t.Errorf("with --surge the request does not surge")
 	}
 }
