@@ -156,7 +156,7 @@ func (e *Engine) kubectlHelperWith(ctx context.Context, sink *ruleSink) *kubectl
 	}
 	extra = append(extra, e.ruleFilter(sink))
 	return &kubectldrain.Helper{
-		AdditionalFilters:               extra,
+		AdditionalFilters:               []kubectldrain.PodFilter{keepWarnings(extra)},
 		Ctx:                             ctx,
 		Client:                          e.cfg.Client,
 		Force:                           e.cfg.Force,
@@ -166,6 +166,29 @@ func (e *Engine) kubectlHelperWith(ctx context.Context, sink *ruleSink) *kubectl
 		PodSelector:                     e.cfg.PodSelector,
 		ChunkSize:                       e.cfg.ChunkSize,
 		SkipWaitForDeleteTimeoutSeconds: e.cfg.SkipWaitForDeleteTimeoutSeconds,
+	}
+}
+
+// unmanagedWarning is kubectl's warning for a pod without a controller deleted under
+// --force (k8s.io/kubectl/pkg/drain does not export it).
+const unmanagedWarning = "deleting Pods that declare no controller"
+
+// keepWarnings runs filters as one of kubectl's AdditionalFilters. kubectl keeps only the
+// status of the last filter a pod passes, so an extra filter that lets a pod through would
+// erase the warning of kubectl's last own filter (a pod without a controller deleted
+// under --force): a pod every filter lets through gets that warning back.
+func keepWarnings(filters []kubectldrain.PodFilter) kubectldrain.PodFilter {
+	return func(p corev1.Pod) kubectldrain.PodDeleteStatus {
+		for _, f := range filters {
+			if st := f(p); !st.Delete || st.Reason != kubectldrain.PodDeleteStatusTypeOkay {
+				return st
+			}
+		}
+		finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		if !finished && metav1.GetControllerOf(&p) == nil {
+			return kubectldrain.MakePodDeleteStatusWithWarning(true, unmanagedWarning)
+		}
+		return kubectldrain.MakePodDeleteStatusOkay()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
@@ -191,5 +192,34 @@ func TestIgnoreDoNotDisrupt(t *testing.T) {
 	g.next(event.EventNodeDrained, 0)
 	if res := g.finish(); res.err != nil || res.sum.PodsEvicted != 1 {
 		t.Fatalf("Run = %+v, %v", res.sum, res.err)
+	}
+}
+
+// An extra filter that lets a pod through keeps kubectl's warning for a pod without a
+// controller deleted under --force (kubectl keeps only the last filter's status).
+func TestKeepWarnings(t *testing.T) {
+	okay := func(corev1.Pod) kubectldrain.PodDeleteStatus { return kubectldrain.MakePodDeleteStatusOkay() }
+	skip := func(corev1.Pod) kubectldrain.PodDeleteStatus { return kubectldrain.MakePodDeleteStatusSkip() }
+	bare := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare"}}
+	owned := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "owned", OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", Controller: ptr.To(true)}}}}
+	done := bare
+	done.Status.Phase = corev1.PodSucceeded
+	tests := []struct {
+		name    string
+		filters []kubectldrain.PodFilter
+		pod     corev1.Pod
+		want    kubectldrain.PodDeleteStatus
+	}{
+		{"bare pod let through keeps the warning", []kubectldrain.PodFilter{okay, okay}, bare, kubectldrain.MakePodDeleteStatusWithWarning(true, unmanagedWarning)},
+		{"owned pod let through", []kubectldrain.PodFilter{okay}, owned, kubectldrain.MakePodDeleteStatusOkay()},
+		{"finished bare pod", []kubectldrain.PodFilter{okay}, done, kubectldrain.MakePodDeleteStatusOkay()},
+		{"a filter skips", []kubectldrain.PodFilter{okay, skip}, bare, kubectldrain.MakePodDeleteStatusSkip()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := keepWarnings(tc.filters)(tc.pod); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
