@@ -23,7 +23,7 @@ type preflight struct {
 	pods map[string][]*corev1.Pod
 }
 
-// event.Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
+// Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
 // filters per node (DaemonSet, mirror, emptyDir, unmanaged and completed pods, with
 // kubectl's own messages), then a cumulative simulation of the evictions against every
 // PDB's current status. A name that is not a node is a NodeNotFoundError.

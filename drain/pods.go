@@ -131,7 +131,7 @@ type nodeView struct {
 
 // List returns the pods bound to the node.
 func (v nodeView) List() []any {
-	objs, _ := v.Indexer.ByIndex(nodeNameIndex, v.node)
+	objs, _ := v.ByIndex(nodeNameIndex, v.node)
 	return objs
 }
 
