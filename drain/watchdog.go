@@ -6,7 +6,9 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -107,6 +109,18 @@ func (r *run) checkStaleLocked() {
 	}
 }
 
+// disruptedPodTimeout is how long the disruption controller keeps a pod in a budget's
+// status.disruptedPods while a pod of that name exists (DeletionTimeout in
+// k8s.io/kubernetes/pkg/controller/disruption).
+const disruptedPodTimeout = 2 * time.Minute
+
+// recreatedUnderItsName reports a pod whose controller recreates it under the same name
+// (a StatefulSet).
+func recreatedUnderItsName(p *corev1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "StatefulSet"
+}
+
 // goneListedLocked returns a pod the status lists in disruptedPods that this run saw gone
 // StaleAfter ago or more, and for how long.
 func (r *run) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Duration) {
@@ -117,8 +131,22 @@ func (r *run) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Du
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if at, ok := r.goneAt[p.Namespace+"/"+name]; ok && now.Sub(at) >= r.e.cfg.StaleAfter {
-			return p.Namespace + "/" + name, now.Sub(at)
+		key := p.Namespace + "/" + name
+		at, ok := r.goneAt[key]
+		if !ok {
+			continue
+		}
+		after := r.e.cfg.StaleAfter
+		if st := r.pods[key]; st != nil && recreatedUnderItsName(st.pod) {
+			// A StatefulSet brings the pod back under the same name; when the disruption
+			// controller sees the new pod before noticing the old one went, it keeps the
+			// entry, and counts the new pod as disrupted, until the entry expires (2
+			// minutes after the eviction). Its status is current meanwhile, and its
+			// allowance is the server's.
+			after += disruptedPodTimeout
+		}
+		if now.Sub(at) >= after {
+			return key, now.Sub(at)
 		}
 	}
 	return "", 0

@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // observer records, from watches, when pods were evicted and how each PDB's status moved.
@@ -39,7 +41,16 @@ type pdbPoint struct {
 
 func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer, error) {
 	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, nodeOf: map[string]string{}, statuses: map[string][]pdbPoint{}}
-	pw, err := c.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	// From the current resourceVersion (no ADDED burst of every pod, which a loaded API
+	// server answers by dropping a slow watcher), re-established if the server closes it.
+	now, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	pw, err := watchtools.NewRetryWatcherWithContext(ctx, now.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return c.CoreV1().Pods(ns).Watch(ctx, o)
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
