@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
@@ -109,8 +110,11 @@ func Diagnose(in Input) Diagnosis {
 	}
 	b := in.Budgets[0]
 	if never, why := b.NeverAllows(); never {
-		return Diagnosis{Kind: Never, Cause: why,
-			Remedy: fmt.Sprintf("relax pdb %s (maxUnavailable 1, or minAvailable below the pods it expects), scale the workload up, drain with --surge (a one-replica Deployment), or --on-blocked=skip to leave the node cordoned and go on", b.Key())}
+		remedy := fmt.Sprintf("relax pdb %s (maxUnavailable 1, or minAvailable below the pods it expects), scale the workload up, drain with --surge (a one-replica Deployment), or --on-blocked=skip to leave the node cordoned and go on", b.Key())
+		if noScaleHelps(b) {
+			remedy = fmt.Sprintf("relax pdb %s (maxUnavailable 1, or minAvailable below the pods it expects): no number of replicas helps, so neither scaling up nor --surge does; or --on-blocked=skip to leave the node cordoned and go on", b.Key())
+		}
+		return Diagnosis{Kind: Never, Cause: why, Remedy: remedy}
 	}
 	if d, ok := stale(in, b); ok {
 		return d
@@ -331,4 +335,16 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// noScaleHelps tells a budget that never allows a disruption at any scale (maxUnavailable
+// 0 or 0%, minAvailable 100%): the disruption controller's desiredHealthy grows with the
+// pods it expects, so more replicas (or a surge) never open it.
+func noScaleHelps(b *pdb.Budget) bool {
+	spec := b.PDB.Spec
+	if mu := spec.MaxUnavailable; mu != nil {
+		return (mu.Type == intstr.Int && mu.IntVal == 0) || (mu.Type == intstr.String && strings.TrimSpace(mu.StrVal) == "0%")
+	}
+	ma := spec.MinAvailable
+	return ma != nil && ma.Type == intstr.String && strings.TrimSpace(ma.StrVal) == "100%"
 }

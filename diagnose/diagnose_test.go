@@ -95,13 +95,18 @@ func TestDiagnose(t *testing.T) {
 			in: Input{Budgets: []*pdb.Budget{budget("web", func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(0))
 			})}},
-			kind: Never, want: []string{"maxUnavailable 0"}, fix: "--surge"},
+			kind: Never, want: []string{"maxUnavailable 0"}, fix: "neither scaling up nor --surge does"},
+		{name: "never allows: minAvailable 100%",
+			in: Input{Budgets: []*pdb.Budget{budget("web", func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.MaxUnavailable, p.Spec.MinAvailable = nil, ptr.To(intstr.FromString("100%"))
+			})}},
+			kind: Never, want: []string{"minAvailable 100%"}, fix: "neither scaling up nor --surge does"},
 		{name: "never allows: minAvailable = expected",
 			in: Input{Budgets: []*pdb.Budget{budget("web", func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MaxUnavailable, p.Spec.MinAvailable = nil, ptr.To(intstr.FromInt32(3))
 				p.Status.DesiredHealthy, p.Status.CurrentHealthy = 3, 3
 			})}},
-			kind: Never, want: []string{"needs 3 healthy pods and expects only 3"}, fix: "--on-blocked=skip"},
+			kind: Never, want: []string{"needs 3 healthy pods and expects only 3"}, fix: "drain with --surge"},
 		{name: "two budgets name both",
 			in:   Input{Pod: waiter, Budgets: []*pdb.Budget{budget("a"), budget("b")}},
 			kind: Overlap, want: []string{"pod ns/web-0 is selected by pdb ns/a and pdb ns/b"}, fix: "remove the overlap"},
