@@ -22,6 +22,9 @@ func TestDrainFlagsAreValidatedBeforeAnyWrite(t *testing.T) {
 		"a bad node selector on cordon":  {[]string{"cordon", "-l", "a=b=c=,"}, "invalid --selector"},
 		"a bad uncordon dry-run":         {[]string{"uncordon", "n1", "--dry-run=later"}, `invalid --dry-run "later"`},
 		"a bad node selector on a drain": {[]string{"drain", "-l", "a=b=c=,"}, "invalid --selector"},
+		"a bad node selector on status":  {[]string{"status", "-l", "a=b=c=,"}, "invalid --selector"},
+		"a bad node selector on nodes":   {[]string{"nodes", "-l", "a=b=c=,"}, "invalid --selector"},
+		"a bad output on status":         {[]string{"status", "-o", "xml"}, "xml"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

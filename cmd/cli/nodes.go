@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
@@ -44,11 +43,8 @@ custom-columns=..., go-template=...; --no-headers drops the header.`,
   kubectl maintenance nodes -o name`,
 		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Output.Validate(); err != nil {
+			if err := validateListing(o.Output, o.Selector); err != nil {
 				return err
-			}
-			if _, err := labels.Parse(o.Selector); err != nil {
-				return UsageErrorf("invalid --selector %q: %v", o.Selector, err)
 			}
 			cs, err := o.Client()
 			if err != nil {

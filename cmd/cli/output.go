@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -153,4 +154,16 @@ func column(name, typ string, priority int32) metav1.TableColumnDefinition {
 		c.Format = "name"
 	}
 	return c
+}
+
+// validateListing checks the flags of a command that lists nodes: -o and a label selector
+// (--selector), without calling the API.
+func validateListing(out *OutputFlags, selector string) error {
+	if err := out.Validate(); err != nil {
+		return err
+	}
+	if _, err := labels.Parse(selector); err != nil {
+		return UsageErrorf("invalid --selector %q: %v", selector, err)
+	}
+	return nil
 }

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -66,11 +65,8 @@ shell to follow a drain running elsewhere. The state is also a node label:
 		ValidArgsFunction: completeNodes(c),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
-			if err := o.Output.Validate(); err != nil {
+			if err := validateListing(o.Output, o.Selector); err != nil {
 				return err
-			}
-			if _, err := labels.Parse(o.Selector); err != nil {
-				return UsageErrorf("invalid --selector %q: %v", o.Selector, err)
 			}
 			cs, err := o.Client()
 			if err != nil {

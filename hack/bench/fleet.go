@@ -42,19 +42,7 @@ func runFleet(ctx context.Context, out, phases string, logf func(string, ...any)
 		Kubectl: filepath.Join(bin, "kubectl"), Logf: logf, RawDir: out},
 		Progress: func(r *bench.Report) { _ = writeJSON(r, out) }})
 	logf("local cluster: memory %s", c.MemoryReport())
-	if rep != nil {
-		if werr := write(rep, out); werr != nil && err == nil {
-			err = werr
-		}
-		printFleet(rep)
-	}
-	if err != nil {
-		return err
-	}
-	if len(rep.Failures) > 0 {
-		return fmt.Errorf("a PDB ceiling did not hold: %s", strings.Join(rep.Failures, "; "))
-	}
-	return nil
+	return report(rep, err, out, printFleet)
 }
 
 func printFleet(rep *bench.Report) {

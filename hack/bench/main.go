@@ -71,11 +71,17 @@ func run(profileName, out, phases, tools string) error {
 	}
 	defer c.Stop()
 	rep, err := bench.Run(ctx, bench.Config{Cluster: c, Plugin: plugin, Kubectl: filepath.Join(bin, "kubectl"), Profile: p, Logf: logf, RawDir: out})
+	return report(rep, err, out, printTable)
+}
+
+// report writes and prints what a run measured (even when it stopped early) and returns
+// the run's error, or an error when a PDB ceiling did not hold.
+func report(rep *bench.Report, err error, out string, show func(*bench.Report)) error {
 	if rep != nil {
 		if werr := write(rep, out); werr != nil && err == nil {
 			err = werr
 		}
-		printTable(rep)
+		show(rep)
 	}
 	if err != nil {
 		return err
