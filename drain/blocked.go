@@ -123,22 +123,15 @@ func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pend
 // BlockedAfter.
 func (r *run) watchBlocked(ctx context.Context) {
 	every := min(max(r.e.cfg.BlockedAfter/5, 100*time.Millisecond), 5*time.Second)
-	t := r.e.cfg.Clock.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	r.every(ctx, every, func() {
 		r.lock()
+		defer r.unlock()
 		for _, ns := range r.nodes {
 			if r.blockedLocked(ns) {
 				r.skipNodeLocked(ns)
 			}
 		}
-		r.unlock()
-	}
+	})
 }
 
 func (r *run) blockedLocked(ns *nodeState) bool {

@@ -118,14 +118,7 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 // controller-manager is away. It also lists the pods of the budgets that hold pods back,
 // every DiagnoseInterval, and says a wait again at once when its cause changes.
 func (r *run) waitLines(ctx context.Context) {
-	t := r.e.cfg.Clock.NewTicker(waitTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	r.every(ctx, waitTick, func() {
 		r.lock()
 		keys := r.toListLocked()
 		r.unlock()
@@ -138,7 +131,7 @@ func (r *run) waitLines(ctx context.Context) {
 		r.lock()
 		r.sayWaitsLocked()
 		r.unlock()
-	}
+	})
 }
 
 // toListLocked picks the budgets with waiting pods whose pods are due to be listed.

@@ -38,15 +38,8 @@ func versionProbe(c kubernetes.Interface) func(ctx context.Context) error {
 // server answers (watches retry a refused connection silently) and whether a budget's
 // status has gone stale (the disruption controller is not updating it).
 func (r *run) watchdog(ctx context.Context) {
-	t := r.e.cfg.Clock.NewTicker(r.e.cfg.ProbeInterval)
-	defer t.Stop()
 	down := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	r.every(ctx, r.e.cfg.ProbeInterval, func() {
 		err := r.e.cfg.Probe(ctx)
 		if ctx.Err() != nil {
 			return
@@ -63,7 +56,7 @@ func (r *run) watchdog(ctx context.Context) {
 		r.lock()
 		r.checkStaleLocked()
 		r.unlock()
-	}
+	})
 }
 
 // checkStaleLocked calls a budget stale when its status still counts as disrupted a pod
@@ -155,4 +148,19 @@ func (r *run) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Du
 func (r *run) listsGoneLocked(p *policyv1.PodDisruptionBudget) bool {
 	name, _ := r.goneListedLocked(p)
 	return name != ""
+}
+
+// every calls fn each period of the run's clock until ctx ends (fn runs on the caller's
+// goroutine, never under the lock).
+func (r *run) every(ctx context.Context, period time.Duration, fn func()) {
+	t := r.e.cfg.Clock.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		fn()
+	}
 }

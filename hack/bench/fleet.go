@@ -11,7 +11,6 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/bench"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
-	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
 // runFleet runs the fleet profile on a cluster started with the fleet's control plane flags.
@@ -20,28 +19,15 @@ func runFleet(ctx context.Context, out, phases string, logf func(string, ...any)
 	if phases != "" {
 		p.Phases = strings.Split(phases, ",")
 	}
-	bin, err := cluster.Binaries(ctx)
-	if err != nil {
-		return err
-	}
-	plugin, cleanup, err := fixture.BuildPlugin()
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	c, err := cluster.Start(ctx, cluster.Options{BinDir: bin, Logf: logf, ExtraArgs: bench.FleetClusterArgs(),
+	cfg, stopCluster, err := start(ctx, out, cluster.Options{Logf: logf, ExtraArgs: bench.FleetClusterArgs(),
 		PodReadyDelay: p.ReadyDelay, PodDeleteDelay: p.DeleteDelay})
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
-	rep, err := bench.RunFleet(ctx, bench.FleetConfig{Fleet: p, Config: bench.Config{Cluster: c, Plugin: plugin,
-		Kubectl: filepath.Join(bin, "kubectl"), Logf: logf, RawDir: out},
+	defer stopCluster()
+	rep, err := bench.RunFleet(ctx, bench.FleetConfig{Fleet: p, Config: cfg,
 		Progress: func(r *bench.Report) { _ = writeJSON(r, out) }})
-	logf("local cluster: memory %s", c.MemoryReport())
+	logf("local cluster: memory %s", cfg.Cluster.MemoryReport())
 	return report(rep, err, out, printFleet)
 }
 

@@ -53,25 +53,40 @@ func run(profileName, out, phases, tools string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
-	bin, err := cluster.Binaries(ctx)
+	cfg, stopCluster, err := start(ctx, out, cluster.Options{Logf: logf})
 	if err != nil {
 		return err
+	}
+	defer stopCluster()
+	cfg.Profile = p
+	rep, err := bench.Run(ctx, cfg)
+	return report(rep, err, out, printTable)
+}
+
+// start builds the plugin and starts the local cluster with opts (BinDir is filled in),
+// and returns the bench's configuration on them, writing raw outputs to out; stop stops
+// the cluster and removes the plugin.
+func start(ctx context.Context, out string, opts cluster.Options) (cfg bench.Config, stop func(), err error) {
+	bin, err := cluster.Binaries(ctx)
+	if err != nil {
+		return cfg, nil, err
 	}
 	plugin, cleanup, err := fixture.BuildPlugin()
 	if err != nil {
-		return err
+		return cfg, nil, err
 	}
-	defer cleanup()
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+		cleanup()
+		return cfg, nil, err
 	}
-	c, err := cluster.Start(ctx, cluster.Options{BinDir: bin, Logf: logf})
+	opts.BinDir = bin
+	c, err := cluster.Start(ctx, opts)
 	if err != nil {
-		return err
+		cleanup()
+		return cfg, nil, err
 	}
-	defer c.Stop()
-	rep, err := bench.Run(ctx, bench.Config{Cluster: c, Plugin: plugin, Kubectl: filepath.Join(bin, "kubectl"), Profile: p, Logf: logf, RawDir: out})
-	return report(rep, err, out, printTable)
+	cfg = bench.Config{Cluster: c, Plugin: plugin, Kubectl: filepath.Join(bin, "kubectl"), Logf: opts.Logf, RawDir: out}
+	return cfg, func() { c.Stop(); cleanup() }, nil
 }
 
 // report writes and prints what a run measured (even when it stopped early) and returns
