@@ -82,6 +82,11 @@ type Config struct {
 	DryRun DryRun
 	// MaxParallelNodes is how many nodes are cordoned and drained at once.
 	MaxParallelNodes int
+	// Rolling, when set, makes the drain a sliding window (drain --pool): no node is
+	// cordoned up front; each is cordoned just before its drain starts, once a slot of
+	// MaxParallelNodes is free and Rolling admits it, so a node that waits long on a
+	// budget holds one slot, not the start of every later node.
+	Rolling Admitter
 	// Workers is how many eviction requests may be in flight at once.
 	Workers int
 	// RecordEvents writes Kubernetes Events on each node (cordon, drain start, blocked,

@@ -41,33 +41,16 @@ type nodeState struct {
 }
 
 // drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),
-// then drains at most MaxParallelNodes nodes at a time, in plan order.
+// then drains at most MaxParallelNodes nodes at a time, in plan order. A rolling drain
+// (Config.Rolling) cordons each node only as it starts (rolling.go).
 func (r *run) drainNodes(ctx context.Context) {
-	for _, np := range r.pf.plan.Nodes {
-		if ctx.Err() != nil {
-			return
-		}
-		var already bool
-		err := r.retryTransient(ctx, func() (err error) {
-			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, np.Name, false, r.e.cfg.Clock.Now(), r.e.cfg.origin())
-			return err
-		})
-		if err != nil {
+	rolling := r.e.cfg.Rolling != nil
+	if !rolling {
+		for _, np := range r.pf.plan.Nodes {
 			if ctx.Err() != nil {
 				return
 			}
-			r.lock()
-			r.failNodeLocked(r.nodes[np.Name], err.Error())
-			r.unlock()
-			continue
-		}
-		r.lock()
-		r.nodes[np.Name].pol.cordonedHere = !already
-		r.unlock()
-		// Recorded (in the same patch as the cordon) before it is said.
-		r.e.emit(event.Event{Type: event.EventNodeCordoned, Node: np.Name, Already: already})
-		if !already {
-			r.recordEvent(np.Name, corev1.EventTypeNormal, "Cordoned", "kubectl-maintenance cordoned the node to drain it")
+			r.cordon(ctx, np.Name)
 		}
 	}
 	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
@@ -86,6 +69,19 @@ func (r *run) drainNodes(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		if rolling && !r.admit(ctx, deadline, np.Name, len(slots)-1) {
+			if ctx.Err() != nil {
+				return
+			}
+			r.lock()
+			failed := r.nodes[np.Name].finished
+			r.unlock()
+			if failed {
+				<-slots
+				continue
+			}
+			// Else --not-after passed while it waited: mayStartLocked says so.
+		}
 		r.lock()
 		if reason, msg := r.mayStartLocked(); reason != "" {
 			r.notStartedLocked(r.pf.plan.Nodes[i:], reason, msg)
@@ -93,12 +89,43 @@ func (r *run) drainNodes(ctx context.Context) {
 			return
 		}
 		r.unlock()
+		if rolling && !r.cordon(ctx, np.Name) {
+			<-slots
+			continue
+		}
 		ns := r.nodes[np.Name]
 		r.goroutine(func() {
 			defer func() { <-slots }()
 			r.drainNode(ctx, ns)
 		})
 	}
+}
+
+// cordon cordons a node for its drain (the record in the same patch) and says so; false
+// when it failed (the node is failed) or ctx ended.
+func (r *run) cordon(ctx context.Context, name string) bool {
+	var already bool
+	err := r.retryTransient(ctx, func() (err error) {
+		_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, name, false, r.e.cfg.Clock.Now(), r.e.cfg.origin())
+		return err
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			r.lock()
+			r.failNodeLocked(r.nodes[name], err.Error())
+			r.unlock()
+		}
+		return false
+	}
+	r.lock()
+	r.nodes[name].pol.cordonedHere = !already
+	r.unlock()
+	// Recorded (in the same patch as the cordon) before it is said.
+	r.e.emit(event.Event{Type: event.EventNodeCordoned, Node: name, Already: already})
+	if !already {
+		r.recordEvent(name, corev1.EventTypeNormal, "Cordoned", "kubectl-maintenance cordoned the node to drain it")
+	}
+	return true
 }
 
 // drainNode reads the node live, watches its pods, evicts what kubectl's filters would

@@ -2,10 +2,13 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -61,88 +64,95 @@ func (o *Operator) runDrain(ctx context.Context, req Request, names []string, po
 	return Summary{Summary: sum}, err
 }
 
-// runPool is a pool's rolling drain: batches of at most the pool's maxUnavailable,
-// members already cordoned or NotReady first; each batch is cordoned and drained by the
-// engine before the next starts. Drain.Timeout bounds the whole drain.
+// runPool is a pool's rolling drain, one run of the engine as a sliding window: members
+// already cordoned or NotReady first, each node cordoned as it starts, at most the pool's
+// maxUnavailable of its members out of service at once (counting those outside the run),
+// and a node starts as soon as another finishes. Drain.Timeout bounds the whole drain.
 func (o *Operator) runPool(ctx context.Context, req Request, names []string, pool *v1alpha1.NodePool, events chan<- event.Event) (Summary, error) {
-	limit := pool.MaxUnavailableOrDefault()
-	req.Drain.MaxParallelNodes = limit
-	r := &nodepool.Roller{Kube: o.Kube, Pools: map[string]*v1alpha1.NodePool{pool.Name: pool}, Limit: limit}
-	sources := map[string][]string{}
+	room := &poolRoom{kube: o.Kube, pool: pool, run: map[string]bool{}}
 	for _, n := range names {
-		sources[n] = []string{pool.Name}
+		room.run[n] = true
 	}
-	timeout := req.Drain.Timeout
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = o.now().Add(timeout)
+	out, err := room.outOfService(ctx)
+	if err != nil {
+		return Summary{}, err
 	}
-	var total drain.Summary
-	done := map[string]bool{}
-	pending := append([]string(nil), names...)
-	for len(pending) > 0 {
-		batch, waitOn, err := r.Next(ctx, pending, sources, done)
-		if err != nil {
-			return Summary{Summary: total}, err
+	// Taking a member already out of service first makes nothing less available.
+	names = slices.Clone(names)
+	slices.SortStableFunc(names, func(a, b string) int {
+		switch {
+		case out[a] == out[b]:
+			return 0
+		case out[a]:
+			return -1
 		}
-		if len(batch) == 0 {
-			o.emit(events, event.Event{Type: event.EventWarning, Reason: "PoolBudget", Message: "waiting: " + waitOn})
-			wctx, cancel := ctx, context.CancelFunc(func() {})
-			if !deadline.IsZero() {
-				wctx, cancel = context.WithDeadline(ctx, deadline)
-			}
-			err := r.Wait(wctx, []string{pool.Name})
-			cancel()
-			if err != nil && ctx.Err() == nil && !deadline.IsZero() && !o.now().Before(deadline) {
-				err = &nodepool.WaitTimeoutError{Timeout: timeout, WaitOn: waitOn}
-			}
-			if err != nil {
-				return Summary{Summary: total}, err
-			}
-			continue
-		}
-		if !deadline.IsZero() {
-			req.Drain.Timeout = max(deadline.Sub(o.now()), time.Millisecond)
-		}
-		o.emit(events, event.Event{Type: event.EventPoolBatch, Message: fmt.Sprintf("%v of pool %s (maxUnavailable %d)", batch, pool.Name, limit)})
-		eng, err := o.engine(req, events)
-		if err != nil {
-			return Summary{Summary: total}, err
-		}
-		sum, err := eng.Run(ctx, batch)
-		total = total.Add(sum)
-		var te *drain.TimeoutError
-		if errors.As(err, &te) && timeout > 0 {
-			te.Timeout = timeout // the drain's --timeout, not what was left for this batch
-		}
-		var ns *drain.NotStartedError
-		if errors.As(err, &ns) {
-			// --not-after: this batch's late nodes and every later batch are not started.
-			total.NotStarted = append(total.NotStarted, slices.DeleteFunc(slices.Clone(pending), func(n string) bool { return slices.Contains(batch, n) })...)
-			return Summary{Summary: total}, &drain.NotStartedError{NotAfter: ns.NotAfter, Nodes: total.NotStarted}
-		}
-		if err = skipped(err); err != nil {
-			return Summary{Summary: total}, err
-		}
-		for _, n := range batch {
-			done[n] = true
-		}
-		pending = slices.DeleteFunc(pending, func(n string) bool { return done[n] })
+		return 1
+	})
+	req.Drain.MaxParallelNodes = pool.MaxUnavailableOrDefault()
+	req.Drain.Rolling = room
+	eng, err := o.engine(req, events)
+	if err != nil {
+		return Summary{}, err
 	}
-	if len(total.Skipped) > 0 {
-		return Summary{Summary: total}, &drain.SkippedError{Nodes: total.Skipped} // --on-blocked=skip: the other batches went on
-	}
-	return Summary{Summary: total}, nil
+	sum, err := eng.Run(ctx, names)
+	return Summary{Summary: sum}, err
 }
 
-// skipped is nil for a batch whose only trouble is nodes given up by --on-blocked=skip
-// (they are in the summary; the next batches go on), else err.
-func skipped(err error) error {
-	var se *drain.SkippedError
-	if errors.As(err, &se) {
-		return nil
+// poolRoom admits the next node of a pool's rolling drain while the run's nodes in
+// progress and the members out of service outside the run stay under the pool's
+// maxUnavailable. It implements drain.Admitter.
+type poolRoom struct {
+	kube kubernetes.Interface
+	pool *v1alpha1.NodePool
+	run  map[string]bool // the run's nodes
+	said string          // the last wait said
+}
+
+// outOfService lists the pool's members by whether each is cordoned or NotReady.
+func (p *poolRoom) outOfService(ctx context.Context) (map[string]bool, error) {
+	list, err := p.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodepool.RoleLabel(p.pool.Name)})
+	if err != nil {
+		return nil, fmt.Errorf("list the nodes of pool %s: %w", p.pool.Name, err)
 	}
-	return err
+	out := map[string]bool{}
+	for i := range list.Items {
+		out[list.Items[i].Name] = nodepool.Unavailable(&list.Items[i])
+	}
+	return out, nil
+}
+
+// Admit implements drain.Admitter: a member already out of service starts at once (it
+// takes nothing more from the pool); any other while running plus the members out of
+// service outside the run are fewer than maxUnavailable, else at the next change of a
+// member (a watch).
+func (p *poolRoom) Admit(ctx context.Context, node string, running int, emit func(event.Event)) error {
+	limit := p.pool.MaxUnavailableOrDefault()
+	roller := &nodepool.Roller{Kube: p.kube}
+	for {
+		out, err := p.outOfService(ctx)
+		if err != nil {
+			return err
+		}
+		var others []string
+		for n, o := range out {
+			if o && !p.run[n] {
+				others = append(others, n)
+			}
+		}
+		if out[node] || running+len(others) < limit {
+			return nil
+		}
+		slices.Sort(others)
+		msg := fmt.Sprintf("waiting: pool %s has %d node(s) out of service (%s), its maxUnavailable is %d",
+			p.pool.Name, len(others)+running, strings.Join(append(others, fmt.Sprintf("%d draining here", running)), ", "), limit)
+		if msg != p.said {
+			p.said = msg
+			emit(event.Event{Type: event.EventWarning, Reason: "PoolBudget", Node: node, Message: msg})
+		}
+		if err := roller.Wait(ctx, []string{p.pool.Name}); err != nil {
+			return err
+		}
+	}
 }
 
 // BatchDrainer drains the batches of a rolling move or rollout through the drain

@@ -183,10 +183,10 @@ func TestEachActionEmitsItsEventsInOrder(t *testing.T) {
 					t.Error("a pod is left after the drain")
 				}
 			}},
-		{name: "a pool's drain rolls batch by batch",
+		{name: "a pool's drain rolls: one plan, each node cordoned as it starts",
 			objs: []runtime.Object{node("b1", false, blue), node("b2", false, blue)},
 			req:  Request{Action: Drain, Pool: "blue"},
-			want: "pool.batch plan node.cordoned node.drained pool.batch plan node.cordoned node.drained"},
+			want: "plan node.cordoned node.drained node.cordoned node.drained"},
 		{name: "a move drains, relabels and uncordons",
 			objs: []runtime.Object{node("b1", false, blue), pod("p1", "b1")},
 			req:  Request{Action: Move, Nodes: []string{"b1"}, To: "green"},

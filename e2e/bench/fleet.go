@@ -134,7 +134,7 @@ func (f *fleet) drainF1(ctx context.Context, cfg FleetConfig, tool string) (*Res
 		}
 		wg.Wait()
 		return out
-	}, nil)
+	}, 0)
 }
 
 // drainPool rolls the F3 pool: drain --pool with maxUnavailable 10% of its nodes.
@@ -154,14 +154,14 @@ func (f *fleet) drainPool(ctx context.Context, cfg FleetConfig) (*Result, error)
 	return f.measure(ctx, cfg, "F3", "ours", nodes, func() []proc {
 		return []proc{runProc(ctx, cfg.Plugin, []string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain", "--pool", fleetPool,
 			"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "30m", "-o", "json", "-v=6"})}
-	}, func(ndjson []byte) [][]string { return batchesOf(ndjson, nodes, batch) })
+	}, batch)
 }
 
-// measure runs a drain (do) over nodes with the watches and counters around it. batches,
-// when set, splits the nodes into the rolling batches the drain went through: the limit
-// is then the sum of each batch's limit.
+// measure runs a drain (do) over nodes with the watches and counters around it. window,
+// when above 0, is a rolling drain's width (a pool's maxUnavailable): the limit is then
+// that of a sliding window over the nodes in the order our drain cordoned them.
 func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string, nodes []string, do func() []proc,
-	batches func([]byte) [][]string) (*Result, error) {
+	window int) (*Result, error) {
 	c := cfg.Cluster.Client
 	onDrained, err := podsOn(ctx, c, nodes)
 	if err != nil {
@@ -202,16 +202,14 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	}
 	tc := obs.tc()
 	r.TcSec = tc.Seconds()
-	groups := [][]string{nodes}
-	if batches != nil {
-		groups = batches(outs[0])
-	}
-	var drained []map[string]int
-	for _, g := range groups {
-		drained = append(drained, obs.evictedFrom(g))
-	}
-	if batches == nil {
-		drained[0] = onDrained // the pods there at the start, evicted or not
+	// Every node at once: the pods there at the start, evicted or not. Rolling: each
+	// node's evicted pods, in the order the drain took the nodes.
+	drained, width := []map[string]int{onDrained}, 1
+	if window > 0 {
+		drained, width = nil, window
+		for _, n := range cordonOrder(outs[0], nodes) {
+			drained = append(drained, obs.evictedFrom([]string{n}))
+		}
 	}
 	byApp := obs.tcByApp()
 	tcOf := func(app string) time.Duration {
@@ -220,7 +218,7 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 		}
 		return tc
 	}
-	r.LimitSec = rollingLimit(obs.allowances(), drained, tcOf, f.p.DeleteDelay).Seconds()
+	r.LimitSec = windowLimit(obs.allowances(), drained, width, tcOf, f.p.DeleteDelay).Seconds()
 	obs.check(r, "")
 	r.Timeline = obs.disrupted()
 	if cfg.RawDir != "" {
@@ -238,21 +236,30 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	return r, nil
 }
 
-// rollingLimit is T_limit: the time a perfect drain would take, given the budgets'
-// allowances k_b at the start, the pods of each app on each batch of nodes (one batch for
-// F1; F3's rolling batches in order, each starting when the one before is drained), the
-// time T_c,b from an eviction to its budget allowing one more (the mean per budget in the
-// same run), and the termination time.
-// A budget's pod is evicted as soon as one of its k_b slots is free (a slot frees T_c after
-// its last eviction); a pod with no budget is evicted when its batch starts; a batch is
-// drained when its last pod has terminated. For one batch this is the closed form
+// windowLimit is T_limit: the time a perfect drain would take, given the budgets'
+// allowances k_b at the start, the pods of each app on each group of nodes (one group of
+// every node for F1; one group per node for F3, in the order taken), at most width groups
+// in progress at once (a group starts as soon as one in progress is drained), the time
+// T_c,b from an eviction to its budget allowing one more (the mean per budget in the same
+// run), and the termination time. A budget's pod is evicted as soon as its group has
+// started and one of the budget's k_b slots is free (a slot frees T_c,b after its last
+// eviction); a pod with no budget is evicted when its group starts; a group is drained
+// when its last pod has terminated. For one group this is the closed form
 // max(T_term, max_b (⌈M_b/k_b⌉ − 1)·T_c,b + T_term).
-func rollingLimit(allowed map[string]int32, batches []map[string]int, tc func(app string) time.Duration, term time.Duration) time.Duration {
-	slots := map[string][]time.Duration{} // app -> when each of its k_b slots is free
-	var t time.Duration
-	for _, b := range batches {
-		end := t + term
-		for app, m := range b {
+func windowLimit(allowed map[string]int32, groups []map[string]int, width int, tc func(app string) time.Duration, term time.Duration) time.Duration {
+	slots := map[string][]time.Duration{}          // app -> when each of its k_b slots is free
+	places := make([]time.Duration, max(width, 1)) // when each place of the window is free
+	var last time.Duration
+	for _, g := range groups {
+		sort.Slice(places, func(i, j int) bool { return places[i] < places[j] })
+		start := places[0]
+		end := start + term
+		apps := make([]string, 0, len(g))
+		for app := range g {
+			apps = append(apps, app)
+		}
+		sort.Strings(apps)
+		for _, app := range apps {
 			k := int(allowed[app])
 			if k <= 0 {
 				continue // no budget (or none allowed at the start): goes at once
@@ -261,16 +268,17 @@ func rollingLimit(allowed map[string]int32, batches []map[string]int, tc func(ap
 				slots[app] = make([]time.Duration, k)
 			}
 			s := slots[app]
-			for range m {
+			for range g[app] {
 				sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-				at := max(t, s[0])
+				at := max(start, s[0])
 				s[0] = at + tc(app)
 				end = max(end, at+term)
 			}
 		}
-		t = end
+		places[0] = end
+		last = max(last, end)
 	}
-	return t
+	return last
 }
 
 // allowances is each budget's allowed disruptions (expectedPods − desiredHealthy) at its
@@ -287,9 +295,9 @@ func (o *observer) allowances() map[string]int32 {
 	return out
 }
 
-// batchesOf reads the rolling batches from our NDJSON (node.cordoned events, in order,
-// maxUnavailable at a time), falling back to name order.
-func batchesOf(ndjson []byte, nodes []string, size int) [][]string {
+// cordonOrder is the order our drain took the nodes in (node.cordoned events of its
+// NDJSON), falling back to name order.
+func cordonOrder(ndjson []byte, nodes []string) []string {
 	var order []string
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(ndjson))
@@ -305,11 +313,7 @@ func batchesOf(ndjson []byte, nodes []string, size int) [][]string {
 		order = append([]string(nil), nodes...)
 		sort.Strings(order)
 	}
-	var out [][]string
-	for i := 0; i < len(order); i += size {
-		out = append(out, order[i:min(i+size, len(order))])
-	}
-	return out
+	return order
 }
 
 func keepRaw(cfg Config, r *Result, stdout, stderr []byte) {

@@ -39,7 +39,9 @@ func WriteTimeline(w io.Writer, phase string, results []Result) error {
 	grey := color.RGBA{0xcc, 0xcc, 0xcc, 0xff}
 	line(img, left, H-bottom, W-right, H-bottom, black)
 	line(img, left, top, left, H-bottom, black)
-	for v := 0.0; v <= maxY; v++ {
+	// At most about 10 labelled grid lines on each axis, whatever the scale (a fleet's
+	// hundreds of unavailable pods would otherwise print one label per pixel row).
+	for v := 0.0; v <= maxY; v += niceStep(maxY) {
 		line(img, left+1, y(v), W-right, y(v), grey)
 		text(img, 10, y(v)+4, fmt.Sprintf("%.0f", v), black)
 	}
@@ -67,9 +69,11 @@ func WriteTimeline(w io.Writer, phase string, results []Result) error {
 	return png.Encode(w, img)
 }
 
-func niceStep(maxT float64) float64 {
+// niceStep is the smallest of 1, 2, 5, 10, 20, 30, 60, 120, 300 and 600 that divides
+// span into at most 12 steps (600 beyond).
+func niceStep(span float64) float64 {
 	for _, s := range []float64{1, 2, 5, 10, 20, 30, 60, 120, 300} {
-		if maxT/s <= 12 {
+		if span/s <= 12 {
 			return s
 		}
 	}
