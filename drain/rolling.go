@@ -36,7 +36,7 @@ func (r *run) admit(ctx context.Context, deadline <-chan time.Time, node string,
 	err := r.retryTransient(actx, func() error { return r.e.cfg.Rolling.Admit(actx, node, running, r.e.emit) })
 	if err != nil && actx.Err() == nil {
 		r.lock()
-		r.failNodeLocked(r.nodes[node], err.Error())
+		r.failNodeLocked(r.nodes[node], "may not start: "+err.Error())
 		r.unlock()
 	}
 	return err == nil

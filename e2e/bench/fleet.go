@@ -44,7 +44,13 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 	if err := f.setUp(ctx, c, cfg.Logf); err != nil {
 		return rep, fmt.Errorf("set up: %w", err)
 	}
+	// Every run but the last is followed by a settle (every pod Ready, every budget full).
+	runs := 0
+	for _, phase := range cfg.Fleet.Phases {
+		runs += map[string]int{"F2": 2, "F1": 3, "F3": 1}[phase]
+	}
 	add := func(r *Result, err error) error {
+		runs--
 		if r != nil {
 			rep.Results = append(rep.Results, *r)
 			for _, v := range r.Violations {
@@ -56,7 +62,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs), %d evicted, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
 				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)
 		}
-		if err != nil {
+		if err != nil || runs <= 0 {
 			return err
 		}
 		return f.settle(ctx, c, cfg.Logf)
@@ -211,14 +217,7 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 			drained = append(drained, obs.evictedFrom([]string{n}))
 		}
 	}
-	byApp := obs.tcByApp()
-	tcOf := func(app string) time.Duration {
-		if d, ok := byApp[app]; ok {
-			return d
-		}
-		return tc
-	}
-	r.LimitSec = windowLimit(obs.allowances(), drained, width, tcOf, f.p.DeleteDelay).Seconds()
+	r.LimitSec = windowLimit(obs.allowances(), drained, width, obs.tcOf(), f.p.DeleteDelay).Seconds()
 	obs.check(r, "")
 	r.Timeline = obs.disrupted()
 	if cfg.RawDir != "" {
@@ -240,14 +239,15 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 // allowances k_b at the start, the pods of each app on each group of nodes (one group of
 // every node for F1; one group per node for F3, in the order taken), at most width groups
 // in progress at once (a group starts as soon as one in progress is drained), the time
-// T_c,b from an eviction to its budget allowing one more (the mean per budget in the same
-// run), and the termination time. A budget's pod is evicted as soon as its group has
-// started and one of the budget's k_b slots is free (a slot frees T_c,b after its last
-// eviction); a pod with no budget is evicted when its group starts; a group is drained
-// when its last pod has terminated. For one group this is the closed form
-// max(T_term, max_b (⌈M_b/k_b⌉ − 1)·T_c,b + T_term).
-func windowLimit(allowed map[string]int32, groups []map[string]int, width int, tc func(app string) time.Duration, term time.Duration) time.Duration {
+// T_c,b,j from budget b's j-th eviction to the budget allowing one more (as the same run
+// met it: observer.tcOf), and the termination time. A budget's pod is evicted as soon as
+// its group has started and one of the budget's k_b slots is free (a slot frees T_c,b,j
+// after the j-th eviction that used it); a pod with no budget is evicted when its group
+// starts; a group is drained when its last pod has terminated. For one group and one
+// T_c,b per budget this is the closed form max(T_term, max_b (⌈M_b/k_b⌉ − 1)·T_c,b + T_term).
+func windowLimit(allowed map[string]int32, groups []map[string]int, width int, tc func(app string, j int) time.Duration, term time.Duration) time.Duration {
 	slots := map[string][]time.Duration{}          // app -> when each of its k_b slots is free
+	evicted := map[string]int{}                    // app -> evictions so far
 	places := make([]time.Duration, max(width, 1)) // when each place of the window is free
 	var last time.Duration
 	for _, g := range groups {
@@ -271,7 +271,8 @@ func windowLimit(allowed map[string]int32, groups []map[string]int, width int, t
 			for range g[app] {
 				sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 				at := max(start, s[0])
-				s[0] = at + tc(app)
+				s[0] = at + tc(app, evicted[app])
+				evicted[app]++
 				end = max(end, at+term)
 			}
 		}

@@ -133,18 +133,24 @@ func (o *observer) disrupted() [][2]float64 {
 	return out
 }
 
-// tcByApp is T_c per budget: the mean, over the budget's evictions, of the time from
-// the eviction to the budget allowing a disruption again (after it had none left). The
-// limit adds these up, so the mean is the statistic that fits; and at fleet scale the
-// recoveries of one budget are far from alike (a StatefulSet's pod comes back under its
-// own name before the disruption controller has seen it go, and the controller then counts
-// it as disrupted until the eviction's disruptedPods entry expires, 2 minutes later).
-func (o *observer) tcByApp() map[string]time.Duration {
+// recovery is one eviction of a budget's pod and, when the budget then ran out and
+// allowed a disruption again, the time that took.
+type recovery struct {
+	at       time.Time
+	took     time.Duration
+	measured bool
+}
+
+// recoveries is, per budget, each of its evictions in time order with the time from it to
+// the budget allowing a disruption again after it had none left (measured only when it
+// ran out after it).
+func (o *observer) recoveries() map[string][]recovery {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	ds := map[string][]time.Duration{}
+	out := map[string][]recovery{}
 	for key, at := range o.evicted {
 		app := o.appOf[strings.SplitN(key, "/", 2)[0]]
+		rc := recovery{at: at}
 		sawZero := false
 		for _, p := range o.statuses[app] {
 			if p.at.Before(at) {
@@ -154,20 +160,67 @@ func (o *observer) tcByApp() map[string]time.Duration {
 				sawZero = true
 			}
 			if sawZero && p.allowed > 0 {
-				ds[app] = append(ds[app], p.at.Sub(at))
+				rc.took, rc.measured = p.at.Sub(at), true
 				break
 			}
 		}
+		out[app] = append(out[app], rc)
 	}
-	out := map[string]time.Duration{}
-	for app, d := range ds {
-		var sum time.Duration
-		for _, x := range d {
-			sum += x
-		}
-		out[app] = sum / time.Duration(len(d))
+	for _, rs := range out {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].at.Before(rs[j].at) })
 	}
 	return out
+}
+
+// tc is the median time from an eviction to its budget allowing a disruption again, over
+// every budget (the T_c column of the report).
+func (o *observer) tc() time.Duration {
+	var all []time.Duration
+	for _, rs := range o.recoveries() {
+		for _, r := range rs {
+			if r.measured {
+				all = append(all, r.took)
+			}
+		}
+	}
+	return percentile(all, 0.5)
+}
+
+// tcOf is T_c,b,j: how long the control plane took, in this run, to give budget b its
+// allowance back after its j-th eviction (0-based, in time order); when that one was not
+// measured, the mean of b's measured ones, else the median over every budget. The limit
+// replays these: at its j-th eviction of b a perfect tool meets the same recovery the
+// run met (a budget of one pod waits for one replacement, one of 24 at 25% for six; a
+// StatefulSet's evicted pod comes back under its own name, often before the disruption
+// controller has seen it go, and the controller then counts it as disrupted until the
+// eviction's disruptedPods entry expires, 2 minutes later). A mean per budget would
+// blur a 2-minute hold with the 3-second recoveries around it.
+func (o *observer) tcOf() func(app string, j int) time.Duration {
+	recs := o.recoveries()
+	mean := map[string]time.Duration{}
+	for app, rs := range recs {
+		var sum time.Duration
+		n := 0
+		for _, r := range rs {
+			if r.measured {
+				sum += r.took
+				n++
+			}
+		}
+		if n > 0 {
+			mean[app] = sum / time.Duration(n)
+		}
+	}
+	median := o.tc()
+	return func(app string, j int) time.Duration {
+		if rs := recs[app]; j < len(rs) && rs[j].measured {
+			return rs[j].took
+		}
+		if d, ok := mean[app]; ok {
+			return d
+		}
+		return median
+	}
 }
 
 // dump writes what the observer saw (evictions with their node, every budget status) as

@@ -10,7 +10,7 @@ import (
 // starts.
 func TestWindowLimit(t *testing.T) {
 	const tc, term = 3 * time.Second, time.Second
-	tcOf := func(app string) time.Duration {
+	tcOf := func(app string, _ int) time.Duration {
 		if app == "slow" {
 			return 2 * tc
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -88,31 +87,6 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 	return o, nil
 }
 
-// tc is the median time from an eviction to its PDB allowing a disruption again.
-func (o *observer) tc() time.Duration {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var ds []time.Duration
-	for key, at := range o.evicted {
-		app := o.appOf[strings.SplitN(key, "/", 2)[0]]
-		pts := o.statuses[app]
-		sawZero := false
-		for _, p := range pts {
-			if p.at.Before(at) {
-				continue
-			}
-			if p.allowed == 0 {
-				sawZero = true
-			}
-			if sawZero && p.allowed > 0 {
-				ds = append(ds, p.at.Sub(at))
-				break
-			}
-		}
-	}
-	return percentile(ds, 0.5)
-}
-
 // check fills the ceiling figures: worst unavailable per PDB and any violation.
 func (o *observer) check(r *Result, main string) {
 	o.mu.Lock()
@@ -132,26 +106,6 @@ func (o *observer) check(r *Result, main string) {
 			}
 		}
 	}
-}
-
-// limit computes T_limit from the PDBs' first status and the pods on the drained nodes.
-func limit(o *observer, w *workload, tc time.Duration, onDrained map[string]int) time.Duration {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var worst time.Duration
-	for app, m := range onDrained {
-		pts := o.statuses[app]
-		if len(pts) == 0 || m == 0 {
-			continue
-		}
-		k := pts[0].expected - pts[0].desired
-		if k <= 0 {
-			continue
-		}
-		waves := int(math.Ceil(float64(m) / float64(k)))
-		worst = max(worst, time.Duration(waves-1)*tc)
-	}
-	return worst + w.termination
 }
 
 var responseLine = regexp.MustCompile(`"Response" verb="([A-Z]+)" url="([^"]+)" status="(\d+)`)

@@ -101,7 +101,7 @@ func runOne(ctx context.Context, cfg Config, phase, tool string) (*Result, error
 	}
 	tc := obs.tc()
 	r.TcSec = tc.Seconds()
-	r.LimitSec = limit(obs, w, tc, onDrained).Seconds()
+	r.LimitSec = windowLimit(obs.allowances(), []map[string]int{onDrained}, 1, obs.tcOf(), w.termination).Seconds()
 	obs.check(r, w.mainPDB)
 	if tool == "ours" {
 		r.LagMedianMs, r.LagP99Ms = lag(outs[0])

@@ -1,0 +1,98 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+)
+
+// admitLog is an Admitter that records, at each call, the node asked for, how many of
+// the run's nodes were in progress and which nodes were cordoned; it refuses the nodes in
+// deny with a lasting error (Forbidden).
+type admitLog struct {
+	client kubernetes.Interface
+	deny   map[string]bool
+
+	mu    sync.Mutex
+	calls []string
+}
+
+func (a *admitLog) Admit(ctx context.Context, node string, running int, _ func(event.Event)) error {
+	nodes, err := a.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var cordoned []string
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable {
+			cordoned = append(cordoned, n.Name)
+		}
+	}
+	slices.Sort(cordoned)
+	a.mu.Lock()
+	a.calls = append(a.calls, node+" running="+string(rune('0'+running))+" cordoned="+strings.Join(cordoned, ","))
+	a.mu.Unlock()
+	if a.deny[node] {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("denied by the test"))
+	}
+	return nil
+}
+
+// A rolling drain cordons each node only as it starts, after the admitter let it; a node
+// the admitter refuses fails alone and is never cordoned.
+func TestRollingDrainCordonsEachNodeAsItStarts(t *testing.T) {
+	tests := []struct {
+		name  string
+		deny  map[string]bool
+		calls []string
+		fail  bool
+	}{
+		{name: "one at a time, in order",
+			calls: []string{"n1 running=0 cordoned=", "n2 running=0 cordoned=n1", "n3 running=0 cordoned=n1,n2"}},
+		{name: "a refused node fails alone", deny: map[string]bool{"n2": true}, fail: true,
+			calls: []string{"n1 running=0 cordoned=", "n2 running=0 cordoned=n1", "n3 running=0 cordoned=n1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			adm := &admitLog{deny: tt.deny}
+			g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("n3"))
+			adm.client = g.client
+			g.start("n1", "n2", "n3")
+			res := <-g.done
+			if (res.err != nil) != tt.fail {
+				t.Fatalf("run: %v, want failure %v", res.err, tt.fail)
+			}
+			if !slices.Equal(adm.calls, tt.calls) {
+				t.Errorf("admissions\n got %q\nwant %q", adm.calls, tt.calls)
+			}
+			for _, n := range []string{"n1", "n2", "n3"} {
+				got, err := g.client.CoreV1().Nodes().Get(context.Background(), n, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := !tt.deny[n]; got.Spec.Unschedulable != want {
+					t.Errorf("node %s unschedulable %v, want %v", n, got.Spec.Unschedulable, want)
+				}
+			}
+			var failed []string
+			for ev := range g.events {
+				if ev.Type == event.EventNodeFailed {
+					failed = append(failed, ev.Node+": "+ev.Message)
+				}
+			}
+			if tt.fail && (len(failed) != 1 || !strings.HasPrefix(failed[0], "n2: ") || !strings.Contains(failed[0], "denied by the test")) {
+				t.Errorf("node.failed events %q, want one for n2 saying why", failed)
+			}
+		})
+	}
+}
