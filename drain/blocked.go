@@ -230,8 +230,26 @@ func (r *run) stopOnNeverLocked(st *podState, reason, message string) {
 		return
 	}
 	b := event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(st.parkedOn, ","), Message: message}
-	r.pol.stopped = append(r.pol.stopped, b)
-	r.failNodeLocked(r.nodes[st.node], fmt.Sprintf("blocked (--on-blocked=fail): pod %s: %s", st.key, message))
+	r.pol.stopped = append(r.pol.stopped, b) // from now on no node starts
+	ns := r.nodes[st.node]
+	if ns.pol.skipping || ns.finished {
+		return
+	}
+	ns.pol.skipping = true
+	why := fmt.Sprintf("blocked (--on-blocked=fail): pod %s: %s", st.key, message)
+	now := r.e.cfg.Clock.Now()
+	// As a skipped node: its state (StateBlocked, with why) is on the node before the
+	// node fails and the run can end, so that status says why it stays cordoned.
+	r.later(func() {
+		if err := r.retryTransient(r.ctx, func() error { return SetState(r.ctx, r.e.cfg.Client, ns.name, StateBlocked, now, why) }); err != nil {
+			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
+		}
+		r.lock()
+		defer r.unlock()
+		if !ns.finished {
+			r.failNodeLocked(ns, why)
+		}
+	})
 }
 
 // mayStartLocked says why the node must not start ("" when it may): the --not-after

@@ -211,4 +211,10 @@ func TestFailMetDuringTheRunStopsNewNodes(t *testing.T) {
 	if n2.Spec.Unschedulable {
 		t.Error("n2, not started, is still cordoned")
 	}
+	// n1 stays cordoned, in state blocked with why (not "draining": nothing drains it).
+	n1, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if !n1.Spec.Unschedulable || n1.Labels[LabelState] != StateBlocked || !strings.Contains(n1.Annotations[AnnotationBlocked], "--on-blocked=fail") {
+		t.Errorf("n1: unschedulable %v, state %q, blocked %q; want cordoned, %q, saying --on-blocked=fail",
+			n1.Spec.Unschedulable, n1.Labels[LabelState], n1.Annotations[AnnotationBlocked], StateBlocked)
+	}
 }

@@ -73,6 +73,13 @@ func (m *Mover) Run(ctx context.Context, moves []*NodeMove, target *v1alpha1.Nod
 		}
 		sum, err := m.drainBatch(ctx, d, batch, deadline)
 		total = total.Add(sum)
+		var late *drain.NotStartedError
+		if errors.As(err, &late) {
+			// --not-after: the later batches are not started either; list them too.
+			rest := slices.DeleteFunc(slices.Clone(pending), func(n string) bool { return slices.Contains(batch, n) })
+			total.NotStarted = append(total.NotStarted, rest...)
+			return total, &drain.NotStartedError{NotAfter: late.NotAfter, Nodes: append(slices.Clone(late.Nodes), rest...)}
+		}
 		var se *drain.SkippedError
 		if errors.As(err, &se) {
 			skipped, err = append(skipped, se.Nodes...), nil

@@ -2,6 +2,8 @@ package operation
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
@@ -90,5 +93,40 @@ func TestPoolRoomWakesWhenAMemberComesBack(t *testing.T) {
 			return
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// --not-after already passed: a pool's drain and a move start nothing, and every node,
+// not only the first batch's, is listed as not started.
+func TestNotAfterListsEveryNodeNotStarted(t *testing.T) {
+	blue := map[string]string{nodepool.RoleLabel("blue"): ""}
+	names := []string{"b1", "b2", "b3"}
+	for _, tt := range []struct {
+		name string
+		req  Request
+	}{
+		{name: "drain --pool", req: Request{Action: Drain, Pool: "blue"}},
+		{name: "pool move", req: Request{Action: Move, Nodes: names, To: "green"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			op := cluster(t, node("b1", false, blue), node("b2", false, blue), node("b3", false, blue))
+			tt.req.Drain.NotAfter = time.Now().Add(-time.Minute)
+			_, sum, err := run(t, op, context.Background(), tt.req)
+			var late *drain.NotStartedError
+			if !errors.As(err, &late) {
+				t.Fatalf("Run = %v, want a NotStartedError", err)
+			}
+			if got := slices.Sorted(slices.Values(late.Nodes)); !slices.Equal(got, names) {
+				t.Errorf("the error lists %v as not started, want %v", got, names)
+			}
+			if got := slices.Sorted(slices.Values(sum.NotStarted)); !slices.Equal(got, names) {
+				t.Errorf("the summary lists %v as not started, want %v", got, names)
+			}
+			for _, n := range names {
+				if get(t, op, n).Spec.Unschedulable {
+					t.Errorf("%s was cordoned", n)
+				}
+			}
+		})
 	}
 }

@@ -190,8 +190,8 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 }
 
 // Run resolves the nodes and drains them through the operations layer, printing its
-// events. The members of a pool drain rolling, batch by batch (unless
-// --max-parallel-nodes is given).
+// events. The members of a pool drain rolling, a sliding window of the pool's
+// maxUnavailable (unless --max-parallel-nodes is given).
 func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	names, pool, err := o.Nodes.Resolve(ctx, cs, o.Common)
 	if err != nil {

@@ -53,7 +53,19 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 	if err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
-	bw, err := c.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, metav1.ListOptions{})
+	// The budgets: their status now, then every change, the watch re-established too (the
+	// API server closes watches while a hundred kubectl processes hammer it).
+	budgets, err := c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list pdbs: %w", err)
+	}
+	for i := range budgets.Items {
+		o.record(&budgets.Items[i])
+	}
+	bw, err := watchtools.NewRetryWatcherWithContext(ctx, budgets.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return c.PolicyV1().PodDisruptionBudgets(ns).Watch(ctx, o)
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("watch pdbs: %w", err)
 	}
@@ -74,17 +86,24 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 	}()
 	go func() {
 		for ev := range bw.ResultChan() {
-			b, ok := ev.Object.(*policyv1.PodDisruptionBudget)
-			if !ok || ev.Type == watch.Deleted || b.Status.ObservedGeneration != b.Generation {
-				continue
+			if b, ok := ev.Object.(*policyv1.PodDisruptionBudget); ok && ev.Type != watch.Deleted {
+				o.record(b)
 			}
-			s := b.Status
-			o.mu.Lock()
-			o.statuses[b.Name] = append(o.statuses[b.Name], pdbPoint{time.Now(), s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods})
-			o.mu.Unlock()
 		}
 	}()
 	return o, nil
+}
+
+// record adds a budget's status, once the disruption controller has computed it for the
+// budget's current spec.
+func (o *observer) record(b *policyv1.PodDisruptionBudget) {
+	if b.Status.ObservedGeneration != b.Generation {
+		return
+	}
+	s := b.Status
+	o.mu.Lock()
+	o.statuses[b.Name] = append(o.statuses[b.Name], pdbPoint{time.Now(), s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods})
+	o.mu.Unlock()
 }
 
 // check fills the ceiling figures: worst unavailable per PDB and any violation.
