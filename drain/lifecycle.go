@@ -42,16 +42,17 @@ type nodeState struct {
 
 // drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),
 // then drains at most MaxParallelNodes nodes at a time, in plan order. A rolling drain
-// (Config.Rolling) cordons each node only as it starts (rolling.go).
+// (Config.Rolling) is drainRolling instead.
 func (r *run) drainNodes(ctx context.Context) {
-	rolling := r.e.cfg.Rolling != nil
-	if !rolling {
-		for _, np := range r.pf.plan.Nodes {
-			if ctx.Err() != nil {
-				return
-			}
-			r.cordon(ctx, np.Name)
+	if r.e.cfg.Rolling != nil {
+		r.drainRolling(ctx)
+		return
+	}
+	for _, np := range r.pf.plan.Nodes {
+		if ctx.Err() != nil {
+			return
 		}
+		r.cordon(ctx, np.Name)
 	}
 	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
 	deadline, stop := r.deadline()
@@ -69,19 +70,6 @@ func (r *run) drainNodes(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		if rolling && !r.admit(ctx, deadline, np.Name, len(slots)-1) {
-			if ctx.Err() != nil {
-				return
-			}
-			r.lock()
-			failed := r.nodes[np.Name].finished
-			r.unlock()
-			if failed {
-				<-slots
-				continue
-			}
-			// Else --not-after passed while it waited: mayStartLocked says so.
-		}
 		r.lock()
 		if reason, msg := r.mayStartLocked(); reason != "" {
 			r.notStartedLocked(r.pf.plan.Nodes[i:], reason, msg)
@@ -89,10 +77,6 @@ func (r *run) drainNodes(ctx context.Context) {
 			return
 		}
 		r.unlock()
-		if rolling && !r.cordon(ctx, np.Name) {
-			<-slots
-			continue
-		}
 		ns := r.nodes[np.Name]
 		r.goroutine(func() {
 			defer func() { <-slots }()

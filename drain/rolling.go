@@ -2,6 +2,7 @@ package drain
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -40,4 +41,108 @@ func (r *run) admit(ctx context.Context, deadline <-chan time.Time, node string,
 		r.unlock()
 	}
 	return err == nil
+}
+
+// drainRolling is drainNodes for a rolling drain (Config.Rolling): at most
+// MaxParallelNodes nodes in progress, each cordoned only as it starts, once Rolling admits
+// it. When a slot frees, the node that starts is the first pending one, in plan order,
+// whose pods the budgets let go now (nextLocked), so that a node free to drain does not
+// queue behind one a budget holds: a held node would keep its slot, cordoned, for as long
+// as the budget holds it (a StatefulSet's pod can hold its budget for 2 minutes).
+func (r *run) drainRolling(ctx context.Context) {
+	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
+	deadline, stop := r.deadline()
+	defer stop()
+	pending := make([]int, len(r.pf.plan.Nodes)) // indexes into the plan's nodes
+	for i := range pending {
+		pending[i] = i
+	}
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-deadline:
+		case <-ctx.Done():
+			return
+		}
+		r.lock()
+		pending = slices.DeleteFunc(pending, func(i int) bool { return r.nodes[r.pf.plan.Nodes[i].Name].finished })
+		if len(pending) == 0 {
+			r.unlock()
+			return
+		}
+		i := r.nextLocked(pending)
+		r.unlock()
+		np := r.pf.plan.Nodes[i]
+		if !r.admit(ctx, deadline, np.Name, len(slots)-1) {
+			if ctx.Err() != nil {
+				return
+			}
+			r.lock()
+			failed := r.nodes[np.Name].finished
+			r.unlock()
+			if failed {
+				<-slots
+				continue
+			}
+			// Else --not-after passed while it waited: mayStartLocked says so.
+		}
+		r.lock()
+		if reason, msg := r.mayStartLocked(); reason != "" {
+			var rest []event.NodePlan
+			for _, j := range pending {
+				rest = append(rest, r.pf.plan.Nodes[j])
+			}
+			r.notStartedLocked(rest, reason, msg)
+			r.unlock()
+			return
+		}
+		r.unlock()
+		pending = slices.DeleteFunc(pending, func(j int) bool { return j == i })
+		if !r.cordon(ctx, np.Name) {
+			<-slots
+			continue
+		}
+		ns := r.nodes[np.Name]
+		r.goroutine(func() {
+			defer func() { <-slots }()
+			r.drainNode(ctx, ns)
+		})
+	}
+}
+
+// nextLocked picks the pending node a rolling drain starts next: a node already cordoned
+// before the run if it comes first (taking it makes nothing less available), else the
+// first in plan order none of whose pods a budget would hold back now, else the one with
+// the fewest such pods.
+func (r *run) nextLocked(pending []int) int {
+	if r.pf.plan.Nodes[pending[0]].AlreadyCordoned {
+		return pending[0]
+	}
+	best, fewest := pending[0], -1
+	for _, i := range pending {
+		held := r.heldLocked(r.pf.plan.Nodes[i])
+		if held == 0 {
+			return i
+		}
+		if fewest < 0 || held < fewest {
+			best, fewest = i, held
+		}
+	}
+	return best
+}
+
+// heldLocked counts the planned pods of a node that a budget would hold back now: under a
+// budget that allows no disruption, or on which pods of this run already wait.
+func (r *run) heldLocked(np event.NodePlan) int {
+	n := 0
+	for _, s := range np.Steps {
+		for _, b := range s.Decision.Budgets {
+			key := b.Key()
+			if live := r.budgetLocked(key); len(r.parked[key]) > 0 || (live != nil && live.Allowed() <= 0) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }

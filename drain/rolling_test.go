@@ -96,3 +96,27 @@ func TestRollingDrainCordonsEachNodeAsItStarts(t *testing.T) {
 		})
 	}
 }
+
+// A rolling drain starts first the node its budgets let go now: n1's pod waits on a
+// budget that allows nothing, so n2 (plan order after n1) starts first and drains, and
+// only then does n1 start (and wait).
+func TestRollingDrainStartsTheFreeNodeFirst(t *testing.T) {
+	adm := &admitLog{}
+	g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("spare"),
+		podOn("p1", "n1", "u1"), testPDB(0))
+	honourNodeNameSelector(g.client) // else n2's pod list would hold n1's pod
+	adm.client = g.client
+	g.start("n1", "n2")
+	<-g.run
+	g.next(event.EventEvictionBlocked, 0) // n1 started and waits on the budget
+	g.cancel()
+	res := <-g.done
+	var ie *InterruptedError
+	if !errors.As(res.err, &ie) {
+		t.Fatalf("run: %v, want interrupted", res.err)
+	}
+	want := []string{"n2 running=0 cordoned=", "n1 running=0 cordoned=n2"}
+	if !slices.Equal(adm.calls, want) {
+		t.Errorf("admissions\n got %q\nwant %q", adm.calls, want)
+	}
+}
