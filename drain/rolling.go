@@ -57,46 +57,40 @@ func (r *run) drainRolling(ctx context.Context) {
 	for i := range pending {
 		pending[i] = i
 	}
-	for {
+	for len(pending) > 0 {
 		select {
 		case slots <- struct{}{}:
 		case <-deadline:
+			r.lock()
+			stopped := r.stopLocked(pending)
+			r.unlock()
+			if stopped {
+				return
+			}
+			continue
 		case <-ctx.Done():
 			return
 		}
 		r.lock()
-		pending = slices.DeleteFunc(pending, func(i int) bool { return r.nodes[r.pf.plan.Nodes[i].Name].finished })
-		if len(pending) == 0 {
-			r.unlock()
-			return
-		}
 		i := r.nextLocked(pending)
 		r.unlock()
 		np := r.pf.plan.Nodes[i]
-		if !r.admit(ctx, deadline, np.Name, len(slots)-1) {
-			if ctx.Err() != nil {
-				return
-			}
-			r.lock()
-			failed := r.nodes[np.Name].finished
-			r.unlock()
-			if failed {
-				<-slots
-				continue
-			}
-			// Else --not-after passed while it waited: mayStartLocked says so.
-		}
-		r.lock()
-		if reason, msg := r.mayStartLocked(); reason != "" {
-			var rest []event.NodePlan
-			for _, j := range pending {
-				rest = append(rest, r.pf.plan.Nodes[j])
-			}
-			r.notStartedLocked(rest, reason, msg)
-			r.unlock()
+		admitted := r.admit(ctx, deadline, np.Name, len(slots)-1)
+		if ctx.Err() != nil {
 			return
 		}
+		r.lock()
+		failed := r.nodes[np.Name].finished // admission failed for good
+		stopped := !failed && r.stopLocked(pending)
 		r.unlock()
+		if stopped {
+			return
+		}
+		if failed || !admitted {
+			<-slots
+			pending = slices.DeleteFunc(pending, func(j int) bool { return failed && j == i })
+			continue
+		}
 		pending = slices.DeleteFunc(pending, func(j int) bool { return j == i })
 		if !r.cordon(ctx, np.Name) {
 			<-slots
@@ -108,6 +102,21 @@ func (r *run) drainRolling(ctx context.Context) {
 			r.drainNode(ctx, ns)
 		})
 	}
+}
+
+// stopLocked records the pending nodes as not started when the run may start no more
+// (--not-after passed, --on-blocked=fail stopped it), and says so.
+func (r *run) stopLocked(pending []int) bool {
+	reason, msg := r.mayStartLocked()
+	if reason == "" {
+		return false
+	}
+	var rest []event.NodePlan
+	for _, j := range pending {
+		rest = append(rest, r.pf.plan.Nodes[j])
+	}
+	r.notStartedLocked(rest, reason, msg)
+	return true
 }
 
 // nextLocked picks the pending node a rolling drain starts next: a node already cordoned

@@ -35,6 +35,13 @@ func poolSpecYAML(name, tier string, maxUnavailable int, taints ...string) strin
 // returns the most of them that were unschedulable at any one moment.
 func unschedulablePeak(e *fixture.Env, names []string) (stop func() int) {
 	e.T.Helper()
+	return peakOf(e, names, func(n *corev1.Node) bool { return n.Spec.Unschedulable })
+}
+
+// peakOf watches the named nodes from now on and, when stop is called, returns the most
+// of them for which out held at any one moment.
+func peakOf(e *fixture.Env, names []string, out func(*corev1.Node) bool) (stop func() int) {
+	e.T.Helper()
 	ctx, cancel := context.WithCancel(e.Ctx)
 	list, err := e.C.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "test=" + e.NS})
 	if err != nil {
@@ -57,7 +64,7 @@ func unschedulablePeak(e *fixture.Env, names []string) (stop func() int) {
 	}
 	for _, n := range list.Items {
 		if watched[n.Name] {
-			state[n.Name] = n.Spec.Unschedulable
+			state[n.Name] = out(&n)
 		}
 	}
 	peak = count()
@@ -75,7 +82,7 @@ func unschedulablePeak(e *fixture.Env, names []string) (stop func() int) {
 				continue
 			}
 			mu.Lock()
-			state[n.Name] = n.Spec.Unschedulable
+			state[n.Name] = out(n)
 			peak = max(peak, count())
 			mu.Unlock()
 		}

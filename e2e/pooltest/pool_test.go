@@ -241,36 +241,13 @@ func TestDrainPoolRespectsMaxUnavailable(t *testing.T) {
 	e.AddNodes(3) // a spare outside the pool takes the replacements
 	e.Guard()
 	// Watch how many of the pool's nodes are being drained at once.
-	ctx, cancel := context.WithCancel(e.Ctx)
-	defer cancel()
-	w, err := e.C.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: nodepool.RoleLabel(blue)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	peak := make(chan int, 1)
-	go func() {
-		draining, most := map[string]bool{}, 0
-		for ev := range w.ResultChan() {
-			if n, ok := ev.Object.(*corev1.Node); ok {
-				draining[n.Name] = n.Annotations[drain.AnnotationDrain] == drain.StateDraining
-				count := 0
-				for _, d := range draining {
-					if d {
-						count++
-					}
-				}
-				most = max(most, count)
-			}
-		}
-		peak <- most
-	}()
+	stop := peakOf(e, e.Nodes[:3], func(n *corev1.Node) bool { return n.Annotations[drain.AnnotationDrain] == drain.StateDraining })
 	r := e.Run("drain", "--pool", blue)
 	if r.Code != 0 {
 		t.Fatalf("drain --pool exit %d", r.Code)
 	}
 	time.Sleep(200 * time.Millisecond) // let the last watch events arrive
-	cancel()
-	if most := <-peak; most != 1 {
+	if most := stop(); most != 1 {
 		t.Errorf("at most %d pool nodes were draining at once, want exactly 1 (maxUnavailable 1)", most)
 	}
 	for _, n := range e.Nodes[:3] {

@@ -1,7 +1,6 @@
 package pooltest
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
 // drain --pool rolls as a sliding window: a node held by a budget holds one of the pool's
@@ -32,37 +30,19 @@ func TestDrainPoolIsASlidingWindow(t *testing.T) {
 	pod := e.Ready("frozen", 1)[0]
 	e.PDB("frozen", fixture.PDBSpec{App: "frozen", MaxUnavailable: fixture.Int(0)}, 0)
 	e.Guard()
-	ctx, cancel := context.WithCancel(e.Ctx)
-	defer cancel()
-	w, err := e.C.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: nodepool.RoleLabel(blue)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	peak := make(chan int, 1)
-	go func() {
-		out, most := map[string]bool{}, 0
-		for ev := range w.ResultChan() {
-			if n, ok := ev.Object.(*corev1.Node); ok {
-				out[n.Name] = n.Spec.Unschedulable && n.Labels[drain.LabelState] != drain.StateDrained
-				count := 0
-				for _, o := range out {
-					if o {
-						count++
-					}
-				}
-				most = max(most, count)
-			}
-		}
-		peak <- most
-	}()
+	// Out of service: cordoned and not drained yet (drained members stay cordoned and no
+	// longer count against maxUnavailable).
+	stop := peakOf(e, e.Nodes[:3], func(n *corev1.Node) bool {
+		return n.Spec.Unschedulable && n.Labels[drain.LabelState] != drain.StateDrained
+	})
 	r := e.Run("drain", "--pool", blue, "--timeout", "20s")
 	time.Sleep(200 * time.Millisecond) // let the last watch events arrive
-	cancel()
+	most := stop()
 	if r.Code != 124 {
 		t.Fatalf("drain --pool exit %d, want 124 (node a held at --timeout)\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	fixture.MustContain(t, "stderr", r.Stderr, e.NS+"/frozen")
-	if most := <-peak; most > 2 {
+	if most > 2 {
 		t.Errorf("%d pool members were cordoned and not drained at once, want at most 2 (maxUnavailable 2)", most)
 	}
 	for _, n := range e.Nodes[1:3] {
