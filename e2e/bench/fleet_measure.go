@@ -186,17 +186,21 @@ func (o *observer) tc() time.Duration {
 	return percentile(all, 0.5)
 }
 
-// tcOf is T_c,b,j: how long the control plane took, in this run, to give budget b its
-// allowance back after its j-th eviction (0-based, in time order); when that one was not
-// measured, the mean of b's measured ones, else the median over every budget. The limit
-// replays these: at its j-th eviction of b a perfect tool meets the same recovery the
-// run met (a budget of one pod waits for one replacement, one of 24 at 25% for six; a
+// tcOf is T_c,b,j: how long budget b's slot stays taken after its j-th eviction (0-based,
+// in time order): the time the control plane took in this run from that eviction to the
+// budget allowing a disruption again, and never less than the run's median of those
+// (tc). Replayed eviction by eviction so that a 2-minute hold is not averaged away (a
 // StatefulSet's evicted pod comes back under its own name, often before the disruption
 // controller has seen it go, and the controller then counts it as disrupted until the
-// eviction's disruptedPods entry expires, 2 minutes later). A mean per budget would
-// blur a 2-minute hold with the 3-second recoveries around it.
+// eviction's disruptedPods entry expires, 2 minutes later); floored at the median
+// because, in a wave of several evictions, the later ones see the budget reopen soon
+// after them, when the first replacements of the wave are Ready, although their own
+// slot frees only when theirs is. An eviction after which the budget never ran out
+// counts as the mean of b's measured ones, floored the same way; a budget with none, as
+// the median.
 func (o *observer) tcOf() func(app string, j int) time.Duration {
 	recs := o.recoveries()
+	median := o.tc()
 	mean := map[string]time.Duration{}
 	for app, rs := range recs {
 		var sum time.Duration
@@ -211,13 +215,12 @@ func (o *observer) tcOf() func(app string, j int) time.Duration {
 			mean[app] = sum / time.Duration(n)
 		}
 	}
-	median := o.tc()
 	return func(app string, j int) time.Duration {
 		if rs := recs[app]; j < len(rs) && rs[j].measured {
-			return rs[j].took
+			return max(rs[j].took, median)
 		}
 		if d, ok := mean[app]; ok {
-			return d
+			return max(d, median)
 		}
 		return median
 	}

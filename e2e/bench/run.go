@@ -103,6 +103,9 @@ func runOne(ctx context.Context, cfg Config, phase, tool string) (*Result, error
 	r.TcSec = tc.Seconds()
 	r.LimitSec = windowLimit(obs.allowances(), []map[string]int{onDrained}, 1, obs.tcOf(), w.termination).Seconds()
 	obs.check(r, w.mainPDB)
+	if cfg.RawDir != "" {
+		_ = obs.dump(filepath.Join(cfg.RawDir, phase+"-"+tool+".observed.json"))
+	}
 	if tool == "ours" {
 		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
 	}
