@@ -11,6 +11,8 @@ type Summary struct {
 	NodesDrained  int
 	NodesFailed   int
 	NodesPending  int
+	// PendingNodes names the nodes not finished (NodesPending of them), started or not.
+	PendingNodes []string
 	PodsEvicted   int
 	PodsPending   int
 	Evictions     int // eviction requests sent
@@ -30,6 +32,7 @@ func (s Summary) Add(b Summary) Summary {
 	s.NodesDrained += b.NodesDrained
 	s.NodesFailed += b.NodesFailed
 	s.NodesPending += b.NodesPending
+	s.PendingNodes = append(s.PendingNodes, b.PendingNodes...)
 	s.PodsEvicted += b.PodsEvicted
 	s.PodsPending += b.PodsPending
 	s.Evictions += b.Evictions

@@ -97,16 +97,16 @@ func TestRollingDrainCordonsEachNodeAsItStarts(t *testing.T) {
 	}
 }
 
-// A rolling drain starts first the node its budgets let go now: n1's pod waits on a
-// budget that allows nothing, so n2 (plan order after n1) starts first and drains, and
-// only then does n1 start (and wait).
+// A rolling drain starts first the node its budgets let go now: n1's and n3's pods wait
+// on a budget that allows nothing, so n2 (plan order after n1) starts first and drains,
+// and only then does n1 start (and wait); interrupted, both n1 and n3 are pending.
 func TestRollingDrainStartsTheFreeNodeFirst(t *testing.T) {
 	adm := &admitLog{}
-	g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("spare"),
-		podOn("p1", "n1", "u1"), testPDB(0))
+	g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("n3"), testNode("spare"),
+		podOn("p1", "n1", "u1"), podOn("p3", "n3", "u3"), testPDB(0))
 	honourNodeNameSelector(g.client) // else n2's pod list would hold n1's pod
 	adm.client = g.client
-	g.start("n1", "n2")
+	g.start("n1", "n2", "n3")
 	<-g.run
 	g.next(event.EventEvictionBlocked, 0) // n1 started and waits on the budget
 	g.cancel()
@@ -118,5 +118,9 @@ func TestRollingDrainStartsTheFreeNodeFirst(t *testing.T) {
 	want := []string{"n2 running=0 cordoned=", "n1 running=0 cordoned=n2"}
 	if !slices.Equal(adm.calls, want) {
 		t.Errorf("admissions\n got %q\nwant %q", adm.calls, want)
+	}
+	// Pending: n1 (started, waiting) and n3 (held too, never started), in plan order.
+	if want := []string{"n1", "n3"}; !slices.Equal(res.sum.PendingNodes, want) || res.sum.NodesPending != 2 {
+		t.Errorf("pending %v (%d), want %v", res.sum.PendingNodes, res.sum.NodesPending, want)
 	}
 }

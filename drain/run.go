@@ -211,9 +211,10 @@ func (r *run) finish(result, startErr error) (Summary, error) {
 	case *InterruptedError:
 		err.Blockers = blockers
 	}
-	for _, n := range r.nodes {
-		if !n.finished {
+	for _, np := range r.pf.plan.Nodes { // in plan order
+		if !r.nodes[np.Name].finished {
 			r.sum.NodesPending++
+			r.sum.PendingNodes = append(r.sum.PendingNodes, np.Name)
 		}
 	}
 	r.sum.PodsPending = len(blockers)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"fmt"
 	"io"
 	"strings"
@@ -129,14 +130,23 @@ func planHeadline(p *event.Plan) string {
 }
 
 func (p *humanPrinter) Summary(sum drain.Summary, err error, code int) {
-	if len(sum.PendingBlocks) > 0 {
+	// Every node not finished: the ones waiting on blocked pods and, in a rolling drain,
+	// the ones not started yet (kubectl's heading).
+	var pending []string
+	for _, b := range sum.PendingBlocks {
+		if !slices.Contains(pending, b.Node) {
+			pending = append(pending, b.Node)
+		}
+	}
+	for _, n := range sum.PendingNodes {
+		if !slices.Contains(pending, n) {
+			pending = append(pending, n)
+		}
+	}
+	if len(pending) > 0 {
 		fmt.Fprintln(p.errOut, "There are pending nodes to be drained:")
-		seen := map[string]bool{}
-		for _, b := range sum.PendingBlocks {
-			if !seen[b.Node] {
-				seen[b.Node] = true
-				fmt.Fprintf(p.errOut, " %s\n", b.Node)
-			}
+		for _, n := range pending {
+			fmt.Fprintf(p.errOut, " %s\n", n)
 		}
 	}
 	printPolicySummary(p.errOut, sum)
