@@ -8,11 +8,11 @@ import (
 
 // Summary counts what a drain did.
 type Summary struct {
-	NodesDrained  int
-	NodesFailed   int
-	NodesPending  int
+	NodesDrained int
+	NodesFailed  int
+	NodesPending int
 	// PendingNodes names the nodes not finished (NodesPending of them), started or not.
-	PendingNodes []string
+	PendingNodes  []string
 	PodsEvicted   int
 	PodsPending   int
 	Evictions     int // eviction requests sent

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"slices"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
