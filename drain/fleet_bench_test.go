@@ -159,7 +159,7 @@ func BenchmarkDrainManyNodesAtOnce(b *testing.B) {
 					ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
 					return true, nil, client.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
 				})
-				honourNodeNameSelector(client)
+				onlyNodePods(client) // below sharedPodsAt nodes, each node lists its own pods
 				events := make(chan event.Event, 100)
 				go func() {
 					for range events {
@@ -187,29 +187,4 @@ func BenchmarkDrainManyNodesAtOnce(b *testing.B) {
 			}
 		})
 	}
-}
-
-// honourNodeNameSelector makes the fake clientset's pod lists honour a spec.nodeName
-// field selector, as the API server does (the fake ignores field selectors): below
-// sharedPodsAt nodes each node's drain lists and watches its own pods with one.
-func honourNodeNameSelector(client *fake.Clientset) {
-	client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		la := a.(k8stesting.ListAction)
-		node, ok := la.GetListRestrictions().Fields.RequiresExactMatch("spec.nodeName")
-		if !ok {
-			return false, nil, nil
-		}
-		obj, err := client.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), la.GetNamespace())
-		if err != nil {
-			return true, nil, err
-		}
-		all := obj.(*corev1.PodList)
-		out := &corev1.PodList{ListMeta: all.ListMeta}
-		for _, p := range all.Items {
-			if p.Spec.NodeName == node {
-				out.Items = append(out.Items, p)
-			}
-		}
-		return true, out, nil
-	})
 }

@@ -104,7 +104,7 @@ func TestRollingDrainStartsTheFreeNodeFirst(t *testing.T) {
 	adm := &admitLog{}
 	g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("n3"), testNode("spare"),
 		podOn("p1", "n1", "u1"), podOn("p3", "n3", "u3"), testPDB(0))
-	honourNodeNameSelector(g.client) // else n2's pod list would hold n1's pod
+	onlyNodePods(g.client) // else n2's pod list would hold n1's pod
 	adm.client = g.client
 	g.start("n1", "n2", "n3")
 	<-g.run
