@@ -229,13 +229,16 @@ func (r *run) stopOnNeverLocked(st *podState, reason, message string) {
 	if r.e.cfg.OnBlocked != OnBlockedFail || (reason != string(pdb.Never) && reason != string(pdb.Multiple)) {
 		return
 	}
-	b := event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(st.parkedOn, ","), Message: message}
-	r.pol.stopped = append(r.pol.stopped, b) // from now on no node starts
 	ns := r.nodes[st.node]
 	if ns.pol.skipping || ns.finished {
-		return
+		return // said once per node
 	}
 	ns.pol.skipping = true
+	b := event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(st.parkedOn, ","), Message: message}
+	r.pol.stopped = append(r.pol.stopped, b) // from now on no node starts
+	if w := r.roll; w != nil {
+		r.later(w.stop) // a rolling drain waiting for room stops waiting
+	}
 	why := fmt.Sprintf("blocked (--on-blocked=fail): pod %s: %s", st.key, message)
 	now := r.e.cfg.Clock.Now()
 	// As a skipped node: its state (StateBlocked, with why) is on the node before the

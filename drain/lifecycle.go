@@ -35,9 +35,11 @@ type nodeState struct {
 	tolerating map[types.UID]string
 
 	looking, lookAgain, finishing bool
-	finished, failed              bool
-	finishedCh                    chan struct{}
-	pol                           nodePolicy
+	// cordoning: a rolling drain admitted the node; it counts as in progress from then on.
+	cordoning        bool
+	finished, failed bool
+	finishedCh       chan struct{}
+	pol              nodePolicy
 }
 
 // drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),

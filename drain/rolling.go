@@ -3,44 +3,115 @@ package drain
 import (
 	"context"
 	"slices"
-	"time"
+	"sync"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
-// Admitter lets the next node of a rolling drain start (Config.Rolling): a NodePool's
-// maxUnavailable counting its members out of service outside the run.
+// Admitter decides when the next node of a rolling drain may start (Config.Rolling): a
+// NodePool's maxUnavailable, counting its members out of service.
 type Admitter interface {
-	// Admit returns nil once node may start while running nodes of the run are in
-	// progress (cordoned, not finished), or an error: ctx's when it ended. It may block
-	// (watching, never polling) until something changes, saying what it waits on
-	// through emit (which never blocks).
-	Admit(ctx context.Context, node string, running int, emit func(event.Event)) error
+	// Room says why the admission's node may not start now ("" when it may), from a
+	// fresh look at the pool.
+	Room(ctx context.Context, a Admission) (wait string, err error)
+	// Wait returns at the first change since the last Room's look that could make room
+	// (a watch, never polling), or with ctx's error.
+	Wait(ctx context.Context) error
+	// Unavailable reports whether node was out of service at the last look (no API
+	// call: the engine asks it under its lock). Such a node starts first: taking it makes
+	// nothing less available, and while it waits it counts against the others.
+	Unavailable(node string) bool
 }
 
-// admit asks Config.Rolling whether node may start (running: the run's nodes in progress), retrying transient API errors;
-// a --not-after deadline that passes meanwhile ends the wait (the caller then finds it
-// may not start). False when it did not admit the node; a lasting error fails the node.
-func (r *run) admit(ctx context.Context, deadline <-chan time.Time, node string, running int) bool {
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if deadline != nil {
-		// Ends with the wait: cancel (deferred) wakes it when the deadline has not fired.
-		r.goroutine(func() {
-			select {
-			case <-deadline:
-				cancel()
-			case <-actx.Done():
-			}
+// Admission is what the engine knows when a node asks to start.
+type Admission struct {
+	Node string
+	// Running are the run's nodes in progress (cordoned, not finished).
+	Running []string
+	// Done are the run's nodes drained or given up (--on-blocked=skip): they stay
+	// cordoned but no longer count. A node of the run that failed still counts while it
+	// is out of service.
+	Done []string
+}
+
+// ReasonRoom is the Reason of the warning a rolling drain gives while no node may start.
+const ReasonRoom = "PoolBudget"
+
+// rolling is the state drainRolling shares with admit: a slot freed and the run halted
+// (--not-after passed, --on-blocked=fail stopped it) wake a wait for room.
+type rolling struct {
+	freed    chan struct{} // a node of the run finished (buffered 1, never blocks)
+	halt     chan struct{} // closed once no node may start
+	haltOnce sync.Once
+}
+
+func (w *rolling) stop() { w.haltOnce.Do(func() { close(w.halt) }) }
+
+// admit waits until Config.Rolling lets node start, saying once per change what it
+// waits on; transient API errors are retried. False when it did not admit the node: the
+// run halted or ctx ended, or a lasting error, which fails the node.
+func (r *run) admit(ctx context.Context, w *rolling, node string) bool {
+	said := ""
+	for {
+		var why string
+		err := r.retryTransient(ctx, func() (err error) {
+			why, err = r.e.cfg.Rolling.Room(ctx, r.admission(node))
+			return err
 		})
+		if err != nil {
+			if ctx.Err() == nil {
+				r.lock()
+				r.failNodeLocked(r.nodes[node], "may not start: "+err.Error())
+				r.unlock()
+			}
+			return false
+		}
+		if why == "" {
+			return true
+		}
+		if why != said {
+			said = why
+			r.e.emit(event.Event{Type: event.EventWarning, Reason: ReasonRoom, Node: node, Message: why})
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		waited := make(chan struct{})
+		r.goroutine(func() {
+			defer close(waited)
+			_ = r.e.cfg.Rolling.Wait(wctx) // an error: look again (Room retries)
+		})
+		select {
+		case <-waited:
+		case <-w.freed:
+		case <-w.halt:
+		case <-ctx.Done():
+		}
+		cancel()
+		<-waited
+		select {
+		case <-w.halt:
+			return false
+		default:
+		}
+		if ctx.Err() != nil {
+			return false
+		}
 	}
-	err := r.retryTransient(actx, func() error { return r.e.cfg.Rolling.Admit(actx, node, running, r.e.emit) })
-	if err != nil && actx.Err() == nil {
-		r.lock()
-		r.failNodeLocked(r.nodes[node], "may not start: "+err.Error())
-		r.unlock()
+}
+
+// admission is what the engine knows of the run for node's admission.
+func (r *run) admission(node string) Admission {
+	r.lock()
+	defer r.unlock()
+	a := Admission{Node: node}
+	for _, np := range r.pf.plan.Nodes {
+		switch ns := r.nodes[np.Name]; {
+		case ns.finished && !ns.failed:
+			a.Done = append(a.Done, ns.name)
+		case ns.cordoning && !ns.finished:
+			a.Running = append(a.Running, ns.name)
+		}
 	}
-	return err == nil
+	return a
 }
 
 // drainRolling is drainNodes for a rolling drain (Config.Rolling): at most
@@ -51,8 +122,22 @@ func (r *run) admit(ctx context.Context, deadline <-chan time.Time, node string,
 // as the budget holds it (a StatefulSet's pod can hold its budget for 2 minutes).
 func (r *run) drainRolling(ctx context.Context) {
 	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
+	w := &rolling{freed: make(chan struct{}, 1), halt: make(chan struct{})}
+	r.lock()
+	r.roll = w
+	r.unlock()
 	deadline, stop := r.deadline()
 	defer stop()
+	if deadline != nil {
+		// One reader of the --not-after timer; every wait sees the run halt.
+		r.goroutine(func() {
+			select {
+			case <-deadline:
+				w.stop()
+			case <-ctx.Done():
+			}
+		})
+	}
 	pending := make([]int, len(r.pf.plan.Nodes)) // indexes into the plan's nodes
 	for i := range pending {
 		pending[i] = i
@@ -60,28 +145,31 @@ func (r *run) drainRolling(ctx context.Context) {
 	for len(pending) > 0 {
 		select {
 		case slots <- struct{}{}:
-		case <-deadline:
-			r.lock()
-			stopped := r.stopLocked(pending)
-			r.unlock()
-			if stopped {
-				return
-			}
-			continue
+		case <-w.halt:
 		case <-ctx.Done():
 			return
 		}
 		r.lock()
-		i := r.nextLocked(pending)
+		stopped := r.stopLocked(pending)
+		i := -1
+		if !stopped {
+			i = r.nextLocked(pending)
+		}
 		r.unlock()
+		if stopped {
+			return
+		}
 		np := r.pf.plan.Nodes[i]
-		admitted := r.admit(ctx, deadline, np.Name, len(slots)-1)
+		admitted := r.admit(ctx, w, np.Name)
 		if ctx.Err() != nil {
 			return
 		}
 		r.lock()
 		failed := r.nodes[np.Name].finished // admission failed for good
-		stopped := !failed && r.stopLocked(pending)
+		stopped = !failed && r.stopLocked(pending)
+		if admitted && !stopped {
+			r.nodes[np.Name].cordoning = true // counted as running from now on
+		}
 		r.unlock()
 		if stopped {
 			return
@@ -98,7 +186,13 @@ func (r *run) drainRolling(ctx context.Context) {
 		}
 		ns := r.nodes[np.Name]
 		r.goroutine(func() {
-			defer func() { <-slots }()
+			defer func() {
+				<-slots
+				select {
+				case w.freed <- struct{}{}:
+				default:
+				}
+			}()
 			r.drainNode(ctx, ns)
 		})
 	}
@@ -119,13 +213,14 @@ func (r *run) stopLocked(pending []int) bool {
 	return true
 }
 
-// nextLocked picks the pending node a rolling drain starts next: a node already cordoned
-// before the run if it comes first (taking it makes nothing less available), else the
-// first in plan order none of whose pods a budget would hold back now, else the one with
-// the fewest such pods.
+// nextLocked picks the pending node a rolling drain starts next: the first out of service
+// (cordoned before the run, or NotReady), else the first in plan order none of whose pods
+// a budget would hold back now, else the one with the fewest such pods.
 func (r *run) nextLocked(pending []int) int {
-	if r.pf.plan.Nodes[pending[0]].AlreadyCordoned {
-		return pending[0]
+	for _, i := range pending {
+		if np := r.pf.plan.Nodes[i]; np.AlreadyCordoned || r.e.cfg.Rolling.Unavailable(np.Name) {
+			return i
+		}
 	}
 	best, fewest := pending[0], -1
 	for _, i := range pending {

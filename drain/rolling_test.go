@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
+var _ Admitter = (*admitLog)(nil)
+
 // admitLog is an Admitter that records, at each call, the node asked for, how many of
 // the run's nodes were in progress and which nodes were cordoned; it refuses the nodes in
 // deny with a lasting error (Forbidden).
@@ -27,10 +30,10 @@ type admitLog struct {
 	calls []string
 }
 
-func (a *admitLog) Admit(ctx context.Context, node string, running int, _ func(event.Event)) error {
+func (a *admitLog) Room(ctx context.Context, adm Admission) (string, error) {
 	nodes, err := a.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return err
+		return "", err
 	}
 	var cordoned []string
 	for _, n := range nodes.Items {
@@ -40,13 +43,17 @@ func (a *admitLog) Admit(ctx context.Context, node string, running int, _ func(e
 	}
 	slices.Sort(cordoned)
 	a.mu.Lock()
-	a.calls = append(a.calls, node+" running="+string(rune('0'+running))+" cordoned="+strings.Join(cordoned, ","))
+	a.calls = append(a.calls, adm.Node+" running="+strconv.Itoa(len(adm.Running))+" cordoned="+strings.Join(cordoned, ","))
 	a.mu.Unlock()
-	if a.deny[node] {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("denied by the test"))
+	if a.deny[adm.Node] {
+		return "", apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("denied by the test"))
 	}
-	return nil
+	return "", nil
 }
+
+func (a *admitLog) Wait(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+
+func (a *admitLog) Unavailable(string) bool { return false }
 
 // A rolling drain cordons each node only as it starts, after the admitter let it; a node
 // the admitter refuses fails alone and is never cordoned.

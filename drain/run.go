@@ -93,6 +93,7 @@ type run struct {
 	diag     diagState              // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
 	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
 	shared   sharedPods             // one pod informer for every node, when many drain at once (pods.go)
+	roll     *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
 	sum      Summary
 	pol      runPolicy
 	done     chan struct{}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -69,10 +70,7 @@ func (o *Operator) runDrain(ctx context.Context, req Request, names []string, po
 // maxUnavailable of its members out of service at once (counting those outside the run),
 // and a node starts as soon as another finishes. Drain.Timeout bounds the whole drain.
 func (o *Operator) runPool(ctx context.Context, req Request, names []string, pool *v1alpha1.NodePool, events chan<- event.Event) (Summary, error) {
-	room := &poolRoom{kube: o.Kube, pool: pool, run: map[string]bool{}}
-	for _, n := range names {
-		room.run[n] = true
-	}
+	room := &poolRoom{kube: o.Kube, pool: pool}
 	out, err := room.outOfService(ctx)
 	if err != nil {
 		return Summary{}, err
@@ -98,14 +96,13 @@ func (o *Operator) runPool(ctx context.Context, req Request, names []string, poo
 	return Summary{Summary: sum}, err
 }
 
-// poolRoom admits the next node of a pool's rolling drain while the run's nodes in
-// progress and the members out of service outside the run stay under the pool's
-// maxUnavailable. It implements drain.Admitter.
+// poolRoom lets the next node of a pool's rolling drain start while the pool's members
+// out of service stay within its maxUnavailable. It implements drain.Admitter.
 type poolRoom struct {
 	kube kubernetes.Interface
 	pool *v1alpha1.NodePool
-	run  map[string]bool // the run's nodes
-	said string          // the last wait said
+	rv   string          // the resourceVersion of the last look (Wait watches from it)
+	out  map[string]bool // the members out of service at the last look
 }
 
 // outOfService lists the pool's members by whether each is cordoned or NotReady.
@@ -118,39 +115,57 @@ func (p *poolRoom) outOfService(ctx context.Context) (map[string]bool, error) {
 	for i := range list.Items {
 		out[list.Items[i].Name] = nodepool.Unavailable(&list.Items[i])
 	}
+	p.rv, p.out = list.ResourceVersion, out
 	return out, nil
 }
 
-// Admit implements drain.Admitter: a member already out of service starts at once (it
-// takes nothing more from the pool); any other while running plus the members out of
-// service outside the run are fewer than maxUnavailable, else at the next change of a
-// member (a watch).
-func (p *poolRoom) Admit(ctx context.Context, node string, running int, emit func(event.Event)) error {
+// Unavailable implements drain.Admitter: whether node was out of service at the last look.
+func (p *poolRoom) Unavailable(node string) bool { return p.out[node] }
+
+// Room implements drain.Admitter. Out of service are the run's nodes in progress and
+// every other member cordoned or NotReady, except the run's nodes drained or given up
+// (they stay cordoned, as a drain leaves them); a node may start while they are fewer
+// than maxUnavailable, or at once if it is out of service itself (taking it makes
+// nothing less available).
+func (p *poolRoom) Room(ctx context.Context, a drain.Admission) (string, error) {
 	limit := p.pool.MaxUnavailableOrDefault()
-	roller := &nodepool.Roller{Kube: p.kube}
+	out, err := p.outOfService(ctx)
+	if err != nil {
+		return "", err
+	}
+	if out[a.Node] {
+		return "", nil
+	}
+	counted := slices.Clone(a.Running)
+	for n, o := range out {
+		if o && n != a.Node && !slices.Contains(a.Running, n) && !slices.Contains(a.Done, n) {
+			counted = append(counted, n)
+		}
+	}
+	if len(counted) < limit {
+		return "", nil
+	}
+	slices.Sort(counted)
+	return fmt.Sprintf("waiting: pool %s has %d node(s) out of service (%s), its maxUnavailable is %d",
+		p.pool.Name, len(counted), strings.Join(counted, ", "), limit), nil
+}
+
+// Wait implements drain.Admitter: it returns at the first change of a member since the
+// last look (a watch from that look's resourceVersion), or with ctx's error.
+func (p *poolRoom) Wait(ctx context.Context) error {
+	w, err := p.kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: nodepool.RoleLabel(p.pool.Name), ResourceVersion: p.rv})
+	if err != nil {
+		return fmt.Errorf("watch the nodes of pool %s: %w", p.pool.Name, err)
+	}
+	defer w.Stop()
 	for {
-		out, err := p.outOfService(ctx)
-		if err != nil {
-			return err
-		}
-		var others []string
-		for n, o := range out {
-			if o && !p.run[n] {
-				others = append(others, n)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok || ev.Type != watch.Bookmark {
+				return nil // a change, or the watch ended: look again
 			}
-		}
-		if out[node] || running+len(others) < limit {
-			return nil
-		}
-		slices.Sort(others)
-		msg := fmt.Sprintf("waiting: pool %s has %d node(s) out of service (%s), its maxUnavailable is %d",
-			p.pool.Name, len(others)+running, strings.Join(append(others, fmt.Sprintf("%d draining here", running)), ", "), limit)
-		if msg != p.said {
-			p.said = msg
-			emit(event.Event{Type: event.EventWarning, Reason: "PoolBudget", Node: node, Message: msg})
-		}
-		if err := roller.Wait(ctx, []string{p.pool.Name}); err != nil {
-			return err
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -19,76 +20,82 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
-// A pool's rolling drain admits a node while the run's nodes in progress and the members
-// out of service outside the run stay under maxUnavailable; else it waits, saying on what.
-func TestPoolRoomAdmits(t *testing.T) {
+// A pool's rolling drain lets a node start while the members out of service (the run's
+// nodes in progress, any other member cordoned or NotReady, except the run's nodes
+// drained or given up) are fewer than maxUnavailable; else it says what it waits on.
+func TestPoolRoom(t *testing.T) {
 	blue := map[string]string{nodepool.RoleLabel("blue"): ""}
 	tests := []struct {
-		name    string
-		limit   int32
-		objs    []runtime.Object
-		node    string
-		running int
-		admit   bool   // within the test's short wait
-		said    string // in the wait's warning
+		name  string
+		limit int32
+		objs  []runtime.Object
+		adm   drain.Admission
+		wait  string // "" when it may start
 	}{
-		{name: "room: nothing out of service", limit: 1, node: "b1",
-			objs: []runtime.Object{node("b1", false, blue), node("b2", false, blue)}, admit: true},
-		{name: "room: one draining here, maxUnavailable 2", limit: 2, node: "b2", running: 1,
-			objs: []runtime.Object{node("b1", true, blue), node("b2", false, blue)}, admit: true},
-		{name: "full: a member outside the run is cordoned", limit: 1, node: "b1",
-			objs: []runtime.Object{node("b1", false, blue), node("x", true, blue)}, said: "1 node(s) out of service (x, 0 draining here)"},
-		{name: "full: one outside plus one draining here, maxUnavailable 2", limit: 2, node: "b2", running: 1,
-			objs: []runtime.Object{node("b1", true, blue), node("b2", false, blue), node("x", true, blue)}, said: "2 node(s) out of service (x, 1 draining here)"},
-		{name: "a member out of service itself takes nothing more", limit: 1, node: "b1",
-			objs: []runtime.Object{node("b1", true, blue), node("x", true, blue)}, admit: true},
-		{name: "a node of another pool does not count", limit: 1, node: "b1",
-			objs: []runtime.Object{node("b1", false, blue), node("g", true, map[string]string{nodepool.RoleLabel("green"): ""})}, admit: true},
+		{name: "room: nothing out of service", limit: 1, adm: drain.Admission{Node: "b1"},
+			objs: []runtime.Object{node("b1", false, blue), node("b2", false, blue)}},
+		{name: "room: one in progress, maxUnavailable 2", limit: 2, adm: drain.Admission{Node: "b2", Running: []string{"b1"}},
+			objs: []runtime.Object{node("b1", true, blue), node("b2", false, blue)}},
+		{name: "full: a member outside the run is cordoned", limit: 1, adm: drain.Admission{Node: "b1"},
+			objs: []runtime.Object{node("b1", false, blue), node("x", true, blue)}, wait: "1 node(s) out of service (x)"},
+		{name: "full: one outside plus one in progress, maxUnavailable 2", limit: 2, adm: drain.Admission{Node: "b2", Running: []string{"b1"}},
+			objs: []runtime.Object{node("b1", true, blue), node("b2", false, blue), node("x", true, blue)}, wait: "2 node(s) out of service (b1, x)"},
+		{name: "full: a pending member of the run is NotReady", limit: 1, adm: drain.Admission{Node: "b2"},
+			objs: []runtime.Object{notReady(node("b1", false, blue)), node("b2", false, blue)}, wait: "1 node(s) out of service (b1)"},
+		{name: "full: a failed member of the run is still cordoned", limit: 1, adm: drain.Admission{Node: "b2"},
+			objs: []runtime.Object{node("b1", true, blue), node("b2", false, blue)}, wait: "(b1)"},
+		{name: "room: a drained member of the run no longer counts", limit: 1, adm: drain.Admission{Node: "b2", Done: []string{"b1"}},
+			objs: []runtime.Object{node("b1", true, blue), node("b2", false, blue)}},
+		{name: "a member out of service itself takes nothing more", limit: 1, adm: drain.Admission{Node: "b1"},
+			objs: []runtime.Object{node("b1", true, blue), node("x", true, blue)}},
+		{name: "a node of another pool does not count", limit: 1, adm: drain.Admission{Node: "b1"},
+			objs: []runtime.Object{node("b1", false, blue), node("g", true, map[string]string{nodepool.RoleLabel("green"): ""})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := fake.NewClientset(tt.objs...)
-			room := &poolRoom{kube: cs, pool: &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "blue"},
-				Spec: v1alpha1.NodePoolSpec{MaxUnavailable: ptr.To(tt.limit)}}, run: map[string]bool{"b1": true, "b2": true}}
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-			defer cancel()
-			var said []event.Event
-			err := room.Admit(ctx, tt.node, tt.running, func(ev event.Event) { said = append(said, ev) })
-			if got := err == nil; got != tt.admit {
-				t.Fatalf("admitted %v (err %v), want %v", got, err, tt.admit)
+			room := &poolRoom{kube: fake.NewClientset(tt.objs...), pool: &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "blue"},
+				Spec: v1alpha1.NodePoolSpec{MaxUnavailable: ptr.To(tt.limit)}}}
+			wait, err := room.Room(context.Background(), tt.adm)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if tt.admit {
-				if len(said) != 0 {
-					t.Errorf("said %v while admitting at once", said)
-				}
-				return
-			}
-			if len(said) != 1 || said[0].Reason != "PoolBudget" || said[0].Node != tt.node || !strings.Contains(said[0].Message, tt.said) {
-				t.Errorf("said %+v, want one PoolBudget warning on %s containing %q", said, tt.node, tt.said)
+			if (wait == "") != (tt.wait == "") || !strings.Contains(wait, tt.wait) {
+				t.Errorf("Room = %q, want %q", wait, tt.wait)
 			}
 		})
 	}
 }
 
-// A wait ends at the change that makes room: the member outside the run is uncordoned.
-func TestPoolRoomWakesWhenAMemberComesBack(t *testing.T) {
+func notReady(n *corev1.Node) *corev1.Node {
+	n.Status.Conditions[0].Status = corev1.ConditionFalse
+	return n
+}
+
+// Wait returns at the change that can make room: the member outside the run is uncordoned.
+func TestPoolRoomWaitsForAChange(t *testing.T) {
 	blue := map[string]string{nodepool.RoleLabel("blue"): ""}
 	cs := fake.NewClientset(node("b1", false, blue), node("x", true, blue))
-	room := &poolRoom{kube: cs, pool: &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "blue"}}, run: map[string]bool{"b1": true}}
+	room := &poolRoom{kube: cs, pool: &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "blue"}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	admitted := make(chan error, 1)
-	go func() { admitted <- room.Admit(ctx, "b1", 0, func(event.Event) {}) }()
+	if wait, err := room.Room(ctx, drain.Admission{Node: "b1"}); err != nil || wait == "" {
+		t.Fatalf("Room = %q, %v; want a wait", wait, err)
+	}
+	woken := make(chan error, 1)
+	go func() { woken <- room.Wait(ctx) }()
 	x := node("x", false, blue)
 	for {
-		// Written again until the wait sees it (its watch may start after a write).
+		// Written again until the wait sees it (the fake's watch may start after a write).
 		if _, err := cs.CoreV1().Nodes().Update(ctx, x, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		select {
-		case err := <-admitted:
+		case err := <-woken:
 			if err != nil {
-				t.Fatalf("admit: %v", err)
+				t.Fatalf("Wait: %v", err)
+			}
+			if wait, err := room.Room(ctx, drain.Admission{Node: "b1"}); err != nil || wait != "" {
+				t.Errorf("after the change Room = %q, %v; want room", wait, err)
 			}
 			return
 		case <-time.After(50 * time.Millisecond):
@@ -128,5 +135,36 @@ func TestNotAfterListsEveryNodeNotStarted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A pool's rolling drain goes on as its nodes finish: with a member outside the run
+// cordoned and maxUnavailable 2, one node drains at a time, and the second starts when
+// the first is drained (its count is looked at afresh, not kept from when it asked).
+func TestPoolDrainStartsTheNextNodeWhenOneFinishes(t *testing.T) {
+	blue := map[string]string{nodepool.RoleLabel("blue"): ""}
+	op := cluster(t, node("b1", false, blue), node("b2", false, blue), node("x", true, blue), pod("p1", "b1"), pod("p2", "b2"))
+	events := make(chan event.Event, 1000)
+	eng, err := drain.NewEngine(drain.Config{Client: op.Kube, Events: events, MaxParallelNodes: 2,
+		Rolling: &poolRoom{kube: op.Kube, pool: &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "blue"},
+			Spec: v1alpha1.NodePoolSpec{MaxUnavailable: ptr.To[int32](2)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sum, err := eng.Run(ctx, []string{"b1", "b2"})
+	close(events)
+	if err != nil || sum.NodesDrained != 2 {
+		t.Fatalf("Run = %+v, %v; want both nodes drained", sum, err)
+	}
+	var waits []string
+	for ev := range events {
+		if ev.Reason == drain.ReasonRoom {
+			waits = append(waits, ev.Node+": "+ev.Message)
+		}
+	}
+	if len(waits) != 1 || !strings.HasPrefix(waits[0], "b2: ") || !strings.Contains(waits[0], "(b1, x)") {
+		t.Errorf("waits %q, want one for b2 naming b1 and x", waits)
 	}
 }
