@@ -50,7 +50,7 @@ func (w *rolling) stop() { w.haltOnce.Do(func() { close(w.halt) }) }
 // admit waits until Config.Rolling lets node start, saying once per change what it
 // waits on; transient API errors are retried. False when it did not admit the node: the
 // run halted or ctx ended, or a lasting error, which fails the node.
-func (r *run) admit(ctx context.Context, w *rolling, node string) bool {
+func (r *run) admit(ctx context.Context, w *rolling, node string, pending []int) bool {
 	said := ""
 	for {
 		var why string
@@ -68,6 +68,11 @@ func (r *run) admit(ctx context.Context, w *rolling, node string) bool {
 		}
 		if why == "" {
 			return true
+		}
+		for _, j := range pending {
+			if other := r.pf.plan.Nodes[j].Name; other != node && r.e.cfg.Rolling.Unavailable(other) {
+				return false // a pending member out of service goes first: the caller picks again
+			}
 		}
 		if why != said {
 			said = why
@@ -160,7 +165,7 @@ func (r *run) drainRolling(ctx context.Context) {
 			return
 		}
 		np := r.pf.plan.Nodes[i]
-		admitted := r.admit(ctx, w, np.Name)
+		admitted := r.admit(ctx, w, np.Name, pending)
 		if ctx.Err() != nil {
 			return
 		}

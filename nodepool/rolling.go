@@ -150,7 +150,14 @@ func (r *Roller) Wait(ctx context.Context, pools []string) error {
 		return fmt.Errorf("list nodes: %w", err)
 	}
 	opts.ResourceVersion = list.ResourceVersion
-	w, err := r.Kube.CoreV1().Nodes().Watch(ctx, opts)
+	return WaitForNodeChange(ctx, r.Kube, opts)
+}
+
+// WaitForNodeChange watches the nodes opts selects from opts.ResourceVersion and returns
+// at the first change (or when the watch ends: the caller looks again), or with ctx's
+// error.
+func WaitForNodeChange(ctx context.Context, kube kubernetes.Interface, opts metav1.ListOptions) error {
+	w, err := kube.CoreV1().Nodes().Watch(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("watch nodes: %w", err)
 	}
@@ -160,10 +167,7 @@ func (r *Roller) Wait(ctx context.Context, pools []string) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil // the watch ended: look again
-			}
-			if ev.Type != watch.Bookmark {
+			if !ok || ev.Type != watch.Bookmark {
 				return nil
 			}
 		}

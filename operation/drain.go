@@ -8,7 +8,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -65,27 +64,13 @@ func (o *Operator) runDrain(ctx context.Context, req Request, names []string, po
 	return Summary{Summary: sum}, err
 }
 
-// runPool is a pool's rolling drain, one run of the engine as a sliding window: members
-// already cordoned or NotReady first, each node cordoned as it starts, at most the pool's
-// maxUnavailable of its members out of service at once (counting those outside the run),
-// and a node starts as soon as another finishes. Drain.Timeout bounds the whole drain.
+// runPool is a pool's rolling drain, one run of the engine as a sliding window (poolRoom
+// says when a node may start; the engine takes members out of service first): each node
+// cordoned as it starts, at most the pool's maxUnavailable of its members out of service
+// at once, and a node starts as soon as another finishes. Drain.Timeout bounds the whole
+// drain.
 func (o *Operator) runPool(ctx context.Context, req Request, names []string, pool *v1alpha1.NodePool, events chan<- event.Event) (Summary, error) {
 	room := &poolRoom{kube: o.Kube, pool: pool}
-	out, err := room.outOfService(ctx)
-	if err != nil {
-		return Summary{}, err
-	}
-	// Taking a member already out of service first makes nothing less available.
-	names = slices.Clone(names)
-	slices.SortStableFunc(names, func(a, b string) int {
-		switch {
-		case out[a] == out[b]:
-			return 0
-		case out[a]:
-			return -1
-		}
-		return 1
-	})
 	req.Drain.MaxParallelNodes = pool.MaxUnavailableOrDefault()
 	req.Drain.Rolling = room
 	eng, err := o.engine(req, events)
@@ -153,21 +138,7 @@ func (p *poolRoom) Room(ctx context.Context, a drain.Admission) (string, error) 
 // Wait implements drain.Admitter: it returns at the first change of a member since the
 // last look (a watch from that look's resourceVersion), or with ctx's error.
 func (p *poolRoom) Wait(ctx context.Context) error {
-	w, err := p.kube.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: nodepool.RoleLabel(p.pool.Name), ResourceVersion: p.rv})
-	if err != nil {
-		return fmt.Errorf("watch the nodes of pool %s: %w", p.pool.Name, err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok := <-w.ResultChan():
-			if !ok || ev.Type != watch.Bookmark {
-				return nil // a change, or the watch ended: look again
-			}
-		}
-	}
+	return nodepool.WaitForNodeChange(ctx, p.kube, metav1.ListOptions{LabelSelector: nodepool.RoleLabel(p.pool.Name), ResourceVersion: p.rv})
 }
 
 // BatchDrainer drains the batches of a rolling move or rollout through the drain

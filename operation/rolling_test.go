@@ -168,3 +168,34 @@ func TestPoolDrainStartsTheNextNodeWhenOneFinishes(t *testing.T) {
 		t.Errorf("waits %q, want one for b2 naming b1 and x", waits)
 	}
 }
+
+// A member of the run out of service (NotReady) starts first, whatever the order given:
+// with maxUnavailable 1 it already takes the pool's one slot, so b2 can start only after
+// it is drained (a window that asked for b2 first would wait for room that never comes).
+func TestPoolDrainStartsAMemberOutOfServiceFirst(t *testing.T) {
+	blue := map[string]string{nodepool.RoleLabel("blue"): ""}
+	op := cluster(t, node("b2", false, blue), notReady(node("b1", false, blue)))
+	events := make(chan event.Event, 1000)
+	eng, err := drain.NewEngine(drain.Config{Client: op.Kube, Events: events, MaxParallelNodes: 1,
+		Rolling: &poolRoom{kube: op.Kube, pool: &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "blue"},
+			Spec: v1alpha1.NodePoolSpec{MaxUnavailable: ptr.To[int32](1)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sum, err := eng.Run(ctx, []string{"b2", "b1"})
+	close(events)
+	if err != nil || sum.NodesDrained != 2 {
+		t.Fatalf("Run = %+v, %v; want both nodes drained", sum, err)
+	}
+	var cordoned []string
+	for ev := range events {
+		if ev.Type == event.EventNodeCordoned {
+			cordoned = append(cordoned, ev.Node)
+		}
+	}
+	if want := []string{"b1", "b2"}; !slices.Equal(cordoned, want) {
+		t.Errorf("cordoned %v, want %v (the NotReady member first)", cordoned, want)
+	}
+}

@@ -200,7 +200,15 @@ func (o *observer) tc() time.Duration {
 // the median.
 func (o *observer) tcOf() func(app string, j int) time.Duration {
 	recs := o.recoveries()
-	median := o.tc()
+	var all []time.Duration
+	for _, rs := range recs {
+		for _, r := range rs {
+			if r.measured {
+				all = append(all, r.took)
+			}
+		}
+	}
+	median := percentile(all, 0.5) // tc, from the same look
 	mean := map[string]time.Duration{}
 	for app, rs := range recs {
 		var sum time.Duration
