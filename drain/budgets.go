@@ -103,6 +103,7 @@ func (r *run) pdbChanged(obj any) {
 	r.lock()
 	defer r.unlock()
 	delete(r.index, p.Namespace)
+	r.movedAt[key] = r.e.cfg.Clock.Now()
 	r.budgetMovedLocked(key, p)
 	for podKey := range r.reserved[key] {
 		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
@@ -113,8 +114,9 @@ func (r *run) pdbChanged(obj any) {
 			}
 		}
 	}
-	if r.stale[key] != "" && !r.listsGoneLocked(p) {
+	if r.stale[key] != "" && p.ResourceVersion != r.staleRV[key] && !r.listsGoneLocked(p) {
 		delete(r.stale, key) // the disruption controller caught up
+		delete(r.staleRV, key)
 	}
 	r.wakeBudgetLocked(key)
 }

@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,9 +95,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		for _, err := range errs {
 			np.Errors = append(np.Errors, err.Error())
 		}
-		if w := list.Warnings(); w != "" {
-			np.Warnings = append(np.Warnings, w)
-		}
+		np.Warnings = append(np.Warnings, splitWarnings(list.Warnings())...)
 		var scratch, tolerating []string
 		for _, p := range list.Pods() {
 			if tol := cordonToleration(&p); tol != "" && metav1.GetControllerOf(&p) != nil {
@@ -172,6 +171,18 @@ func (e *Engine) kubectlHelperWith(ctx context.Context, sink *ruleSink) *kubectl
 // unmanagedWarning is kubectl's warning for a pod without a controller deleted under
 // --force (k8s.io/kubectl/pkg/drain does not export it).
 const unmanagedWarning = "deleting Pods that declare no controller"
+
+// splitWarnings turns kubectl's one-line warning ("kind: pods; kind: pods", its kinds in
+// map order, so different from run to run) into one warning per kind, sorted, so the
+// same cluster always gives the same output.
+func splitWarnings(w string) []string {
+	if w == "" {
+		return nil
+	}
+	kinds := strings.Split(w, "; ")
+	sort.Strings(kinds)
+	return kinds
+}
 
 // keepWarnings runs filters as one of kubectl's AdditionalFilters. kubectl keeps only the
 // status of the last filter a pod passes, so an extra filter that lets a pod through would

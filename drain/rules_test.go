@@ -223,3 +223,25 @@ func TestKeepWarnings(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"none", "", nil},
+		{"one kind", "ignoring DaemonSet-managed Pods: ns/a, ns/b", []string{"ignoring DaemonSet-managed Pods: ns/a, ns/b"}},
+		// kubectl joins its kinds in map order: either order gives the same lines.
+		{"two kinds", "ignoring DaemonSet-managed Pods: ns/a; deleting Pods that declare no controller: ns/b",
+			[]string{"deleting Pods that declare no controller: ns/b", "ignoring DaemonSet-managed Pods: ns/a"}},
+		{"two kinds, other order", "deleting Pods that declare no controller: ns/b; ignoring DaemonSet-managed Pods: ns/a",
+			[]string{"deleting Pods that declare no controller: ns/b", "ignoring DaemonSet-managed Pods: ns/a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := splitWarnings(tc.in)
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+				t.Errorf("splitWarnings(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}

@@ -88,6 +88,8 @@ type run struct {
 	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
 	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
 	stale    map[string]string               // pdb key -> why its status is stale
+	staleRV  map[string]string               // pdb key -> its resourceVersion when called stale
+	movedAt  map[string]time.Time            // pdb key -> when this run last saw it change
 	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
 	nodes    map[string]*nodeState
 	diag     diagState              // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
@@ -105,7 +107,7 @@ func newRun(e *Engine, pf *preflight) *run {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(e.cfg.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Clock: e.cfg.Clock}),
 		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
-		index: map[string]*pdb.Index{}, stale: map[string]string{}, goneAt: map[string]time.Time{},
+		index: map[string]*pdb.Index{}, stale: map[string]string{}, staleRV: map[string]string{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{},
 		nodes: map[string]*nodeState{}, done: make(chan struct{}),
 	}
 }

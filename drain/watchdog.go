@@ -11,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // probeTimeout bounds one GET /version.
@@ -59,10 +61,12 @@ func (r *run) watchdog(ctx context.Context) {
 	})
 }
 
-// checkStaleLocked calls a budget stale when its status still counts as disrupted a pod
-// this run saw gone StaleAfter ago or more: the disruption controller (in
-// kube-controller-manager) is not updating it, so its allowance will not come back. Its
-// pods stay parked and are not asked again while it is stale.
+// checkStaleLocked calls a budget stale when the disruption controller (in
+// kube-controller-manager) is not updating its status, so its allowance will not come
+// back: its status still counts as disrupted a pod this run saw gone StaleAfter ago or
+// more, or it has disagreed with its pods as last listed (a Ready replacement not
+// counted, say) for StaleAfter or more. Its pods stay parked and are not asked again
+// until the status changes.
 func (r *run) checkStaleLocked() {
 	keys := map[string]bool{}
 	for k, ps := range r.parked {
@@ -88,18 +92,43 @@ func (r *run) checkStaleLocked() {
 		if b == nil {
 			continue
 		}
-		name, since := r.goneListedLocked(b.PDB)
-		if name == "" {
+		why := r.staleWhyLocked(key, b)
+		if why == "" {
 			continue
 		}
-		msg := fmt.Sprintf("pdb %s: its status is stale: it still counts as disrupted pod %s, gone for %s; is kube-controller-manager (the disruption controller) running? Its pods wait and are not asked again until the status changes",
-			key, name, since.Round(time.Second))
-		r.stale[key] = msg
+		msg := fmt.Sprintf("pdb %s: its status is stale: %s; is kube-controller-manager (the disruption controller) running? Its pods wait and are not asked again until the status changes", key, why)
+		r.stale[key], r.staleRV[key] = msg, b.PDB.ResourceVersion
 		r.e.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
 		for _, st := range r.parked[key] {
 			st.blockMsg = msg
 		}
 	}
+}
+
+// staleWhyLocked says why b's status is stale, or "" while it may be current.
+func (r *run) staleWhyLocked(key string, b *pdb.Budget) string {
+	if name, since := r.goneListedLocked(b.PDB); name != "" {
+		return fmt.Sprintf("it still counts as disrupted pod %s, gone for %s", name, since.Round(time.Second))
+	}
+	sel := r.diag.selected[key]
+	if sel == nil || sel.at.IsZero() {
+		return ""
+	}
+	// A busy controller-manager lags its pods too, but it goes on writing the status: a
+	// disagreement counts only once the status has not changed for as long.
+	now := r.e.cfg.Clock.Now()
+	lasted := min(r.diag.tracker.Since(key, now), now.Sub(r.movedAt[key]))
+	if lasted < r.e.cfg.StaleAfter {
+		return ""
+	}
+	pods := sel.pods
+	if pods == nil {
+		pods = []*corev1.Pod{} // listed, none
+	}
+	if d := diagnose.Disagreement(b, pods, sel.at); d != "" {
+		return fmt.Sprintf("%s, for %s", d, lasted.Round(time.Second))
+	}
+	return ""
 }
 
 // disruptedPodTimeout is how long the disruption controller keeps a pod in a budget's

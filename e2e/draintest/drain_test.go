@@ -259,8 +259,8 @@ func TestKubectlFilterSemantics(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("drain with flags exit %d, want 0", r.Code)
 	}
-	// kubectl joins its warnings on one line: "Warning: ignoring ...; deleting ...".
-	mustContain(t, "stderr", r.Stderr, "Warning: ignoring DaemonSet-managed Pods", "deleting Pods with local storage", "deleting Pods that declare no controller")
+	// kubectl joins its warnings on one line in map order; the plan gives each kind its own line.
+	mustContain(t, "stderr", r.Stderr, "Warning: ignoring DaemonSet-managed Pods", "deleting Pods with local storage", "Warning: deleting Pods that declare no controller")
 	mustContain(t, "stdout", r.Stdout, "pod/bare evicted", "evicting pod "+e.NS+"/batch-")
 	left := map[string]bool{}
 	for _, p := range e.PodsOn(e.Nodes[0]) {
