@@ -95,6 +95,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		for _, err := range errs {
 			np.Errors = append(np.Errors, err.Error())
 		}
+		sort.Strings(np.Errors) // kubectl builds them in map order
 		np.Warnings = append(np.Warnings, splitWarnings(list.Warnings())...)
 		var scratch, tolerating []string
 		for _, p := range list.Pods() {
