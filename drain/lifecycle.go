@@ -50,11 +50,9 @@ func (r *run) drainNodes(ctx context.Context) {
 		r.drainRolling(ctx)
 		return
 	}
-	for _, np := range r.pf.plan.Nodes {
-		if ctx.Err() != nil {
-			return
-		}
-		r.cordon(ctx, np.Name)
+	r.cordonAll(ctx)
+	if ctx.Err() != nil {
+		return
 	}
 	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
 	deadline, stop := r.deadline()
@@ -85,33 +83,6 @@ func (r *run) drainNodes(ctx context.Context) {
 			r.drainNode(ctx, ns)
 		})
 	}
-}
-
-// cordon cordons a node for its drain (the record in the same patch) and says so; false
-// when it failed (the node is failed) or ctx ended.
-func (r *run) cordon(ctx context.Context, name string) bool {
-	var already bool
-	err := r.retryTransient(ctx, func() (err error) {
-		_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, name, false, r.e.cfg.Clock.Now(), r.e.cfg.origin())
-		return err
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			r.lock()
-			r.failNodeLocked(r.nodes[name], err.Error())
-			r.unlock()
-		}
-		return false
-	}
-	r.lock()
-	r.nodes[name].pol.cordonedHere = !already
-	r.unlock()
-	// Recorded (in the same patch as the cordon) before it is said.
-	r.e.emit(event.Event{Type: event.EventNodeCordoned, Node: name, Already: already})
-	if !already {
-		r.recordEvent(name, corev1.EventTypeNormal, "Cordoned", "kubectl-maintenance cordoned the node to drain it")
-	}
-	return true
 }
 
 // drainNode reads the node live, watches its pods, evicts what kubectl's filters would

@@ -22,6 +22,8 @@ type preflight struct {
 	nodes map[string]*corev1.Node
 	// pods to evict, per node, as kubectl's filters chose them.
 	pods map[string][]*corev1.Pod
+	// daemonSets answers kubectl's filters from one list, for the plan and the run.
+	daemonSets *daemonSets
 }
 
 // Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
@@ -43,7 +45,8 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	if _, err := labels.Parse(e.cfg.PodSelector); err != nil {
 		return nil, &ConfigError{msg: fmt.Sprintf("invalid --pod-selector %q: %v", e.cfg.PodSelector, err)}
 	}
-	pf := &preflight{plan: &event.Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{}}
+	pf := &preflight{plan: &event.Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{},
+		daemonSets: newDaemonSets(e.cfg.Client, e.cfg.ChunkSize)}
 	// One list of the nodes serves both the named nodes and the placement of replacements.
 	nodeList, err := e.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -71,6 +74,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	}
 	sink := &ruleSink{}
 	helper := e.kubectlHelperWith(ctx, sink)
+	helper.Client = pf.daemonSets.client(ctx, helper.Client)
 	// Many nodes: one list of every pod instead of one per node (planlist.go).
 	var listed map[string][]any
 	if sharedPodsFor(len(ordered), len(ordered)) {

@@ -226,13 +226,21 @@ func (f *fleet) setUp(ctx context.Context, c kubernetes.Interface, logf func(str
 	if err != nil {
 		return err
 	}
+	// A node agent on every node, as in any real fleet: kubectl's filters ask after each of
+	// its pods' DaemonSet (one GET per pod), so a plan over the fleet pays for it.
+	if _, err := fixture.DaemonSet(ctx, c, "fleet-0", fleetAgent, fixture.PodOptions{NodeSelector: map[string]string{"bench": "fleet"}}); err != nil {
+		return err
+	}
 	return f.settle(ctx, c, logf)
 }
+
+// fleetAgent is the fleet's DaemonSet (in namespace fleet-0): one pod per node, never evicted.
+const fleetAgent = "agent"
 
 // settle waits until every pod of every app is Ready and every budget's status is
 // current and back to its full allowance.
 func (f *fleet) settle(ctx context.Context, c kubernetes.Interface, logf func(string, ...any)) error {
-	want := 0
+	want := len(f.nodes) // the agent's pods
 	for _, a := range f.apps {
 		want += int(a.replicas)
 	}
