@@ -11,6 +11,8 @@ const (
 	podsResource   = "pods"
 	pdbsResource   = "poddisruptionbudgets"
 	poolsResource  = "nodepools"
+	appsGroup      = "apps"
+	autoscaling    = "autoscaling"
 	evictionSubres = "eviction"
 )
 
@@ -80,4 +82,21 @@ func ReadOnly(checks []Check) []Check {
 		}
 	}
 	return out
+}
+
+// Surge is what --surge does in each namespace given (those of the Deployments it will
+// scale), sorted: read the pod's ReplicaSet and Deployment, list the autoscalers (one
+// would undo the surge), and patch the Deployment's replicas up and back.
+func Surge(namespaces []string) []Check {
+	ns := append([]string(nil), namespaces...)
+	sort.Strings(ns)
+	var cs []Check
+	for _, n := range ns {
+		cs = append(cs,
+			Check{Verb: "get", Group: appsGroup, Resource: "replicasets", Namespace: n},
+			Check{Verb: "get", Group: appsGroup, Resource: "deployments", Namespace: n},
+			Check{Verb: "list", Group: autoscaling, Resource: "horizontalpodautoscalers", Namespace: n},
+			Check{Verb: "patch", Group: appsGroup, Resource: "deployments", Namespace: n})
+	}
+	return cs
 }

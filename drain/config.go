@@ -118,6 +118,16 @@ type Config struct {
 	// Surge, when set (--surge), moves a pod whose budget never allows a disruption by
 	// surging its one-replica Deployment (surge.go).
 	Surge Surger
+	// Permit, when set, is asked once the plan is made and before anything changes, with
+	// what the run will change besides nodes and evictions; an error ends the run there,
+	// nothing changed (the command checks the user's permissions for it).
+	Permit func(ctx context.Context, p Permits) error
+}
+
+// Permits is what a run will change besides its nodes and its evictions.
+type Permits struct {
+	// SurgeNamespaces are the namespaces of the Deployments --surge will scale, sorted.
+	SurgeNamespaces []string
 }
 
 // DefaultRateLimiter is exponential per pod (200 ms doubling up to 30 s) combined with an

@@ -24,6 +24,8 @@ type preflight struct {
 	pods map[string][]*corev1.Pod
 	// daemonSets answers kubectl's filters from one list, for the plan and the run.
 	daemonSets *daemonSets
+	// permits is what the run will change besides nodes and evictions (see Permit).
+	permits Permits
 }
 
 // Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod

@@ -32,6 +32,11 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if e.cfg.Permit != nil { // before anything is said or changed, as the command's preflight
+		if err := e.cfg.Permit(ctx, pf.permits); err != nil {
+			return Summary{NodesPending: len(pf.plan.Nodes)}, err
+		}
+	}
 	e.emit(event.Event{Type: event.EventPlan, Plan: pf.plan})
 	if problems := pf.plan.Problems(); len(problems) > 0 {
 		return Summary{NodesFailed: len(pf.plan.Nodes)}, &PreflightError{Problems: problems}
@@ -44,6 +49,7 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	if sum, err := e.gate(pf); err != nil {
 		return sum, err
 	}
+
 	if e.cfg.DryRun != DryRunNone {
 		return e.dryRun(ctx, pf)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,10 @@ func (e *Engine) surgePlan(ctx context.Context, pf *preflight) error {
 			}
 			if err != nil {
 				return fmt.Errorf("check --surge for pod %s/%s: %w", s.Pod.Namespace, s.Pod.Name, err)
+			}
+			if !slices.Contains(pf.permits.SurgeNamespaces, t.Namespace) {
+				pf.permits.SurgeNamespaces = append(pf.permits.SurgeNamespaces, t.Namespace)
+				slices.Sort(pf.permits.SurgeNamespaces)
 			}
 			s.Wave, s.Blocker = 1, ""
 			s.Decision.Reason = fmt.Sprintf("will be surged: deployment %s scaled from %d to %d replicas, the pod evicted once the new one is Ready on another node, then back to %d",

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -201,6 +203,7 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 		return err
 	}
 	req := o.request(operation.Drain, names)
+	req.Drain.Permit = o.surgePermit(cs)
 	if o.DryRun == "none" {
 		req.Drain.Origin = o.withOrigin(ctx, cs) // the command and user, recorded on the nodes (status)
 	}
@@ -219,6 +222,10 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 		// Bad input: one line (printed by the caller), no summary; nothing was changed.
 		return WithExitCode(ExitUsage, err)
+	}
+	var denied *access.Denied
+	if errors.As(err, &denied) {
+		return err // the permission preflight's one line (--surge, once planned); nothing was changed
 	}
 	p.Summary(sum.Summary, err, ExitCode(err))
 	return err

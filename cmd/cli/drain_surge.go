@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/access"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
 )
 
@@ -22,6 +24,18 @@ type surgeOptions struct {
 
 func (o *surgeOptions) addSurgeFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.Surge, "surge", o.Surge, "move the pod of a one-replica Deployment whose PodDisruptionBudget never allows a disruption (minAvailable: 1) by scaling the Deployment to 2 until the pod is evicted; refused (exit 3, nothing changed) under maxUnavailable: 0, an autoscaler, or a StatefulSet")
+}
+
+// surgePermit is the engine's Permit for --surge: once the plan knows which Deployments
+// it will scale, the user's permission to scale them is checked before anything changes
+// (nil without --surge).
+func (o *DrainOptions) surgePermit(cs kubernetes.Interface) func(context.Context, drain.Permits) error {
+	if !o.Surge {
+		return nil
+	}
+	return func(ctx context.Context, p drain.Permits) error {
+		return o.checkAccess(ctx, cs, o.DryRun, access.Surge(p.SurgeNamespaces))
+	}
 }
 
 // restoreSurges restores the Deployments a drain surged for pods of node (uncordon undoes

@@ -99,6 +99,7 @@ func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interfac
 		return err
 	}
 	req := o.request(operation.Drain, nil)
+	req.Drain.Permit = o.surgePermit(cs)
 	req.Drain.Only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
 	ro := &nodepool.Rollout{Kube: cs, Client: pc, Timeout: o.Timeout}
 	// The drain's blocked events name the budget the rollout waits on: the pool's

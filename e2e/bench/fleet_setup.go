@@ -305,7 +305,8 @@ func waitFor(ctx context.Context, every time.Duration, cond func() (bool, string
 	}
 }
 
-// podsOn counts, per app, the live pods on the named nodes.
+// podsOn counts, per app, the live pods on the named nodes that a drain evicts (not the
+// DaemonSet's).
 func podsOn(ctx context.Context, c kubernetes.Interface, nodes []string) (map[string]int, error) {
 	on := map[string]bool{}
 	for _, n := range nodes {
@@ -318,6 +319,9 @@ func podsOn(ctx context.Context, c kubernetes.Interface, nodes []string) (map[st
 	out := map[string]int{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "DaemonSet" {
+			continue // stays on its node
+		}
 		if on[p.Spec.NodeName] && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			out[p.Labels["app"]]++
 		}

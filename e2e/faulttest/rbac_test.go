@@ -178,3 +178,49 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// --surge scales Deployments: a user who may read them but not patch them gets one line
+// naming the permission once the plan knows which Deployment it would scale, before
+// anything is printed or changed (no cordon, no surge).
+func TestSurgeWithoutPatchDeploymentsChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := fixture.NewEnv(t, shared, plugin, "a", "b")
+	e.AddNodes(0)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "solo", 1, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Ready("solo", 1)
+	e.PDB("solo", fixture.PDBSpec{App: "solo", MinAvailable: fixture.Int(1)}, 0) // never allows one
+	e.AddNodes(1)
+	e.Guard()
+	node := e.Node(e.Nodes[0])
+	rules := append(maintainerRules(),
+		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list"}},
+		rbacv1.PolicyRule{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: []string{"list"}})
+	kubeconfig, user := userKubeconfig(t, e, "no-scale", rules)
+
+	res := run(t, e.Ctx, kubeconfig, "drain", e.Nodes[0], "--surge")
+	want := fmt.Sprintf(`error: cannot patch deployments.apps in namespace %q (user %q)`, e.NS, user)
+	if res.Code != 1 {
+		t.Errorf("exit %d, want 1", res.Code)
+	}
+	if got := strings.TrimRight(res.Stderr, "\n"); got != want {
+		t.Errorf("stderr:\n%s\nwant the one line:\n%s", got, want)
+	}
+	if res.Stdout != "" {
+		t.Errorf("something was printed before the error:\n%s", res.Stdout)
+	}
+	if n := e.Node(e.Nodes[0]); n.Spec.Unschedulable || !maps.Equal(fixture.WithoutSystemKeys(n.Annotations), fixture.WithoutSystemKeys(node.Annotations)) {
+		t.Errorf("node %s changed: unschedulable=%v annotations=%v", n.Name, n.Spec.Unschedulable, n.Annotations)
+	}
+	d, err := e.C.AppsV1().Deployments(e.NS).Get(e.Ctx, "solo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 1 {
+		t.Errorf("deployment solo scaled to %d", *d.Spec.Replicas)
+	}
+	if after := e.Ready("solo", 1); after[0].UID != before[0].UID {
+		t.Errorf("pod %s is gone after the refused drain", before[0].Name)
+	}
+}
