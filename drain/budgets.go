@@ -117,6 +117,7 @@ func (r *run) pdbChanged(obj any) {
 	if r.stale[key] != "" && p.ResourceVersion != r.staleRV[key] && !r.listsGoneLocked(p) {
 		delete(r.stale, key) // the disruption controller caught up
 		delete(r.staleRV, key)
+		delete(r.staleFromPods, key)
 	}
 	r.wakeBudgetLocked(key)
 }

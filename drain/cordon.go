@@ -14,41 +14,62 @@ const cordonsAtOnce = 8
 
 // cordonAll cordons every node of the plan before any drain starts, as kubectl does, up
 // to cordonsAtOnce patches at a time (one after the other, 100 nodes took 6 s before the
-// first eviction), and says each in plan order once all are answered.
+// first eviction). Each cordon is said in plan order as soon as it and every node before
+// it have answered, so one node whose cordon is retried holds back only the ones after it.
 func (r *run) cordonAll(ctx context.Context) {
 	nodes := r.pf.plan.Nodes
 	type answer struct {
-		tried, already bool
-		err            error
+		already bool
+		err     error
 	}
 	answers := make([]answer, len(nodes))
-	next := make(chan int)
-	var wg sync.WaitGroup
+	next, done := make(chan int), make(chan int, len(nodes))
+	var all, workers sync.WaitGroup
+	all.Add(1)
+	go func() { // feeds the nodes in plan order until ctx ends
+		defer all.Done()
+		defer close(next)
+		for i := range nodes {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	for range min(cordonsAtOnce, len(nodes)) {
-		wg.Add(1)
+		workers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer workers.Done()
 			for i := range next {
 				answers[i].already, answers[i].err = r.cordonPatch(ctx, nodes[i].Name)
-				answers[i].tried = true
+				done <- i // buffered: never blocks
 			}
 		}()
 	}
-feed:
-	for i := range nodes {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	all.Add(1)
+	go func() {
+		defer all.Done()
+		workers.Wait()
+		close(done)
+	}()
+	// Only answers received on done are read here (a worker may be writing any other).
+	got, said := make([]bool, len(nodes)), 0
+	say := func(i int) {
+		r.cordoned(ctx, nodes[i].Name, answers[i].already, answers[i].err)
+	}
+	for i := range done {
+		got[i] = true
+		for ; said < len(nodes) && got[said]; said++ {
+			say(said)
 		}
 	}
-	close(next)
-	wg.Wait()
-	for i, np := range nodes { // every answer said, even once interrupted
-		if answers[i].tried {
-			r.cordoned(ctx, np.Name, answers[i].already, answers[i].err)
+	for ; said < len(nodes); said++ { // interrupted: the answers after a node never tried
+		if got[said] {
+			say(said)
 		}
 	}
+	all.Wait()
 }
 
 // cordon cordons a node for its drain (the record in the same patch) and says so; false

@@ -2,18 +2,21 @@ package drain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
@@ -97,4 +100,44 @@ type slowNodes struct {
 func (c slowNodes) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*corev1.Node, error) {
 	c.before()
 	return c.NodeInterface.Patch(ctx, name, pt, data, opts, sub...)
+}
+
+// One node's cordon keeps failing transiently (a webhook timing out): the nodes before it
+// in plan order are said at once, the ones after it only once it has answered.
+func TestCordonsBeforeARetriedOneAreSaid(t *testing.T) {
+	var objs []runtime.Object
+	var names []string
+	for i := range 20 {
+		n := fmt.Sprintf("n%02d", i)
+		names = append(names, n)
+		objs = append(objs, testNode(n))
+	}
+	g := newRig(t, Config{MaxParallelNodes: 20}, objs...)
+	g.client.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.(k8stesting.PatchAction).GetName() == "n10" {
+			return true, nil, apierrors.NewInternalError(errors.New("failed calling webhook: context deadline exceeded"))
+		}
+		return false, nil, nil
+	})
+	g.start(names...)
+	var said []string
+	deadline := time.After(3 * time.Second)
+loop:
+	for {
+		select {
+		case ev := <-g.events:
+			if ev.Type == event.EventNodeCordoned {
+				said = append(said, ev.Node)
+			}
+		case <-deadline:
+			break loop
+		case <-time.After(20 * time.Millisecond):
+			g.clock.Step(time.Second) // n10 retried meanwhile
+		}
+	}
+	if fmt.Sprint(said) != fmt.Sprint(names[:10]) {
+		t.Errorf("while n10's cordon is retried, said %v, want %v", said, names[:10])
+	}
+	g.cancel()
+	g.finish()
 }

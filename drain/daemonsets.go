@@ -4,37 +4,71 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	"k8s.io/utils/clock"
 )
 
 // daemonSets answers the question kubectl's filters ask of every DaemonSet pod, "does
-// its DaemonSet exist?", from one list of every DaemonSet taken on first use. kubectl's
-// filter (k8s.io/kubectl/pkg/drain, daemonSetFilter) sends one GET per DaemonSet pod:
-// thousands for a plan over a fleet, where every node runs a few, and again each time a
-// node's pods are looked at. A name the list does not hold is asked of the server as
-// kubectl would (an orphaned pod, or a DaemonSet created since the list); a list that
-// fails (a user who may get DaemonSets but not list them) leaves every question to the
-// server. A nil *daemonSets asks the server every time.
+// its DaemonSet exist?", from a list of every DaemonSet. kubectl's filter
+// (k8s.io/kubectl/pkg/drain, daemonSetFilter) sends one GET per DaemonSet pod: thousands
+// for a plan over a fleet, where every node runs a few, and again each time a node's pods
+// are looked at. The list is taken again on the first question after it is dsListTTL
+// old, so a DaemonSet deleted during a long run is seen as kubectl would see it within
+// that time. A name the list does not hold is asked of the server as kubectl would (an
+// orphaned pod, or a DaemonSet created since the list); while there is no list (the first
+// one in flight, or a failed one: a user who may get DaemonSets but not list them) every
+// question goes to the server. A nil *daemonSets asks the server every time.
 type daemonSets struct {
 	c     kubernetes.Interface
 	chunk int64
-	once  sync.Once
-	names map[string]bool // namespace/name
-	err   error
+	clock clock.PassiveClock
+
+	mu      sync.Mutex
+	names   map[string]bool // namespace/name, as listed at
+	at      time.Time
+	listing bool
+	denied  bool // the list failed: ask the server from now on
 }
 
-func newDaemonSets(c kubernetes.Interface, chunk int64) *daemonSets {
-	return &daemonSets{c: c, chunk: chunk}
+// dsListTTL is how long a list of the DaemonSets answers before it is taken again.
+const dsListTTL = 30 * time.Second
+
+func newDaemonSets(c kubernetes.Interface, chunk int64, clk clock.PassiveClock) *daemonSets {
+	return &daemonSets{c: c, chunk: chunk, clock: clk}
 }
 
-// known returns the DaemonSets listed on first use (ctx is the first caller's).
-func (d *daemonSets) known(ctx context.Context) (map[string]bool, error) {
-	d.once.Do(func() { d.names, d.err = d.list(ctx) })
-	return d.names, d.err
+// known returns the DaemonSets as last listed, listing them first (outside the lock) when
+// there is no list younger than dsListTTL and nobody is listing; nil when the server is
+// to be asked instead.
+func (d *daemonSets) known(ctx context.Context) map[string]bool {
+	d.mu.Lock()
+	fresh := d.names != nil && d.clock.Since(d.at) < dsListTTL
+	if fresh || d.listing || d.denied {
+		names := d.names
+		if d.denied {
+			names = nil
+		}
+		d.mu.Unlock()
+		return names
+	}
+	d.listing = true
+	d.mu.Unlock()
+	names, err := d.list(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.listing = false
+	switch {
+	case err == nil:
+		d.names, d.at = names, d.clock.Now()
+	case ctx.Err() == nil:
+		d.denied = true // kubectl's GETs from now on
+	}
+	return d.names
 }
 
 func (d *daemonSets) list(ctx context.Context) (map[string]bool, error) {
@@ -56,7 +90,7 @@ func (d *daemonSets) list(ctx context.Context) (map[string]bool, error) {
 }
 
 // client wraps c so that a GET of a DaemonSet the list holds is answered without a
-// request. kubectl's filter sends its GET with context.TODO(); the list uses ctx.
+// request. The list is taken with ctx (the run's or the plan's).
 func (d *daemonSets) client(ctx context.Context, c kubernetes.Interface) kubernetes.Interface {
 	if d == nil {
 		return c
@@ -95,7 +129,7 @@ type dsGetter struct {
 // Get answers from the list when it holds the name (the filter reads nothing but the
 // error), and asks the server otherwise.
 func (g dsGetter) Get(ctx context.Context, name string, opts metav1.GetOptions) (*appsv1.DaemonSet, error) {
-	if names, err := g.ds.known(g.ctx); err == nil && names[g.ns+"/"+name] {
+	if g.ds.known(g.ctx)[g.ns+"/"+name] {
 		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: g.ns, Name: name}}, nil
 	}
 	return g.DaemonSetInterface.Get(ctx, name, opts)

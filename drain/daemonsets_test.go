@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -101,5 +103,53 @@ func TestDaemonSetsAreListedOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The list answers for dsListTTL; a DaemonSet deleted meanwhile is seen as kubectl would
+// see it (NotFound) once the list is taken again.
+func TestDaemonSetListIsTakenAgainOnceOld(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent"}})
+	clk := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
+	ds := newDaemonSets(client, 500, clk)
+	get := func() error {
+		_, err := ds.client(ctx, client).AppsV1().DaemonSets("ns").Get(ctx, "agent", metav1.GetOptions{})
+		return err
+	}
+	calls := func(verb string) int {
+		n := 0
+		for _, a := range client.Actions() {
+			if a.GetResource().Resource == "daemonsets" && a.GetVerb() == verb {
+				n++
+			}
+		}
+		return n
+	}
+	for _, step := range []struct {
+		name        string
+		do          func()
+		lists, gets int
+		notFound    bool
+	}{
+		{name: "first question: one list", lists: 1},
+		{name: "again: from the list", lists: 1},
+		{name: "deleted, the list still young: from the list", do: func() {
+			if err := client.AppsV1().DaemonSets("ns").Delete(ctx, "agent", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, lists: 1},
+		{name: "the list old: listed again, not there, asked: NotFound", do: func() { clk.Step(dsListTTL) }, lists: 2, gets: 1, notFound: true},
+	} {
+		if step.do != nil {
+			step.do()
+		}
+		err := get()
+		if apierrors.IsNotFound(err) != step.notFound || (!step.notFound && err != nil) {
+			t.Errorf("%s: Get = %v, want NotFound %v", step.name, err, step.notFound)
+		}
+		if l, g := calls("list"), calls("get"); l != step.lists || g != step.gets {
+			t.Errorf("%s: %d lists and %d gets so far, want %d and %d", step.name, l, g, step.lists, step.gets)
+		}
 	}
 }

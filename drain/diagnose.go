@@ -211,7 +211,15 @@ func (r *run) list(ctx context.Context, key string) {
 	}
 	if b := r.budgetLocked(key); b != nil {
 		sel.pods, sel.notReady, sel.at = pods, notReady, r.e.cfg.Clock.Now()
-		r.diag.tracker.Observe(key, diagnose.Disagreement(b, pods, sel.at) != "", sel.at)
+		listed := pods
+		if listed == nil {
+			listed = []*corev1.Pod{} // listed, none (nil would mean unknown)
+		}
+		disagrees := diagnose.Disagreement(b, listed, sel.at) != ""
+		r.diag.tracker.Observe(key, disagrees, sel.at)
+		if !disagrees {
+			r.agreesLocked(key)
+		}
 	}
 }
 

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
@@ -18,13 +22,17 @@ import (
 // p0 on n2) and plays a controller-manager that records p1's eviction, drops p1 from
 // disruptedPods as it terminates, and then stops: p1 goes, its replacement p3 comes up
 // Ready on n2, and the status goes on counting 2 healthy pods where there are 3.
-func frozenAfterItDroppedThePod(t *testing.T) (*rig, *run, *policyv1.PodDisruptionBudget) {
+// before, if given, runs before the drain starts (a reactor added later would race it).
+func frozenAfterItDroppedThePod(t *testing.T, before ...func(*rig)) (*rig, *run, *policyv1.PodDisruptionBudget) {
 	t.Helper()
 	budget := testPDB(1)
 	budget.ResourceVersion = "1"
 	g := newRig(t, Config{Timeout: 5 * time.Minute}, testNode("n1"), testNode("n2"),
 		podOn("p0", "n2", "u0"), podOn("p1", "n1", "u1"), podOn("p2", "n1", "u2"), budget)
 	onlyNodePods(g.client)
+	for _, f := range before {
+		f(g)
+	}
 	g.answer = func(int, *policyv1.Eviction) error { return nil }
 	g.start("n1")
 	r := <-g.run
@@ -95,4 +103,84 @@ func TestStatusThatKeepsChangingIsNotStale(t *testing.T) {
 	}
 	g.cancel()
 	<-g.done
+}
+
+// stepWithoutStale advances the fake clock by d in 5 s steps and fails the test on any
+// BudgetStatusStale warning.
+func stepWithoutStale(t *testing.T, g *rig, d time.Duration, why string) {
+	t.Helper()
+	for step := time.Duration(0); step < d; step += 5 * time.Second {
+		g.clock.Step(5 * time.Second)
+		time.Sleep(20 * time.Millisecond)
+		for more := true; more; {
+			select {
+			case ev := <-g.events:
+				if ev.Reason == "BudgetStatusStale" {
+					t.Fatalf("%s: called stale: %s", why, ev.Message)
+				}
+			default:
+				more = false
+			}
+		}
+	}
+}
+
+// The status is right (p3 went NotReady, so a live controller-manager has nothing to
+// write) but the budget's pod lists have failed since one that saw p3 Ready: an old list
+// is never held against the status.
+func TestAnOldListDoesNotMakeTheStatusStale(t *testing.T) {
+	var failLists atomic.Bool
+	g, _, _ := frozenAfterItDroppedThePod(t, func(g *rig) {
+		g.client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if _, ok := a.(k8stesting.ListAction).GetListRestrictions().Fields.RequiresExactMatch("spec.nodeName"); !ok && failLists.Load() {
+				return true, nil, errors.New("context deadline exceeded")
+			}
+			return false, nil, nil
+		})
+	})
+	stepWithoutStale(t, g, 15*time.Second, "before the lists fail")
+	failLists.Store(true)
+	notReady(t, g, "p3")
+	stepWithoutStale(t, g, 90*time.Second, "lists failing, the status right")
+	g.cancel()
+	<-g.done
+}
+
+// A budget called stale from its pods is current after all once a fresh list of its pods
+// agrees with the status (a controller-manager far behind that had nothing to write when
+// it caught up): the flag goes, without a change of the status.
+func TestStaleFromItsPodsClearsWhenAListAgrees(t *testing.T) {
+	g, r, _ := frozenAfterItDroppedThePod(t)
+	g.warning("BudgetStatusStale", 10*time.Second)
+	notReady(t, g, "p3") // now 2 Ready, as the status says
+	deadline := time.After(10 * time.Second)
+	for {
+		r.lock()
+		stale := r.stale["ns/web"]
+		r.unlock()
+		if stale == "" {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("still stale after lists that agree with the status: %s", stale)
+		case <-time.After(20 * time.Millisecond):
+			g.clock.Step(5 * time.Second)
+		case <-g.events:
+		}
+	}
+	g.cancel()
+	<-g.done
+}
+
+func notReady(t *testing.T, g *rig, name string) {
+	t.Helper()
+	p, err := g.client.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	if _, err := g.client.CoreV1().Pods("ns").UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,6 +3,8 @@ package drain
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -208,7 +210,12 @@ func (r *run) look(ns *nodeState) {
 		return
 	}
 	if len(errs) > 0 {
-		r.failNodeLocked(ns, errs[0].Error())
+		msgs := make([]string, len(errs))
+		for i, err := range errs {
+			msgs[i] = err.Error()
+		}
+		sort.Strings(msgs) // kubectl builds them in map order
+		r.failNodeLocked(ns, strings.Join(msgs, "; "))
 		return
 	}
 	if !ns.started {

@@ -48,7 +48,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		return nil, &ConfigError{msg: fmt.Sprintf("invalid --pod-selector %q: %v", e.cfg.PodSelector, err)}
 	}
 	pf := &preflight{plan: &event.Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{},
-		daemonSets: newDaemonSets(e.cfg.Client, e.cfg.ChunkSize)}
+		daemonSets: newDaemonSets(e.cfg.Client, e.cfg.ChunkSize, e.cfg.Clock)}
 	// One list of the nodes serves both the named nodes and the placement of replacements.
 	nodeList, err := e.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -181,12 +181,20 @@ const unmanagedWarning = "deleting Pods that declare no controller"
 
 // splitWarnings turns kubectl's one-line warning ("kind: pods; kind: pods", its kinds in
 // map order, so different from run to run) into one warning per kind, sorted, so the
-// same cluster always gives the same output.
+// same cluster always gives the same output. A piece that does not end in its pods (a
+// message of its own that holds "; ") stays with the piece before it.
 func splitWarnings(w string) []string {
 	if w == "" {
 		return nil
 	}
-	kinds := strings.Split(w, "; ")
+	var kinds []string
+	for _, piece := range strings.Split(w, "; ") {
+		if n := len(kinds); n > 0 && !strings.Contains(kinds[n-1], ": ") {
+			kinds[n-1] += "; " + piece
+			continue
+		}
+		kinds = append(kinds, piece)
+	}
 	sort.Strings(kinds)
 	return kinds
 }

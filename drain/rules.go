@@ -89,7 +89,7 @@ func (e *Engine) ruleFilter(sink *ruleSink) kubectldrain.PodFilter {
 			if completed(&p) {
 				return kubectldrain.MakePodDeleteStatusSkip()
 			}
-			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods labelled "+LabelCAPIDrain+"=wait-completed (Cluster API drain rule); the node waits for them to complete")
+			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods labelled "+LabelCAPIDrain+"=wait-completed (Cluster API drain rule), and the node waits for them to complete")
 		case ruleDoNotDisrupt:
 			if sink != nil {
 				p := p

@@ -234,6 +234,8 @@ func TestSplitWarnings(t *testing.T) {
 		// kubectl joins its kinds in map order: either order gives the same lines.
 		{"two kinds", "ignoring DaemonSet-managed Pods: ns/a; deleting Pods that declare no controller: ns/b",
 			[]string{"deleting Pods that declare no controller: ns/b", "ignoring DaemonSet-managed Pods: ns/a"}},
+		{"a message holding \"; \" stays whole", "keep this; and that: ns/c; ignoring DaemonSet-managed Pods: ns/a",
+			[]string{"ignoring DaemonSet-managed Pods: ns/a", "keep this; and that: ns/c"}},
 		{"two kinds, other order", "deleting Pods that declare no controller: ns/b; ignoring DaemonSet-managed Pods: ns/a",
 			[]string{"deleting Pods that declare no controller: ns/b", "ignoring DaemonSet-managed Pods: ns/a"}},
 	} {

@@ -92,11 +92,16 @@ func (r *run) checkStaleLocked() {
 		if b == nil {
 			continue
 		}
-		why := r.staleWhyLocked(key, b)
+		why, fromPods := r.staleWhyLocked(key, b)
 		if why == "" {
 			continue
 		}
-		msg := fmt.Sprintf("pdb %s: its status is stale: %s; is kube-controller-manager (the disruption controller) running? Its pods wait and are not asked again until the status changes", key, why)
+		ask := "running?"
+		if fromPods {
+			ask = "running, or far behind?"
+			r.staleFromPods[key] = true
+		}
+		msg := fmt.Sprintf("pdb %s: its status is stale: %s; is kube-controller-manager (the disruption controller) %s Its pods wait and are not asked again until the status changes", key, why, ask)
 		r.stale[key], r.staleRV[key] = msg, b.PDB.ResourceVersion
 		r.e.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
 		for _, st := range r.parked[key] {
@@ -105,30 +110,50 @@ func (r *run) checkStaleLocked() {
 	}
 }
 
-// staleWhyLocked says why b's status is stale, or "" while it may be current.
-func (r *run) staleWhyLocked(key string, b *pdb.Budget) string {
+// staleWhyLocked says why b's status is stale ("" while it may be current), and whether
+// that is read from its pods (the status disagrees with them) rather than from a gone pod
+// it still lists.
+func (r *run) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
 	if name, since := r.goneListedLocked(b.PDB); name != "" {
-		return fmt.Sprintf("it still counts as disrupted pod %s, gone for %s", name, since.Round(time.Second))
+		return fmt.Sprintf("it still counts as disrupted pod %s, gone for %s", name, since.Round(time.Second)), false
 	}
 	sel := r.diag.selected[key]
 	if sel == nil || sel.at.IsZero() {
-		return ""
+		return "", false
+	}
+	// The status as it stands against the pods as they stand: listed after the status
+	// last changed, and lately.
+	now := r.e.cfg.Clock.Now()
+	if sel.at.Before(r.movedAt[key]) || now.Sub(sel.at) > 2*r.e.cfg.DiagnoseInterval {
+		return "", false
 	}
 	// A busy controller-manager lags its pods too, but it goes on writing the status: a
 	// disagreement counts only once the status has not changed for as long.
-	now := r.e.cfg.Clock.Now()
 	lasted := min(r.diag.tracker.Since(key, now), now.Sub(r.movedAt[key]))
 	if lasted < r.e.cfg.StaleAfter {
-		return ""
+		return "", false
 	}
 	pods := sel.pods
 	if pods == nil {
 		pods = []*corev1.Pod{} // listed, none
 	}
 	if d := diagnose.Disagreement(b, pods, sel.at); d != "" {
-		return fmt.Sprintf("%s, for %s", d, lasted.Round(time.Second))
+		return fmt.Sprintf("%s, for %s", d, lasted.Round(time.Second)), true
 	}
-	return ""
+	return "", false
+}
+
+// agreesLocked is told that a fresh list of key's pods agrees with its status: a budget
+// called stale from its pods is current after all (a controller-manager far behind caught
+// up without a change of this status), and its pods may be asked again.
+func (r *run) agreesLocked(key string) {
+	if !r.staleFromPods[key] {
+		return
+	}
+	delete(r.stale, key)
+	delete(r.staleRV, key)
+	delete(r.staleFromPods, key)
+	r.wakeBudgetLocked(key)
 }
 
 // disruptedPodTimeout is how long the disruption controller keeps a pod in a budget's
