@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,10 +53,17 @@ func fleetObjects(nodes, podsPerNode int) ([]runtime.Object, []string) {
 }
 
 // BenchmarkPlanFleet plans a drain of 100 and of 1,000 nodes of a 1,000-node, 10,000-pod
-// fleet (250 budgets) over a fake clientset: the time of the plan itself (kubectl's
-// filters, the simulation) without the network, and the API requests it makes.
+// fleet (250 budgets, and a DaemonSet's pod on every node) over a fake clientset: the time
+// of the plan itself (kubectl's filters, the simulation) without the network, and the API
+// requests it makes (kubectl's filters alone would GET the DaemonSet once per node).
 func BenchmarkPlanFleet(b *testing.B) {
 	objs, names := fleetObjects(1000, 10)
+	objs = append(objs, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet-0", Name: "agent"}})
+	for _, n := range names {
+		p := daemonPod("agent-"+n, n, "agent")
+		p.Namespace, p.UID = "fleet-0", types.UID("agent-"+n)
+		objs = append(objs, p)
+	}
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			client := fake.NewClientset(objs...)
