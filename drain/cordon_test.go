@@ -26,13 +26,7 @@ import (
 // the answers come back.
 func TestCordonsGoOutTogetherAndAreSaidInPlanOrder(t *testing.T) {
 	const nodes = 20
-	var objs []runtime.Object
-	var names []string
-	for i := range nodes {
-		n := fmt.Sprintf("n%02d", i)
-		names = append(names, n)
-		objs = append(objs, testNode(n))
-	}
+	objs, names := testNodes("n%02d", nodes)
 	var inFlight, peak, patches atomic.Int32
 	// The fake clientset answers one call at a time: the wait is outside it.
 	client := slowPatches{Interface: fake.NewClientset(objs...), before: func() {
@@ -105,13 +99,7 @@ func (c slowNodes) Patch(ctx context.Context, name string, pt types.PatchType, d
 // One node's cordon keeps failing transiently (a webhook timing out): the nodes before it
 // in plan order are said at once, the ones after it only once it has answered.
 func TestCordonsBeforeARetriedOneAreSaid(t *testing.T) {
-	var objs []runtime.Object
-	var names []string
-	for i := range 20 {
-		n := fmt.Sprintf("n%02d", i)
-		names = append(names, n)
-		objs = append(objs, testNode(n))
-	}
+	objs, names := testNodes("n%02d", 20)
 	g := newRig(t, Config{MaxParallelNodes: 20}, objs...)
 	g.client.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.(k8stesting.PatchAction).GetName() == "n10" {

@@ -2,6 +2,7 @@ package drain
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +23,18 @@ import (
 func testNode(name string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+}
+
+// testNodes returns n Ready nodes named by format (e.g. "n%02d") and their names.
+func testNodes(format string, n int) ([]runtime.Object, []string) {
+	var objs []runtime.Object
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf(format, i)
+		names = append(names, name)
+		objs = append(objs, testNode(name))
+	}
+	return objs, names
 }
 
 func testPod(name, node string) *corev1.Pod {

@@ -25,13 +25,7 @@ import (
 // fleetObjects is a fleet in memory: nodes f-0000..., podsPerNode pods on each, spread
 // over apps of 40 replicas in 10 namespaces, one budget per app (maxUnavailable 1).
 func fleetObjects(nodes, podsPerNode int) ([]runtime.Object, []string) {
-	var objs []runtime.Object
-	var names []string
-	for i := range nodes {
-		n := fmt.Sprintf("f-%04d", i)
-		names = append(names, n)
-		objs = append(objs, testNode(n))
-	}
+	objs, names := testNodes("f-%04d", nodes)
 	apps := max(1, nodes*podsPerNode/40)
 	for a := range apps {
 		ns, app := fmt.Sprintf("fleet-%d", a%10), fmt.Sprintf("app-%03d", a)

@@ -163,13 +163,7 @@ func TestControllerManagerStoppedMidDrain(t *testing.T) {
 	res := r.wait()
 	tl.mark("drain finishes: exit %d", res.Code)
 	atEnd, _ := evictionRequests(t, e.Ctx)
-	if err := shared.Restart(e.Ctx, cluster.ControllerManager); err != nil {
-		t.Fatal(err)
-	}
-	tl.mark("fault ends: kube-controller-manager restarted")
-	again := run(t, e.Ctx, shared.Kubeconfig, "drain", e.Nodes[0], "--progress=plain", "--timeout", "3m")
-	tl.mark("re-run finishes: exit %d", again.Code)
-	tl.log()
+	again := restartControllerManagerAndRedrain(t, e, tl)
 	t.Logf("FIGURE controller-manager-stopped: eviction requests while the status was frozen: %.0f (%.0f after the stale notice)",
 		atEnd-atStop, atEnd-max(staleAll, atStop))
 

@@ -42,13 +42,7 @@ func TestControllerManagerStoppedAfterItDroppedThePod(t *testing.T) {
 	tl.mark("fault begins: kube-controller-manager stopped; disruptedPods empty, replacement not Ready yet")
 	res := r.wait()
 	tl.mark("drain finishes: exit %d", res.Code)
-	if err := shared.Restart(e.Ctx, cluster.ControllerManager); err != nil {
-		t.Fatal(err)
-	}
-	tl.mark("fault ends: kube-controller-manager restarted")
-	again := run(t, e.Ctx, shared.Kubeconfig, "drain", e.Nodes[0], "--progress=plain", "--timeout", "3m")
-	tl.mark("re-run finishes: exit %d", again.Code)
-	tl.log()
+	again := restartControllerManagerAndRedrain(t, e, tl)
 
 	if res.Code != 124 {
 		t.Errorf("drain with a frozen budget and --timeout 70s: exit %d, want 124", res.Code)
@@ -86,4 +80,18 @@ func synced(ctx context.Context, e *fixture.Env) error {
 		}
 		return starting == 1, nil
 	})
+}
+
+// restartControllerManagerAndRedrain ends the fault, drains the env's first node again
+// (--timeout 3m), logs the timeline and returns the re-run's result.
+func restartControllerManagerAndRedrain(t *testing.T, e *fixture.Env, tl *timeline) fixture.Result {
+	t.Helper()
+	if err := shared.Restart(e.Ctx, cluster.ControllerManager); err != nil {
+		t.Fatal(err)
+	}
+	tl.mark("fault ends: kube-controller-manager restarted")
+	again := run(t, e.Ctx, shared.Kubeconfig, "drain", e.Nodes[0], "--progress=plain", "--timeout", "3m")
+	tl.mark("re-run finishes: exit %d", again.Code)
+	tl.log()
+	return again
 }
