@@ -16,6 +16,8 @@ import (
 func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 	var sum Summary
 	mode := string(e.cfg.DryRun)
+	// Every node is cordoned before any is drained, as in the real run.
+	failed := map[string]bool{}
 	for _, np := range pf.plan.Nodes {
 		already := np.AlreadyCordoned
 		if e.cfg.DryRun == DryRunServer {
@@ -23,10 +25,16 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 			if already, err = Cordon(ctx, e.cfg.Client, pf.nodes[np.Name], true); err != nil {
 				e.emit(event.Event{Type: event.EventNodeFailed, Node: np.Name, Message: err.Error(), DryRun: mode})
 				sum.NodesFailed++
+				failed[np.Name] = true
 				continue
 			}
 		}
 		e.emit(event.Event{Type: event.EventNodeCordoned, Node: np.Name, Already: already, DryRun: mode})
+	}
+	for _, np := range pf.plan.Nodes {
+		if failed[np.Name] {
+			continue
+		}
 		for _, s := range np.Steps {
 			key := s.Pod.Namespace + "/" + s.Pod.Name
 			e.emit(event.Event{Type: event.EventEvictionStarted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
@@ -36,6 +44,7 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 				continue
 			}
 			if e.surgeDryRun(np.Name, s, mode) {
+				sum.PodsEvicted++
 				continue // --surge: said, not sent (surge.go)
 			}
 			if e.cfg.DryRun == DryRunServer {
@@ -49,6 +58,7 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 				}
 			}
 			e.emit(event.Event{Type: event.EventPodEvicted, Node: np.Name, Pod: key, Wave: s.Wave, DryRun: mode})
+			sum.PodsEvicted++ // would be: the summary matches the lines above it
 		}
 		e.emit(event.Event{Type: event.EventNodeDrained, Node: np.Name, DryRun: mode})
 		sum.NodesDrained++

@@ -112,8 +112,17 @@ func (o *StatusOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 		return fmt.Errorf("list nodes: %w", err)
 	}
 	nodes := make([]*corev1.Node, len(list.Items))
+	exists := map[string]bool{}
 	for i := range list.Items {
 		nodes[i] = &list.Items[i]
+		exists[list.Items[i].Name] = true
+	}
+	if o.Selector == "" { // a name that is no node is a typo, as for drain and uncordon
+		for _, n := range o.Names {
+			if !exists[n] {
+				return WithExitCode(ExitUsage, &drain.NodeNotFoundError{Name: n})
+			}
+		}
 	}
 	st, err := o.collect(ctx, cs, nodes)
 	if err != nil {

@@ -99,3 +99,24 @@ func TestStatusWatchPrintsChangesOnly(t *testing.T) {
 		t.Errorf("the name is in metadata, not in status: %s", b1)
 	}
 }
+
+// A named node that does not exist is a usage error (exit 2), as for drain and uncordon;
+// a node that exists but was never touched is not.
+func TestStatusOfANodeThatDoesNotExist(t *testing.T) {
+	cs := fake.NewClientset(statusNode("n2", nil, nil))
+	for _, tc := range []struct {
+		names []string
+		code  int
+	}{
+		{[]string{"nosuch"}, ExitUsage},
+		{[]string{"n2"}, 0},
+	} {
+		var out, errOut bytes.Buffer
+		o := &StatusOptions{Common: &Common{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}},
+			Output: NewOutputFlags(true), Names: tc.names, Now: time.Now}
+		err := o.Run(context.Background(), cs)
+		if code := ExitCode(err); code != tc.code || (tc.code != 0 && !strings.Contains(err.Error(), `node "nosuch" not found`)) {
+			t.Errorf("status %v: %v (exit %d), want exit %d", tc.names, err, code, tc.code)
+		}
+	}
+}

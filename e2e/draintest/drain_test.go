@@ -297,6 +297,28 @@ func TestDryRunChangesNothing(t *testing.T) {
 		if after := versions(e, node); after != before {
 			t.Errorf("--dry-run=%s changed the cluster:\nbefore %s\nafter  %s", mode, before, after)
 		}
+		// Several nodes: every cordon before any eviction, as in the real run, and a
+		// summary that counts the pods the lines above it say would go.
+		r = e.Run("drain", e.Nodes[0], e.Nodes[1], "--dry-run="+mode)
+		lastCordon, firstEvicted, evicted := -1, -1, 0
+		for i, l := range strings.Split(r.Stdout, "\n") {
+			if strings.HasPrefix(l, "node/") && strings.Contains(l, " cordoned ") {
+				lastCordon = i
+			}
+			if strings.HasPrefix(l, "pod/") && strings.Contains(l, " evicted ") {
+				evicted++
+				if firstEvicted < 0 {
+					firstEvicted = i
+				}
+			}
+		}
+		if lastCordon < 0 || (firstEvicted >= 0 && firstEvicted < lastCordon) {
+			t.Errorf("--dry-run=%s of two nodes: a pod evicted (line %d) before the last cordon (line %d):\n%s", mode, firstEvicted, lastCordon, r.Stdout)
+		}
+		if evicted == 0 { // one: with both nodes drained the other's replacement has nowhere to run
+			t.Errorf("--dry-run=%s of two nodes: no pod said evicted:\n%s", mode, r.Stdout)
+		}
+		mustContain(t, "stderr", r.Stderr, fmt.Sprintf("%d pod(s) evicted", evicted))
 	}
 }
 
