@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
@@ -50,7 +52,28 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *v1alpha1.NodePool, st *
 	if reflect.DeepEqual(before, &p.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Update(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+	st2 := p.Status.DeepCopy()
+	obj := p
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := r.Client.Status().Update(ctx, obj)
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		// Another writer (a second pool sync, the controller) updated the pool since it
+		// was read: the same status on the fresh object, unless its spec moved on (the
+		// sync of the newer generation writes that one's status).
+		fresh := &v1alpha1.NodePool{}
+		if gerr := r.Client.Get(ctx, client.ObjectKeyFromObject(p), fresh); gerr != nil {
+			return gerr
+		}
+		if fresh.Generation != p.Generation {
+			return nil
+		}
+		fresh.Status = *st2.DeepCopy()
+		obj = fresh
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("update status of pool %s: %w", p.Name, err)
 	}
 	return nil
