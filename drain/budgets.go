@@ -114,10 +114,8 @@ func (r *run) pdbChanged(obj any) {
 			}
 		}
 	}
-	if r.stale[key] != "" && p.ResourceVersion != r.staleRV[key] && !r.listsGoneLocked(p) {
+	if m, ok := r.stale[key]; ok && p.ResourceVersion != m.rv && !r.listsGoneLocked(p) {
 		delete(r.stale, key) // the disruption controller caught up
-		delete(r.staleRV, key)
-		delete(r.staleFromPods, key)
 	}
 	r.wakeBudgetLocked(key)
 }
@@ -133,7 +131,7 @@ func (r *run) wakeBudgetLocked(key string) {
 	room := len(parked)
 	if b := r.budgetLocked(key); b != nil {
 		room = 0
-		if r.stale[key] == "" && !b.Stale() {
+		if _, stale := r.stale[key]; !stale && !b.Stale() {
 			room = int(b.Allowed()) - len(r.reserved[key])
 		}
 	}

@@ -42,9 +42,9 @@ func newDaemonSets(c kubernetes.Interface, chunk int64, clk clock.PassiveClock) 
 	return &daemonSets{c: c, chunk: chunk, clock: clk}
 }
 
-// known returns the DaemonSets as last listed, listing them first (outside the lock) when
-// there is no list younger than dsListTTL and nobody is listing; nil when the server is
-// to be asked instead.
+// known returns the DaemonSets as last listed, listing them first (outside the lock, with
+// the asker's ctx) when there is no list younger than dsListTTL and nobody is listing; nil
+// when the server is to be asked instead.
 func (d *daemonSets) known(ctx context.Context) map[string]bool {
 	d.mu.Lock()
 	fresh := d.names != nil && d.clock.Since(d.at) < dsListTTL
@@ -90,46 +90,43 @@ func (d *daemonSets) list(ctx context.Context) (map[string]bool, error) {
 }
 
 // client wraps c so that a GET of a DaemonSet the list holds is answered without a
-// request. The list is taken with ctx (the run's or the plan's).
-func (d *daemonSets) client(ctx context.Context, c kubernetes.Interface) kubernetes.Interface {
+// request (kubectl's filter sends its GET with the helper's context; the list uses it).
+func (d *daemonSets) client(c kubernetes.Interface) kubernetes.Interface {
 	if d == nil {
 		return c
 	}
-	return dsClient{Interface: c, ctx: ctx, ds: d}
+	return dsClient{Interface: c, ds: d}
 }
 
 type dsClient struct {
 	kubernetes.Interface
-	ctx context.Context
-	ds  *daemonSets
+	ds *daemonSets
 }
 
 // AppsV1 serves DaemonSet GETs from the list.
 func (c dsClient) AppsV1() appsv1client.AppsV1Interface {
-	return dsApps{AppsV1Interface: c.Interface.AppsV1(), ctx: c.ctx, ds: c.ds}
+	return dsApps{AppsV1Interface: c.Interface.AppsV1(), ds: c.ds}
 }
 
 type dsApps struct {
 	appsv1client.AppsV1Interface
-	ctx context.Context
-	ds  *daemonSets
+	ds *daemonSets
 }
 
 func (c dsApps) DaemonSets(ns string) appsv1client.DaemonSetInterface {
-	return dsGetter{DaemonSetInterface: c.AppsV1Interface.DaemonSets(ns), ctx: c.ctx, ns: ns, ds: c.ds}
+	return dsGetter{DaemonSetInterface: c.AppsV1Interface.DaemonSets(ns), ns: ns, ds: c.ds}
 }
 
 type dsGetter struct {
 	appsv1client.DaemonSetInterface
-	ctx context.Context
-	ns  string
-	ds  *daemonSets
+	ns string
+	ds *daemonSets
 }
 
 // Get answers from the list when it holds the name (the filter reads nothing but the
 // error), and asks the server otherwise.
 func (g dsGetter) Get(ctx context.Context, name string, opts metav1.GetOptions) (*appsv1.DaemonSet, error) {
-	if g.ds.known(g.ctx)[g.ns+"/"+name] {
+	if g.ds.known(ctx)[g.ns+"/"+name] {
 		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: g.ns, Name: name}}, nil
 	}
 	return g.DaemonSetInterface.Get(ctx, name, opts)

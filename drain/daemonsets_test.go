@@ -114,7 +114,7 @@ func TestDaemonSetListIsTakenAgainOnceOld(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
 	ds := newDaemonSets(client, 500, clk)
 	get := func() error {
-		_, err := ds.client(ctx, client).AppsV1().DaemonSets("ns").Get(ctx, "agent", metav1.GetOptions{})
+		_, err := ds.client(client).AppsV1().DaemonSets("ns").Get(ctx, "agent", metav1.GetOptions{})
 		return err
 	}
 	calls := func(verb string) int {

@@ -50,7 +50,7 @@ type diagState struct {
 }
 
 type selection struct {
-	pods     []*corev1.Pod
+	pods     []*corev1.Pod   // as last listed (never nil once listed)
 	notReady map[string]bool // nodes found NotReady
 	at       time.Time       // of the last List (zero: never listed)
 	listing  bool
@@ -99,13 +99,10 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 		Ours: func(key string) bool { s := r.pods[key]; return s != nil && s.attempts > 0 }}
 	if len(budgets) == 1 {
 		key := budgets[0].Key()
-		in.StaleWhy = r.stale[key]
+		in.StaleWhy = r.stale[key].why
 		in.StaleFor = r.diag.tracker.Since(key, now)
 		if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() {
-			in.Selected = sel.pods // never modified
-			if in.Selected == nil {
-				in.Selected = []*corev1.Pod{} // listed, none: known to be empty
-			}
+			in.Selected = sel.pods // never modified; listed, so never nil
 			in.NodeNotReady = func(n string) bool { return sel.notReady[n] }
 		}
 	}
@@ -170,7 +167,7 @@ func (r *run) list(ctx context.Context, key string) {
 	r.lock()
 	b := r.budgetLocked(key)
 	r.unlock()
-	var pods []*corev1.Pod
+	pods := []*corev1.Pod{} // once listed, empty is known to be empty (nil: unknown)
 	notReady := map[string]bool{}
 	ok := false
 	if b != nil {
@@ -211,11 +208,7 @@ func (r *run) list(ctx context.Context, key string) {
 	}
 	if b := r.budgetLocked(key); b != nil {
 		sel.pods, sel.notReady, sel.at = pods, notReady, r.e.cfg.Clock.Now()
-		listed := pods
-		if listed == nil {
-			listed = []*corev1.Pod{} // listed, none (nil would mean unknown)
-		}
-		disagrees := diagnose.Disagreement(b, listed, sel.at) != ""
+		disagrees := diagnose.Disagreement(b, pods, sel.at) != ""
 		r.diag.tracker.Observe(key, disagrees, sel.at)
 		if !disagrees {
 			r.agreesLocked(key)

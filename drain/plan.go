@@ -76,7 +76,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	}
 	sink := &ruleSink{}
 	helper := e.kubectlHelperWith(ctx, sink)
-	helper.Client = pf.daemonSets.client(ctx, helper.Client)
+	helper.Client = pf.daemonSets.client(helper.Client)
 	// Many nodes: one list of every pod instead of one per node (planlist.go).
 	var listed map[string][]any
 	if sharedPodsFor(len(ordered), len(ordered)) {

@@ -152,7 +152,7 @@ func (v nodeView) GetByKey(key string) (any, bool, error) {
 func (r *run) podsForDeletion(ns *nodeState, store cache.Store) (*kubectldrain.PodDeleteList, []error) {
 	h := r.e.kubectlHelper(r.ctx)
 	if r.pf != nil {
-		h.Client = r.pf.daemonSets.client(r.ctx, h.Client) // the plan's list of DaemonSets
+		h.Client = r.pf.daemonSets.client(h.Client) // the plan's list of DaemonSets
 	}
 	if v, ok := store.(nodeView); ok {
 		h.Client = podsFrom{Interface: h.Client, pods: v.List()}

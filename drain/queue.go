@@ -107,7 +107,7 @@ func (r *run) decideLocked(key string) *eviction {
 	budgets := r.budgetsForLocked(cur)
 	d := pdb.Decide(cur, budgets)
 	if b := d.Budget(); b != nil && (d.Consumes() || d.Verdict == pdb.Exhausted) {
-		if why := r.stale[b.Key()]; why != "" {
+		if why := r.stale[b.Key()].why; why != "" {
 			r.parkLocked(st, budgets, string(pdb.Stale), why)
 			return nil
 		}

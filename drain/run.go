@@ -49,7 +49,6 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	if sum, err := e.gate(pf); err != nil {
 		return sum, err
 	}
-
 	if e.cfg.DryRun != DryRunNone {
 		return e.dryRun(ctx, pf)
 	}
@@ -93,20 +92,17 @@ type run struct {
 	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
 	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
 	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
-	stale    map[string]string               // pdb key -> why its status is stale
-	staleRV  map[string]string               // pdb key -> its resourceVersion when called stale
+	stale    map[string]staleMark            // pdb key -> why its status is stale (watchdog.go)
 	movedAt  map[string]time.Time            // pdb key -> when this run last saw it change
-	// staleFromPods marks the stale budgets that were called so from their pods.
-	staleFromPods map[string]bool
-	goneAt        map[string]time.Time // pod key -> when it left, for staleness
-	nodes         map[string]*nodeState
-	diag          diagState              // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
-	surges        map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
-	shared        sharedPods             // one pod informer for every node, when many drain at once (pods.go)
-	roll          *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
-	sum           Summary
-	pol           runPolicy
-	done          chan struct{}
+	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
+	nodes    map[string]*nodeState
+	diag     diagState              // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
+	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
+	shared   sharedPods             // one pod informer for every node, when many drain at once (pods.go)
+	roll     *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
+	sum      Summary
+	pol      runPolicy
+	done     chan struct{}
 }
 
 func newRun(e *Engine, pf *preflight) *run {
@@ -115,7 +111,7 @@ func newRun(e *Engine, pf *preflight) *run {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(e.cfg.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Clock: e.cfg.Clock}),
 		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
-		index: map[string]*pdb.Index{}, stale: map[string]string{}, staleRV: map[string]string{}, movedAt: map[string]time.Time{}, staleFromPods: map[string]bool{}, goneAt: map[string]time.Time{},
+		index: map[string]*pdb.Index{}, stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{},
 		nodes: map[string]*nodeState{}, done: make(chan struct{}),
 	}
 }

@@ -61,6 +61,13 @@ func (r *run) watchdog(ctx context.Context) {
 	})
 }
 
+// staleMark is why a budget's status was called stale.
+type staleMark struct {
+	why      string // as said, and as its pods' block
+	rv       string // the budget's resourceVersion then: only a newer one can clear it
+	fromPods bool   // called so from its disagreement with its pods (a fresh list that agrees clears it)
+}
+
 // checkStaleLocked calls a budget stale when the disruption controller (in
 // kube-controller-manager) is not updating its status, so its allowance will not come
 // back: its status still counts as disrupted a pod this run saw gone StaleAfter ago or
@@ -85,7 +92,7 @@ func (r *run) checkStaleLocked() {
 	}
 	sort.Strings(sorted)
 	for _, key := range sorted {
-		if r.stale[key] != "" {
+		if _, already := r.stale[key]; already {
 			continue
 		}
 		b := r.budgetLocked(key)
@@ -99,10 +106,9 @@ func (r *run) checkStaleLocked() {
 		ask := "running?"
 		if fromPods {
 			ask = "running, or far behind?"
-			r.staleFromPods[key] = true
 		}
 		msg := fmt.Sprintf("pdb %s: its status is stale: %s; is kube-controller-manager (the disruption controller) %s Its pods wait and are not asked again until the status changes", key, why, ask)
-		r.stale[key], r.staleRV[key] = msg, b.PDB.ResourceVersion
+		r.stale[key] = staleMark{why: msg, rv: b.PDB.ResourceVersion, fromPods: fromPods}
 		r.e.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
 		for _, st := range r.parked[key] {
 			st.blockMsg = msg
@@ -133,11 +139,7 @@ func (r *run) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
 	if lasted < r.e.cfg.StaleAfter {
 		return "", false
 	}
-	pods := sel.pods
-	if pods == nil {
-		pods = []*corev1.Pod{} // listed, none
-	}
-	if d := diagnose.Disagreement(b, pods, sel.at); d != "" {
+	if d := diagnose.Disagreement(b, sel.pods, sel.at); d != "" {
 		return fmt.Sprintf("%s, for %s", d, lasted.Round(time.Second)), true
 	}
 	return "", false
@@ -147,12 +149,10 @@ func (r *run) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
 // called stale from its pods is current after all (a controller-manager far behind caught
 // up without a change of this status), and its pods may be asked again.
 func (r *run) agreesLocked(key string) {
-	if !r.staleFromPods[key] {
+	if !r.stale[key].fromPods {
 		return
 	}
 	delete(r.stale, key)
-	delete(r.staleRV, key)
-	delete(r.staleFromPods, key)
 	r.wakeBudgetLocked(key)
 }
 

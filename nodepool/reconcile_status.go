@@ -52,7 +52,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *v1alpha1.NodePool, st *
 	if reflect.DeepEqual(before, &p.Status) {
 		return nil
 	}
-	st2 := p.Status.DeepCopy()
+	want := p.Status.DeepCopy()
 	obj := p
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		err := r.Client.Status().Update(ctx, obj)
@@ -69,7 +69,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *v1alpha1.NodePool, st *
 		if fresh.Generation != p.Generation {
 			return nil
 		}
-		fresh.Status = *st2.DeepCopy()
+		fresh.Status = *want.DeepCopy()
 		obj = fresh
 		return err
 	})
