@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -29,7 +30,7 @@ type backend struct {
 }
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
-	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background()}
+	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background(), User: c.fallbackUser()}
 	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, func(err error) string { return oneLine(describe(err)) }), src: src}
 }
 
@@ -43,8 +44,10 @@ func (b *backend) request(req confirm.Request) operation.Request {
 	o := req.Options
 	d.GracePeriod, d.Timeout, d.IgnoreDaemonSets = o.GracePeriodSeconds, o.Timeout, o.IgnoreDaemonSets
 	d.DeleteEmptyDirData, d.Force = o.DeleteEmptyDirData, o.Force
-	r := d.request(operation.Action(req.Action), req.Nodes)
+	d.Nodes.Names = req.Nodes
+	r := d.request(operation.Action(req.Action))
 	r.To = req.Pool
+	r.Command = fmt.Sprintf("kubectl maintenance dashboard (%s %s)", req.Action, strings.Join(req.Nodes, " "))
 	return r
 }
 

@@ -101,21 +101,18 @@ func (o *PoolMoveOptions) Validate() error {
 	return nil
 }
 
-// Run plans the move through the operations layer (changing nothing on bad input),
+// Run plans the move through the operations layer (changing nothing on bad input or a
+// missing permission),
 // prints the plan, then carries it out, printing its events.
 func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc client.Client) error {
-	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
+	op, err := o.operator(ctx, cs, false)
 	if err != nil {
 		return err
 	}
-	if err := o.preflight(ctx, cs, names); err != nil {
-		return err
-	}
-	op := operator(ctx, cs, pc)
-	req := o.request(operation.Move, names)
-	req.Drain.Permit = o.surgePermit(cs)
+	op.Pools = pc
+	req := o.request(operation.Move)
 	req.To, req.From, req.AllowMissingHandler = o.To, o.From, o.AllowMissingHandler
-	plan, err := op.Plan(ctx, req)
+	plan, err := op.Plan(ctx, req) // resolves the nodes and asks for the permissions
 	if err != nil {
 		return WithExitCode(ExitCode(err), err)
 	}

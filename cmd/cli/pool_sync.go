@@ -98,8 +98,7 @@ func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interfac
 	if err != nil {
 		return err
 	}
-	req := o.request(operation.Drain, nil)
-	req.Drain.Permit = o.surgePermit(cs)
+	req := o.request(operation.Drain)
 	req.Drain.Only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
 	ro := &nodepool.Rollout{Kube: cs, Client: pc, Timeout: o.Timeout}
 	// The drain's blocked events name the budget the rollout waits on: the pool's
@@ -107,7 +106,7 @@ func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interfac
 	printer := &rolloutTee{EventPrinter: o.eventPrinter(), blocked: func(ev event.Event) { ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message) }}
 	var res *nodepool.RolloutResult
 	sum, err := runPrinted(ctx, o.useProgressView(), printer, func(events chan<- event.Event) (operation.Summary, error) {
-		d := operator(ctx, cs, pc).Drainer(req, events)
+		d := (&operation.Operator{Kube: cs, Pools: pc, Logger: klog.FromContext(ctx), User: o.fallbackUser()}).Drainer(req, events)
 		ro.Drainer = d
 		ro.Progress = func(ev nodepool.MoveEvent) {
 			for _, e := range operation.MoveEvents(ev) {
