@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -72,4 +73,20 @@ func runPrinted(ctx context.Context, view bool, p EventPrinter, run func(events 
 	}
 	res := <-done
 	return res.sum, res.err
+}
+
+// settingFlags names the flag of each drain setting (drain.Config's names, which the
+// settings' own validation uses): the CLI says its flags in its error lines.
+var settingFlags = strings.NewReplacer(
+	"gracePeriodSeconds", "--grace-period", "skipWaitForDeleteTimeoutSeconds", "--skip-wait-for-delete-timeout",
+	"maxParallelNodes", "--max-parallel-nodes", "chunkSize", "--chunk-size", "dryRun", "--dry-run",
+	"onBlocked", "--on-blocked", "blockedAfter", "--blocked-after", "timeout", "--timeout")
+
+// settingsError is the drain settings' validation error as a usage error naming the
+// flags (nil when the settings are valid).
+func settingsError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return UsageErrorf("%s", settingFlags.Replace(err.Error()))
 }

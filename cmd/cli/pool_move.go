@@ -10,7 +10,6 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -93,12 +92,9 @@ func (o *PoolMoveOptions) Validate() error {
 	if err := o.DrainOptions.Validate(); err != nil {
 		return err
 	}
-	// The engine's own checks (negative --timeout, --grace-period below -1, ...), with
-	// an empty client that is never called.
-	if _, err := drain.NewEngine(o.engineConfig(&kubernetes.Clientset{}, make(chan event.Event), klog.Background())); err != nil {
-		return WithExitCode(ExitUsage, err)
-	}
-	return nil
+	// The drain settings' one validation (negative --timeout, --grace-period below -1,
+	// ...), its messages naming the flags.
+	return settingsError(o.engineConfig(nil, nil, klog.Background()).Validate())
 }
 
 // Run plans the move through the operations layer (changing nothing on bad input or a
