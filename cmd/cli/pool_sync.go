@@ -9,11 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
@@ -133,7 +129,6 @@ at the pool's maxUnavailable, each node drained of those pods through the drain 
 (DaemonSet pods stay; the taint removes them), with the RolloutProgressing condition.`,
 		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(klog.NewKlogr())
 			cfg, err := c.RESTConfig()
 			if err != nil {
 				return err
@@ -142,40 +137,11 @@ at the pool's maxUnavailable, each node drained of those pods through the drain 
 			if err != nil {
 				return err
 			}
-			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-				Scheme:                  Scheme(),
-				LeaderElection:          leaderElect,
-				LeaderElectionID:        "kubectl-maintenance-nodepools",
-				LeaderElectionNamespace: leaderNamespace,
-				HealthProbeBindAddress:  probeAddr,
-				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-				Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+			return (&operation.Operator{Kube: cs}).RunController(cmd.Context(), operation.ControllerConfig{
+				REST: cfg, Scheme: Scheme(), LeaderElect: leaderElect, LeaderNamespace: leaderNamespace,
+				ProbeAddr: probeAddr, MetricsAddr: metricsAddr, Only: only, Rollout: rollout,
+				Started: func() { fmt.Fprintln(c.ErrOut, "pool controller running; Ctrl-C to stop") },
 			})
-			if err != nil {
-				return fmt.Errorf("create controller manager: %w", err)
-			}
-			r := &nodepool.Reconciler{Client: mgr.GetClient(), Kube: cs}
-			if len(only) > 0 {
-				r.Only = map[string]bool{}
-				for _, p := range only {
-					r.Only[p] = true
-				}
-			}
-			if rollout {
-				r.AutoRollout = (&operation.Operator{Kube: cs, Pools: mgr.GetClient()}).AutoRollout(klog.NewKlogr().WithName("rollout"))
-				if err := mgr.Add(r.AutoRollout); err != nil {
-					return fmt.Errorf("set up the rollouts: %w", err)
-				}
-			}
-			if err := r.SetupWithManager(mgr); err != nil {
-				return fmt.Errorf("set up the pool controller: %w", err)
-			}
-			if probeAddr != "0" {
-				_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
-				_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
-			}
-			fmt.Fprintln(c.ErrOut, "pool controller running; Ctrl-C to stop")
-			return mgr.Start(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
