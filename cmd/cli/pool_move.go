@@ -114,6 +114,7 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	op := operator(ctx, cs, pc)
 	req := o.request(operation.Move, names)
 	req.Drain.Permit = o.surgePermit(cs)
+	req.Drain.Origin = o.withOrigin(ctx, cs) // the command and user, recorded on the nodes (status)
 	req.To, req.From, req.AllowMissingHandler = o.To, o.From, o.AllowMissingHandler
 	plan, err := op.Plan(ctx, req)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -141,10 +142,10 @@ func (o *StatusOptions) collect(ctx context.Context, cs kubernetes.Interface, no
 	var out []nodeStatus
 	var names []string
 	for _, n := range nodes {
-		if (len(named) > 0 && !named[n.Name]) || !drain.Touched(n) {
+		if (len(named) > 0 && !named[n.Name]) || !noderecord.Touched(n) {
 			continue
 		}
-		s := drain.ReadState(n, nodepool.MoveAnnotation)
+		s := noderecord.Read(n, nodepool.MoveAnnotation)
 		ns := nodeStatus{Name: n.Name, State: s.State, Command: s.Command, User: s.User, Blocked: s.Blocked,
 			Unschedulable: n.Spec.Unschedulable, CordonedByUs: s.CordonedByUs, Pods: []podStatus{}}
 		if !s.Since.IsZero() {
