@@ -39,10 +39,10 @@ type nodePolicy struct {
 	// held: the node's record names this run, with its heartbeat (hold.go).
 	held bool
 	// heldBy is the other run last said to hold the node (said once per holder).
-	heldBy string
-	skipping     bool
-	skipped      bool
-	notStarted   bool
+	heldBy     string
+	skipping   bool
+	skipped    bool
+	notStarted bool
 }
 
 // gate applies the policy before anything is cordoned: --on-blocked=fail with a blocker

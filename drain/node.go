@@ -145,4 +145,3 @@ func uncordonOnce(ctx context.Context, c kubernetes.Interface, node *corev1.Node
 	_, err := noderecord.Patch(ctx, c.CoreV1(), node.Name, patch, serverDryRun)
 	return res, err
 }
-
