@@ -354,6 +354,14 @@ func (r *run) endFailedLocked(ns *nodeState, msg string) {
 	}
 	ns.finished, ns.failed = true, true
 	r.sum.NodesFailed++
+	// Evictions the API server accepted count as evictions: their pods are going, though
+	// the run stops watching the node now.
+	for _, st := range ns.byUID {
+		if st.phase == terminating {
+			st.phase = finished
+			r.sum.PodsEvicted++
+		}
+	}
 	r.e.emit(event.Event{Type: event.EventNodeFailed, Node: ns.name, Message: msg})
 	for _, st := range ns.byUID {
 		r.unparkLocked(st)
