@@ -27,6 +27,8 @@ type runPolicy struct {
 	// apiDown: the watchdog's last probe of the API server failed (an outage: it does
 	// not count toward --blocked-after).
 	apiDown bool
+	// endless: budgets said to be waited on with no --timeout (endless.go).
+	endless map[string]bool
 }
 
 // nodePolicy is a node's policy state. Guarded by run.mu.

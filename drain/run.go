@@ -178,6 +178,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	r.goroutine(func() { r.waitLines(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
 	r.goroutine(func() { r.heartbeat(ctx) })
+	r.goroutine(func() { r.sayPastDeadline(ctx) })
 	if r.e.cfg.OnBlocked == OnBlockedSkip {
 		r.goroutine(func() { r.watchBlocked(ctx) })
 	}
