@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
@@ -88,8 +90,18 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 // Start implements tui.Backend: the operation runs in the layer's Runs (each node in at
 // most one running action).
 func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
-	events, cancel, err := b.runs.Start(b.request(req))
+	r := b.request(req)
+	r.Drain.Origin = b.origin(req)
+	events, cancel, err := b.runs.Start(r)
 	return events, cancel, err
+}
+
+// origin is the run a dashboard action records on its nodes: the user, and the action as
+// a command ("kubectl maintenance dashboard: drain a-1 a-2").
+func (b *backend) origin(req confirm.Request) drain.Origin {
+	o := recordOrigin(b.ctx, b.c, b.op.Kube)
+	o.Command = fmt.Sprintf("kubectl maintenance dashboard: %s %s", req.Action, strings.Join(req.Nodes, " "))
+	return o
 }
 
 // wait waits for every action to end (after the backend's context is cancelled).
