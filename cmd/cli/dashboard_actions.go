@@ -99,7 +99,10 @@ func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error)
 // origin is the run a dashboard action records on its nodes: the user, and the action as
 // a command ("kubectl maintenance dashboard: drain a-1 a-2").
 func (b *backend) origin(req confirm.Request) drain.Origin {
-	o := recordOrigin(b.ctx, b.c, b.op.Kube)
+	var o drain.Origin
+	if b.c != nil && b.c.ConfigFlags != nil {
+		o = recordOrigin(b.ctx, b.c, b.op.Kube)
+	}
 	o.Command = fmt.Sprintf("kubectl maintenance dashboard: %s %s", req.Action, strings.Join(req.Nodes, " "))
 	return o
 }
