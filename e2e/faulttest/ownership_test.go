@@ -37,7 +37,7 @@ func TestTwoRunsOnOneNodeTheFirstLeavesItToTheSecond(t *testing.T) {
 	e.AddNodes(2, 3)
 	e.Guard()
 
-	a := start(t, e.Ctx, shared.Kubeconfig, nil, "drain", a5, b4, b5, "--max-parallel-nodes", "1", "--not-after", "10s", "--timeout", "2m", "--progress=plain")
+	a := start(t, e.Ctx, shared.Kubeconfig, nil, "drain", a5, b4, b5, "--max-parallel-nodes", "1", "--not-after", "3s", "--timeout", "2m", "--progress=plain")
 	var aRun string
 	waitForNode(t, e, "run A's record on "+b4, func() bool {
 		rec := noderecord.Read(e.Node(b4), "")
