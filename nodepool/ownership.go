@@ -338,3 +338,33 @@ func (r Record) taint(t corev1.Taint) corev1.Taint {
 	}
 	return t
 }
+
+// Diff renders the label and taint changes from n to d.
+func Diff(n *corev1.Node, d *Desired) []string {
+	var out []string
+	for k, v := range n.Labels {
+		if nv, ok := d.Labels[k]; !ok {
+			out = append(out, fmt.Sprintf("-label %s=%s", k, v))
+		} else if nv != v {
+			out = append(out, fmt.Sprintf("~label %s=%s (was %s)", k, nv, v))
+		}
+	}
+	for k, v := range d.Labels {
+		if _, ok := n.Labels[k]; !ok {
+			out = append(out, fmt.Sprintf("+label %s=%s", k, v))
+		}
+	}
+	render := func(t corev1.Taint) string { return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect) }
+	for _, t := range n.Spec.Taints {
+		if x, ok := findTaint(d.Taints, t); !ok || x.Value != t.Value {
+			out = append(out, "-taint "+render(t))
+		}
+	}
+	for _, t := range d.Taints {
+		if x, ok := findTaint(n.Spec.Taints, t); !ok || x.Value != t.Value {
+			out = append(out, "+taint "+render(t))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
