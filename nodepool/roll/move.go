@@ -227,4 +227,3 @@ func listsHandler(n *corev1.Node, handler string) bool {
 	}
 	return false
 }
-
