@@ -78,7 +78,7 @@ func TestCompute(t *testing.T) {
 			want: want{labels: map[string]string{"tier": "blue", role("blue"): ""}, taints: []string{"ded=blue:NoSchedule"}, changed: true,
 				records: map[string]*Record{"blue": {Labels: map[string]string{"tier": "blue", role("blue"): ""}, Taints: []corev1.Taint{parseTaint("ded=blue:NoSchedule")}}}}},
 		{name: "add again: nothing changes",
-			node: tn(map[string]string{"tier": "blue", role("blue"): ""}, []string{"ded=blue:NoSchedule"}, map[string]Record{"blue": rec(map[string]string{"tier": "blue", role("blue"): ""}, "ded=blue:NoSchedule")}),
+			node:  tn(map[string]string{"tier": "blue", role("blue"): ""}, []string{"ded=blue:NoSchedule"}, map[string]Record{"blue": rec(map[string]string{"tier": "blue", role("blue"): ""}, "ded=blue:NoSchedule")}),
 			apply: []*v1alpha1.NodePool{blue},
 			want:  want{labels: map[string]string{"tier": "blue", role("blue"): ""}, taints: []string{"ded=blue:NoSchedule"}}},
 		{name: "spec change: a label's new value replaces the recorded one",
