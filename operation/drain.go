@@ -42,7 +42,7 @@ func (o *Operator) planDrain(ctx context.Context, req Request, names []string) (
 	return eng.Plan(ctx, names)
 }
 
-// runDrain drains names: the members of a pool roll batch by batch (at most its
+// runDrain drains names: the members of a pool roll in its window (at most its
 // maxUnavailable, unless MaxParallelNodes is set); anything else is one run of the engine.
 // A dry run of a pool plans with the pool's maxUnavailable at once.
 func (o *Operator) runDrain(ctx context.Context, req Request, names []string, pool *v1alpha1.NodePool, events chan<- event.Event) (Summary, error) {
