@@ -25,7 +25,8 @@ func inPool(e *fixture.Env, node, pool string) bool {
 // test relaxes it (at least 60 s later). The other three move meanwhile (a batch-by-batch
 // move that started with a would move none of them while a is held), a watcher sees at
 // most one of the four unschedulable at a time, and once the budget allows it a moves
-// too: exit 0.
+// too: exit 0. Without --timeout, the move says once that it waits until the budget
+// changes and how to stop it (issue 21, point 6).
 func TestMoveIsASlidingWindow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "a", "b", "c", "d", "g")
@@ -102,8 +103,20 @@ func TestMoveIsASlidingWindow(t *testing.T) {
 			t.Errorf("node %s is not moved to %s and schedulable", n, green)
 		}
 	}
-	if moved, _ := countEvents(ndjsonEvents(t, r.Stdout), "node.moved"); len(moved) != 4 {
+	evs := ndjsonEvents(t, r.Stdout)
+	if moved, _ := countEvents(evs, "node.moved"); len(moved) != 4 {
 		t.Errorf("node.moved for %d node(s), want 4: %v", len(moved), moved)
+	}
+	// No --timeout, a budget that never allows: said once, with how the wait ends.
+	forever := 0
+	for _, ev := range evs {
+		if ev["reason"] == drain.ReasonWaitsForever {
+			forever++
+			fixture.MustContain(t, "the wait-forever line", ev["message"].(string), "waits until the budget changes", "Ctrl-C")
+		}
+	}
+	if forever != 1 {
+		t.Errorf("%d lines say the move waits until the budget changes, want 1", forever)
 	}
 	t.Logf("FIGURE sliding move of 4 nodes, one held 60 s by a budget: %s wall, peak %d unschedulable", r.Elapsed.Round(time.Second), peak)
 }
