@@ -94,6 +94,9 @@ func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	nctx, stop := context.WithCancel(ctx)
 	defer stop()
 	err := r.retryTransient(nctx, func() error {
+		if r.justCordoned(ns.name) { // faststart.go
+			return nil
+		}
 		node, err := r.e.cfg.Client.CoreV1().Nodes().Get(nctx, ns.name, metav1.GetOptions{})
 		if err != nil || (node.Spec.Unschedulable && node.Annotations[AnnotationDrain] == StateDraining) {
 			return err

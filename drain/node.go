@@ -107,20 +107,26 @@ func CordonForDrainAs(ctx context.Context, c kubernetes.Interface, name string, 
 			return err
 		}
 		already = cur.Spec.Unschedulable
-		meta := statePatch(StateDraining, now, origin, "")
-		meta["resourceVersion"] = cur.ResourceVersion
-		patch := map[string]any{"metadata": meta}
-		if !already {
-			meta["annotations"].(map[string]any)[AnnotationCordoned] = "true"
-			patch["spec"] = map[string]any{"unschedulable": true}
-		}
-		node, err = patchNodeObj(ctx, c, name, patch, serverDryRun)
+		node, err = patchNodeObj(ctx, c, name, cordonPatchOf(cur, now, origin), serverDryRun)
 		return err
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("cordon node %s: %w", name, err)
 	}
 	return node, already, nil
+}
+
+// cordonPatchOf is the cordon of node as known (its resourceVersion: the patch fails
+// with a conflict if the node changed since) with the drain's record.
+func cordonPatchOf(cur *corev1.Node, now time.Time, origin *Origin) map[string]any {
+	meta := statePatch(StateDraining, now, origin, "")
+	meta["resourceVersion"] = cur.ResourceVersion
+	patch := map[string]any{"metadata": meta}
+	if !cur.Spec.Unschedulable {
+		meta["annotations"].(map[string]any)[AnnotationCordoned] = "true"
+		patch["spec"] = map[string]any{"unschedulable": true}
+	}
+	return patch
 }
 
 // nodeRetry paces the retries of a node patch whose resourceVersion moved meanwhile

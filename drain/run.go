@@ -100,6 +100,8 @@ type run struct {
 	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
 	shared   sharedPods             // one pod informer for every node, when many drain at once (pods.go)
 	roll     *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
+	pace     *pacer                 // the disruption controller's lag and the eviction pace (pace.go)
+	fast     fastStart              // the run's own cordons (faststart.go; its own lock)
 	sum      Summary
 	pol      runPolicy
 	done     chan struct{}
@@ -113,6 +115,7 @@ func newRun(e *Engine, pf *preflight) *run {
 		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
 		index: map[string]*pdb.Index{}, stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{},
 		nodes: map[string]*nodeState{}, done: make(chan struct{}),
+		pace: newPacer(e.cfg.PaceLimiter, e.cfg.PaceMargin),
 	}
 }
 
@@ -176,6 +179,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	}
 	r.goroutine(func() { r.watchdog(ctx) })
 	r.goroutine(func() { r.waitLines(ctx) })
+	r.goroutine(func() { r.paceTicks(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
 	if r.e.cfg.OnBlocked == OnBlockedSkip {
 		r.goroutine(func() { r.watchBlocked(ctx) })
