@@ -246,6 +246,7 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	}
 	if tool == "ours" {
 		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
+		r.FirstEvictionSec = firstEviction(outs[0], began)
 	}
 	if tool == "kubectl-seq" && len(nodes) > 0 {
 		r.PerNodeSec = r.WallSec / float64(len(nodes))
@@ -336,6 +337,23 @@ func cordonOrder(ndjson []byte, nodes []string) []string {
 		sort.Strings(order)
 	}
 	return order
+}
+
+// firstEviction is the time from began to the first pod.eviction_started event of our
+// NDJSON (0 if none).
+func firstEviction(ndjson []byte, began time.Time) float64 {
+	sc := bufio.NewScanner(bytes.NewReader(ndjson))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type string    `json:"type"`
+			TS   time.Time `json:"ts"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "pod.eviction_started" {
+			return ev.TS.Sub(began).Seconds()
+		}
+	}
+	return 0
 }
 
 func keepRaw(cfg Config, r *Result, stdout, stderr []byte) {

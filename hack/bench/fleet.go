@@ -34,7 +34,7 @@ func runFleet(ctx context.Context, out, phases string, logf func(string, ...any)
 func printFleet(rep *bench.Report) {
 	fmt.Printf("profile %s on %s, %s\n\n", rep.Profile, rep.Machine, rep.Date.Format("2006-01-02 15:04 MST"))
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\thold-free s\twall/hold-free\tholds\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\tpeak RSS MiB\tCPU s\t")
+	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\thold-free s\twall/hold-free\tholds\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\t1st evict s\tpeak RSS MiB\tCPU s\t")
 	walls := map[string]float64{}
 	for _, r := range rep.Results {
 		perPod, ratio, free, freeRatio := "-", "-", "-", "-"
@@ -47,13 +47,16 @@ func printFleet(rep *bench.Report) {
 		if r.LimitSec > 0 {
 			ratio = fmt.Sprintf("%.2f", r.WallSec/r.LimitSec)
 		}
-		lag50, lag99 := "-", "-"
+		lag50, lag99, first := "-", "-", "-"
 		if r.Tool == "ours" {
 			lag50, lag99 = fmt.Sprintf("%.2f", r.LagMedianMs), fmt.Sprintf("%.2f", r.LagP99Ms)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%.0f\t%.1f\t\n", r.Phase, r.Tool, r.Nodes,
+		if r.FirstEvictionSec > 0 {
+			first = fmt.Sprintf("%.2f", r.FirstEvictionSec)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.1f\t\n", r.Phase, r.Tool, r.Nodes,
 			r.WallSec, r.LimitSec, ratio, free, freeRatio, r.Holds, r.TcSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, perPod, r.Watches,
-			lag50, lag99, r.PeakRSSMiB, r.CPUSec)
+			lag50, lag99, first, r.PeakRSSMiB, r.CPUSec)
 		walls[r.Phase+"/"+r.Tool] = r.WallSec
 		if r.Tool == "kubectl-seq" {
 			walls["seq-per-node"] = r.PerNodeSec
