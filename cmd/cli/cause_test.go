@@ -62,7 +62,7 @@ func TestNDJSONCarriesCauseRemedyWaited(t *testing.T) {
 	p.Event(event.Event{Type: event.EventEvictionBlocked, Pod: "ns/a", Reason: "Exhausted", Cause: "c", Remedy: "r", Waited: 30 * time.Second})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	var v, ev map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &v); err != nil || v["events_version"] != "1.1" {
+	if err := json.Unmarshal([]byte(lines[0]), &v); err != nil || v["events_version"] != EventsVersion {
 		t.Errorf("version event %s (%v), want events_version 1.1", lines[0], err)
 	}
 	if err := json.Unmarshal([]byte(lines[1]), &ev); err != nil {
