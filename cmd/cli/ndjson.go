@@ -18,7 +18,10 @@ import (
 // plan's pods carry cause and remedy; the summary's pending entries cause and remedy;
 // node.blocked and node.not_started events; the summary's skipped and not_started;
 // --surge's pod.surge_started, pod.surge_ready and deployment.restored (deployment).
-const EventsVersion = "1.1"
+//
+// 1.2: pod.eviction_blocked carries cause_kind (the diagnose kind) and routine (the wait
+// is this drain's own evictions in flight: the human lines say no cause or remedy).
+const EventsVersion = "1.2"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -41,6 +44,8 @@ type jsonEvent struct {
 	Plan       *planJSON `json:"plan,omitempty"`
 	Cause      string    `json:"cause,omitempty"`
 	Remedy     string    `json:"remedy,omitempty"`
+	CauseKind  string    `json:"cause_kind,omitempty"`
+	Routine    bool      `json:"routine,omitempty"`
 	Waited     float64   `json:"waited_seconds,omitempty"`
 
 	// version event
@@ -106,7 +111,7 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod, Deployment: ev.Deployment,
 		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
 		LagMs: float64(ev.Lag.Microseconds()) / 1000, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
-		Cause: ev.Cause, Remedy: ev.Remedy, Waited: ev.Waited.Round(time.Millisecond).Seconds(),
+		Cause: ev.Cause, Remedy: ev.Remedy, CauseKind: ev.CauseKind, Routine: ev.Routine, Waited: ev.Waited.Round(time.Millisecond).Seconds(),
 	}
 	if ev.Plan != nil {
 		e.Plan = toPlanJSON(ev.Plan)

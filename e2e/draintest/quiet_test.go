@@ -14,7 +14,7 @@ import (
 // Ready and evicted pods that take a moment to go. The output holds kubectl's two lines
 // per pod, one line per node state change and one line per wait change (a wait said
 // again unchanged, or a cause or remedy on a line of its own, is over the count), and
-// never calls a pod stuck terminating.
+// never calls a pod stuck terminating nor sends the user to kube-controller-manager.
 func TestRoutineDrainSaysLittle(t *testing.T) {
 	t.Parallel()
 	names := []string{"d0", "d1", "d2", "d3", "d4", "d5", "s0", "s1", "s2"}
@@ -56,10 +56,13 @@ func TestRoutineDrainSaysLittle(t *testing.T) {
 	c := countLines(r.Stdout + r.Stderr)
 	const pods, nodes = 24, 6
 	allowed := 2*pods + 2*nodes + c.waitChanges
-	t.Logf("FIGURE test5: routine drain of %d nodes, %d pods: %d output lines (%d kubectl pod lines, %d node lines, %d wait lines of %d wait changes, %d other); allowed %d; %d stuck",
-		nodes, pods, c.total, c.podLines, c.nodeLines, c.waitLines, c.waitChanges, c.other, allowed, c.stuck)
+	t.Logf("FIGURE test5: routine drain of %d nodes, %d pods: %d output lines (%d kubectl pod lines, %d node lines, %d wait lines of %d wait changes, %d other); allowed %d; %d stuck, %d naming kube-controller-manager",
+		nodes, pods, c.total, c.podLines, c.nodeLines, c.waitLines, c.waitChanges, c.other, allowed, c.stuck, c.controlPlane)
 	if c.stuck != 0 {
 		t.Errorf("%d lines call a pod stuck in a routine drain, want 0", c.stuck)
+	}
+	if c.controlPlane != 0 {
+		t.Errorf("%d lines send the user to kube-controller-manager in a routine drain, want 0", c.controlPlane)
 	}
 	if c.total > allowed {
 		t.Errorf("%d output lines, want at most %d (2 per pod, 2 per node, 1 per wait change)", c.total, allowed)
@@ -68,7 +71,10 @@ func TestRoutineDrainSaysLittle(t *testing.T) {
 
 // lineCount sorts a drain's human output by kind.
 type lineCount struct {
-	total, podLines, nodeLines, waitLines, waitChanges, other, stuck int
+	total, podLines, nodeLines, waitLines, waitChanges, other int
+	// stuck lines call a pod stuck (or still terminating); controlPlane lines name
+	// kube-controller-manager.
+	stuck, controlPlane int
 }
 
 var (
@@ -90,8 +96,11 @@ func countLines(out string) lineCount {
 			continue
 		}
 		c.total++
-		if strings.Contains(l, "stuck") {
+		if strings.Contains(l, "stuck") || strings.Contains(l, "still terminating") {
 			c.stuck++
+		}
+		if strings.Contains(l, "kube-controller-manager") {
+			c.controlPlane++
 		}
 		switch {
 		case strings.HasPrefix(l, "evicting pod "), strings.HasPrefix(l, "pod/") && strings.HasSuffix(l, " evicted"):
@@ -121,12 +130,13 @@ func TestCountLines(t *testing.T) {
 		"pod ns/p2 waits for pdb ns/web: needs 3 healthy pods, has 2, allows 0; retrying when its status changes, not before 1.2s",
 		"pod ns/p2 waits for pdb ns/web: needs 3 healthy pods, has 2, allows 0: 1 taken by this drain's evictions in flight",
 		"  cause: pdb ns/web cannot recover: 1 pod is stuck terminating",
+		"  remedy: is kube-controller-manager running?",
 		"pod/p1 evicted",
 		"node/a drained",
 		"summary: 1 node(s) drained",
 	}, "\n") + "\n"
 	got := countLines(out)
-	want := lineCount{total: 9, podLines: 2, nodeLines: 2, waitLines: 3, waitChanges: 2, other: 2, stuck: 1}
+	want := lineCount{total: 10, podLines: 2, nodeLines: 2, waitLines: 3, waitChanges: 2, other: 3, stuck: 1, controlPlane: 1}
 	if got != want {
 		t.Errorf("countLines = %+v, want %+v", got, want)
 	}
