@@ -79,15 +79,17 @@ type lineCount struct {
 
 var (
 	// waitSubject is who waits, at the start of a wait line.
-	waitSubject = regexp.MustCompile(`^(pod \S+ (?:waits|is blocked|would be refused)|node \S+ waits for pod \S+)`)
+	// (kubectl's "error when evicting" line is a wait too: a retry).
+	waitSubject = regexp.MustCompile(`^(pod \S+ (?:waits|is blocked|would be refused)|node \S+ waits for pod \S+|error when evicting pod \S+)`)
 	// volatile are the parts of a wait line that move while the wait does not: numbers
 	// and durations.
-	volatile = regexp.MustCompile(`[0-9][0-9.]*(?:ms|µs|s|m|h)?`)
+	volatile = regexp.MustCompile(`(?:[0-9][0-9.]*(?:ms|µs|[smh])?)+`)
 )
 
 // countLines counts the lines of a drain's output by kind. A wait change is a wait line
 // that differs from the last wait line about the same subject in more than its numbers
-// and durations: a wait said again unchanged is not one.
+// and durations: a wait said again unchanged is not one (the first time a wait is said
+// again, with "(waiting for 30s)", it is: the wait has lasted the wait interval).
 func countLines(out string) lineCount {
 	var c lineCount
 	last := map[string]string{}
@@ -129,6 +131,9 @@ func TestCountLines(t *testing.T) {
 		"pod ns/p2 waits for pdb ns/web: needs 3 healthy pods, has 3, allows 0; retrying when its status changes, not before 446.415191ms",
 		"pod ns/p2 waits for pdb ns/web: needs 3 healthy pods, has 2, allows 0; retrying when its status changes, not before 1.2s",
 		"pod ns/p2 waits for pdb ns/web: needs 3 healthy pods, has 2, allows 0: 1 taken by this drain's evictions in flight",
+		"pod ns/p2 waits for pdb ns/web: needs 3 healthy pods, has 2, allows 0: 1 taken by this drain's evictions in flight (waiting for 30s)",
+		"pod ns/p2 waits for pdb ns/web: needs 3 healthy pods, has 2, allows 0: 1 taken by this drain's evictions in flight (waiting for 1m0s)",
+		"error when evicting pod ns/p3 (will retry after 0.4s): the server is busy",
 		"  cause: pdb ns/web cannot recover: 1 pod is stuck terminating",
 		"  remedy: is kube-controller-manager running?",
 		"pod/p1 evicted",
@@ -136,7 +141,7 @@ func TestCountLines(t *testing.T) {
 		"summary: 1 node(s) drained",
 	}, "\n") + "\n"
 	got := countLines(out)
-	want := lineCount{total: 10, podLines: 2, nodeLines: 2, waitLines: 3, waitChanges: 2, other: 3, stuck: 1, controlPlane: 1}
+	want := lineCount{total: 13, podLines: 2, nodeLines: 2, waitLines: 6, waitChanges: 4, other: 3, stuck: 1, controlPlane: 1}
 	if got != want {
 		t.Errorf("countLines = %+v, want %+v", got, want)
 	}
