@@ -116,11 +116,7 @@ func (r *run) decideLocked(key string) *eviction {
 		}
 	}
 	if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.reserved[b.Key()]) <= 0 {
-		msg := fmt.Sprintf("pdb %s %s", b.Key(), b.Numbers())
-		if n := len(r.reserved[b.Key()]); n > 0 {
-			msg += fmt.Sprintf(", %d taken by evictions in flight", n)
-		}
-		r.parkLocked(st, budgets, string(pdb.Exhausted), msg)
+		r.parkLocked(st, budgets, string(pdb.Exhausted), r.numbersLocked(b))
 		return nil
 	}
 	switch d.Verdict {
@@ -132,7 +128,11 @@ func (r *run) decideLocked(key string) *eviction {
 			r.waitsForeverLocked(d.Budget())
 		}
 		// The server would refuse; wait for the budget's status to change instead.
-		r.parkLocked(st, budgets, string(d.Verdict), d.Reason)
+		msg := d.Reason
+		if b := d.Budget(); b != nil && d.Verdict == pdb.Exhausted {
+			msg = r.numbersLocked(b)
+		}
+		r.parkLocked(st, budgets, string(d.Verdict), msg)
 		return nil
 	case pdb.Multiple:
 		if st.blockPDB == pdb.JoinKeys(budgets) {

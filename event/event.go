@@ -92,6 +92,12 @@ type Event struct {
 	// person can do. Both are sentences (package diagnose).
 	Cause  string
 	Remedy string
+	// CauseKind is the cause's kind (a diagnose.Kind: "ReplacementsNotReady", ...).
+	CauseKind string
+	// Routine, on EventEvictionBlocked, marks an ordinary wait: the budget's allowance is
+	// taken by this drain's evictions in flight and their replacements are on their way.
+	// Cause and Remedy are still set; the human output says neither.
+	Routine bool
 	// Waited, on an EventEvictionBlocked said again while nothing changed, is how long
 	// the pod (or the node, for a pod a drain rule holds) has waited so far.
 	Waited time.Duration
