@@ -43,6 +43,9 @@ func (b *backend) request(req confirm.Request) operation.Request {
 	o := req.Options
 	d.GracePeriod, d.Timeout, d.IgnoreDaemonSets = o.GracePeriodSeconds, o.Timeout, o.IgnoreDaemonSets
 	d.DeleteEmptyDirData, d.Force = o.DeleteEmptyDirData, o.Force
+	if o.OnBlocked != "" {
+		d.OnBlocked = o.OnBlocked
+	}
 	r := d.request(operation.Action(req.Action), req.Nodes)
 	r.To = req.Pool
 	return r

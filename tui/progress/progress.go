@@ -311,8 +311,34 @@ func (m Model) line(n Node, now time.Time) string {
 	if !n.Started.IsZero() {
 		elapsed = end.Sub(n.Started).Round(100 * time.Millisecond).String()
 	}
-	return fmt.Sprintf("%-16s %s %3d/%-3d %3.0f%%  wave %d/%d  %-8s %s", trunc(n.Name, 16), m.bar.ViewAs(pct),
-		n.Evicted, n.Total, pct*100, n.Wave, n.maxWave, elapsed, state)
+	// Columns give way from the least telling (the bar) to the most, so that a narrow
+	// terminal keeps the name, the count and the state.
+	parts := []string{
+		fmt.Sprintf("%-16s", trunc(n.Name, 16)),
+		m.bar.ViewAs(pct), // 1
+		fmt.Sprintf("%3d/%-3d", n.Evicted, n.Total),
+		fmt.Sprintf("%3.0f%% ", pct*100),              // 3
+		fmt.Sprintf("wave %d/%d ", n.Wave, n.maxWave), // 4
+		fmt.Sprintf("%-8s", elapsed),                  // 5
+		state,
+	}
+	room := m.width - 2 // the cursor's mark
+	for _, drop := range []int{-1, 1, 4, 3, 5} {
+		if drop >= 0 {
+			parts[drop] = ""
+		}
+		var kept []string
+		for _, p := range parts {
+			if p != "" {
+				kept = append(kept, p)
+			}
+		}
+		line := strings.Join(kept, " ")
+		if m.width <= 0 || ansi.StringWidth(line) <= room || drop == 5 {
+			return line
+		}
+	}
+	return ""
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
