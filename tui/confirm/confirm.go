@@ -105,20 +105,23 @@ func New(req Request, pools []string, current map[string][]string) Model {
 	m := Model{Req: req, pools: pools, current: current, width: 76, height: 18}
 	if req.Action == Move && req.Pool == "" && len(pools) > 0 {
 		m.Req.Pool = pools[0]
-		for _, p := range slices.Backward(pools) { // the first pool wins: looked at last
-			if !m.anyIn(p) {
-				m.Req.Pool = p
-			}
-		}
-		if m.anyIn(m.Req.Pool) {
-			for _, p := range slices.Backward(pools) {
-				if !m.noop(p) {
-					m.Req.Pool = p
-				}
-			}
+		if p, ok := first(pools, func(p string) bool { return !m.anyIn(p) }); ok {
+			m.Req.Pool = p
+		} else if p, ok := first(pools, func(p string) bool { return !m.noop(p) }); ok {
+			m.Req.Pool = p
 		}
 	}
 	return m
+}
+
+// first returns the first of list for which ok holds.
+func first(list []string, ok func(string) bool) (string, bool) {
+	for _, v := range list {
+		if ok(v) {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // anyIn reports whether some target node is in pool p.

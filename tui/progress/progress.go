@@ -313,17 +313,18 @@ func (m Model) line(n Node, now time.Time) string {
 	}
 	// Columns give way from the least telling (the bar) to the most, so that a narrow
 	// terminal keeps the name, the count and the state.
+	const bar, pctCol, wave, elapsedCol = 1, 3, 4, 5 // the optional columns' indexes
 	parts := []string{
 		fmt.Sprintf("%-16s", trunc(n.Name, 16)),
-		m.bar.ViewAs(pct), // 1
+		m.bar.ViewAs(pct),
 		fmt.Sprintf("%3d/%-3d", n.Evicted, n.Total),
-		fmt.Sprintf("%3.0f%% ", pct*100),              // 3
-		fmt.Sprintf("wave %d/%d ", n.Wave, n.maxWave), // 4
-		fmt.Sprintf("%-8s", elapsed),                  // 5
+		fmt.Sprintf("%3.0f%% ", pct*100),
+		fmt.Sprintf("wave %d/%d ", n.Wave, n.maxWave),
+		fmt.Sprintf("%-8s", elapsed),
 		state,
 	}
-	room := m.width - 2 // the cursor's mark
-	for _, drop := range []int{-1, 1, 4, 3, 5} {
+	room := m.width - 2                                             // the cursor's mark
+	for _, drop := range []int{-1, bar, wave, pctCol, elapsedCol} { // -1: every column first
 		if drop >= 0 {
 			parts[drop] = ""
 		}
@@ -334,7 +335,7 @@ func (m Model) line(n Node, now time.Time) string {
 			}
 		}
 		line := strings.Join(kept, " ")
-		if m.width <= 0 || ansi.StringWidth(line) <= room || drop == 5 {
+		if m.width <= 0 || ansi.StringWidth(line) <= room || drop == elapsedCol {
 			return line
 		}
 	}
