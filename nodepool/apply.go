@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -58,18 +59,40 @@ func ReadPools(r io.Reader, source string) ([]Document, error) {
 		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
 			continue
 		}
+		// The kind first: a ConfigMap is named as one, not by the first field a NodePool
+		// lacks (its "data").
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			return nil, Usagef("invalid pool in %s: %v", where, err)
+		}
+		if tm.Kind == "NodePool" && tm.APIVersion != v1alpha1.GroupVersion.String() {
+			return nil, Usagef("invalid pool in %s: a NodePool of apiVersion %q, not %s (another project's NodePool?)", where, tm.APIVersion, v1alpha1.GroupVersion)
+		}
+		if tm.Kind != "NodePool" {
+			return nil, Usagef("invalid pool in %s: %s, not a NodePool (apiVersion %s)", where, describeKind(tm), v1alpha1.GroupVersion)
+		}
 		p := &v1alpha1.NodePool{}
 		if err := yaml.UnmarshalStrict(doc, p); err != nil {
 			return nil, Usagef("invalid pool in %s: %v", where, err)
-		}
-		if p.Kind != "NodePool" || p.APIVersion != v1alpha1.GroupVersion.String() {
-			return nil, Usagef("invalid pool in %s: want apiVersion %s and kind NodePool, got %q %q", where, v1alpha1.GroupVersion, p.APIVersion, p.Kind)
 		}
 		if p.Name == "" {
 			return nil, Usagef("invalid pool in %s: metadata.name is required", where)
 		}
 		out = append(out, Document{Pool: p, Source: where})
 	}
+}
+
+// describeKind names what a document is: "a ConfigMap (v1)", "no kind".
+func describeKind(tm metav1.TypeMeta) string {
+	switch {
+	case tm.Kind == "" && tm.APIVersion == "":
+		return "it has no apiVersion and no kind"
+	case tm.Kind == "":
+		return fmt.Sprintf("it has apiVersion %s and no kind", tm.APIVersion)
+	case tm.APIVersion == "":
+		return fmt.Sprintf("it is a %s with no apiVersion", tm.Kind)
+	}
+	return fmt.Sprintf("it is a %s (%s)", tm.Kind, tm.APIVersion)
 }
 
 func stripComments(doc []byte) []byte {

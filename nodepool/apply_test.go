@@ -41,7 +41,12 @@ func TestReadPools(t *testing.T) {
 		"nothing at all":   {in: "", names: nil},
 		"an unknown field names its document": {in: twoPools + "spec:\n  maxUnavailabel: 1\n",
 			wantErr: `invalid pool in pools.yaml (document 3): error unmarshaling JSON: while decoding JSON: json: unknown field "maxUnavailabel"`},
-		"another kind":          {in: "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n", wantErr: `want apiVersion maintenance.kubectl-maintenance.io/v1alpha1 and kind NodePool, got "v1" "Node"`},
+		"another kind": {in: "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n", wantErr: `it is a Node (v1), not a NodePool (apiVersion maintenance.kubectl-maintenance.io/v1alpha1)`},
+		"a ConfigMap is named as one, not by its data field": {in: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\ndata:\n  a: b\n",
+			wantErr: `invalid pool in pools.yaml (document 1): it is a ConfigMap (v1), not a NodePool`},
+		"another project's NodePool": {in: "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: n\nspec:\n  template: {}\n",
+			wantErr: `a NodePool of apiVersion "karpenter.sh/v1", not maintenance.kubectl-maintenance.io/v1alpha1`},
+		"no kind at all":        {in: "metadata:\n  name: n\n", wantErr: "it has no apiVersion and no kind"},
 		"a pool without a name": {in: "apiVersion: maintenance.kubectl-maintenance.io/v1alpha1\nkind: NodePool\n", wantErr: "metadata.name is required"},
 	}
 	for name, tc := range tests {

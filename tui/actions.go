@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/progress"
@@ -29,8 +30,16 @@ func (a App) openDialog(k string) (tea.Model, tea.Cmd) {
 		a.status = "no NodePools: kubectl maintenance pool apply -f POOL.yaml"
 		return a, nil
 	}
-	d := confirm.New(confirm.Request{Action: action, Nodes: targets, Options: confirm.DefaultOptions()}, a.snap.PoolNames)
+	current := map[string][]string{}
+	for _, n := range a.snap.Nodes {
+		if slices.Contains(targets, n.Name) {
+			current[n.Name] = n.Pools
+		}
+	}
+	d := confirm.New(confirm.Request{Action: action, Nodes: targets, Options: confirm.DefaultOptions()}, a.snap.PoolNames, current)
 	a.dialog = &d
+	a.showHelp = false // the help would hide the dialog's question
+	a.resize()
 	return a, a.planCmd(d.Req)
 }
 
@@ -63,7 +72,7 @@ func (a App) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	a.dialog = &d
 	if !d.Done() {
 		if !sameRequest(before, d.Req) {
-			a.dialog.Plan, a.dialog.Err = "", ""
+			a.dialog.ResetPlan()
 			return a, a.planCmd(d.Req)
 		}
 		return a, nil
@@ -135,7 +144,7 @@ func (a App) actionDone(id int) (tea.Model, tea.Cmd) {
 	a.progress.End(id, a.now())
 	delete(a.runs, id)
 	if r.cancelled && len(left) > 0 {
-		a.left = append(a.left, describeLeft(r.req, left))
+		a.left = append(a.left, a.describeLeft(r.req, left))
 		a.status = fmt.Sprintf("%s of %s stopped", r.req.Action, strings.Join(r.req.Nodes, ", "))
 	} else {
 		a.status = fmt.Sprintf("%s of %s finished", r.req.Action, strings.Join(r.req.Nodes, ", "))
@@ -193,14 +202,16 @@ func (a App) Interrupted() bool { return a.interrupted || len(a.runs) > 0 }
 func (a App) Stopped() []string {
 	out := append([]string(nil), a.left...)
 	for _, r := range a.runs { // a second ctrl+c did not wait for these
-		out = append(out, describeLeft(r.req, a.progress.Left(r.id)))
+		out = append(out, a.describeLeft(r.req, a.progress.Left(r.id)))
 	}
 	sort.Strings(out)
 	return slices.Compact(out) // a node stopped twice the same way is said once
 }
 
-// describeLeft names the nodes an action left and how to finish or undo its work.
-func describeLeft(req confirm.Request, left []progress.Node) string {
+// describeLeft names the nodes an action left and how to finish or undo its work: whole
+// commands, with the cluster flags the dashboard was started with and the dialog's
+// options, that work as printed.
+func (a App) describeLeft(req confirm.Request, left []progress.Node) string {
 	names := make([]string, 0, len(left))
 	for _, n := range left {
 		names = append(names, n.Name)
@@ -209,13 +220,19 @@ func describeLeft(req confirm.Request, left []progress.Node) string {
 		names = req.Nodes
 	}
 	list := strings.Join(names, " ")
+	cmd := func(args ...string) string {
+		return "`" + strings.Join(append([]string{a.command}, args...), " ") + "`"
+	}
+	opts := req.Options.Flags()
 	switch req.Action {
 	case confirm.Drain:
-		return fmt.Sprintf("drain stopped on %s (cordoned, not empty): finish with `kubectl maintenance drain %s`, or undo with `kubectl maintenance uncordon %s`", list, list, list)
+		return fmt.Sprintf("drain stopped on %s (cordoned, not empty): finish with %s, or undo with %s", list,
+			cmd(append(append([]string{"drain"}, names...), opts...)...), cmd(append([]string{"uncordon"}, names...)...))
 	case confirm.Move:
-		return fmt.Sprintf("move to pool %s stopped on %s: finish with `kubectl maintenance pool move %s --to %s`", req.Pool, list, list, req.Pool)
+		return fmt.Sprintf("move to pool %s stopped on %s: finish with %s", req.Pool, list,
+			cmd(append(append(append([]string{"pool", "move"}, names...), "--to", req.Pool), opts...)...))
 	}
-	return fmt.Sprintf("%s stopped on %s: finish with `kubectl maintenance %s %s`", req.Action, list, req.Action, list)
+	return fmt.Sprintf("%s stopped on %s: finish with %s", req.Action, list, cmd(append([]string{string(req.Action)}, names...)...))
 }
 
 // forward sends navigation keys to the current view.
@@ -228,6 +245,8 @@ func (a App) forward(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.pools, cmd = a.pools.Update(msg)
 	case ViewPDBs:
 		a.pdbs, cmd = a.pdbs.Update(msg)
+	case ViewProgress:
+		a.progress, cmd = a.progress.Update(msg)
 	case ViewEvents:
 		a.events, cmd = a.events.Update(msg)
 	}
@@ -251,6 +270,15 @@ func (a *App) resize() {
 	a.events.SetSize(a.width, body)
 	a.progress.SetSize(a.width, body)
 	a.help.SetWidth(a.width)
+	if a.dialog != nil {
+		w, h := a.dialogSize()
+		a.dialog.SetSize(w, h)
+	}
+}
+
+// dialogSize is the room inside the dialog's frame.
+func (a App) dialogSize() (w, h int) {
+	return max(10, a.width-a.styles.Dialog.GetHorizontalFrameSize()), max(1, a.bodyHeight()-a.styles.Dialog.GetVerticalFrameSize())
 }
 
 // bodyHeight is what is left for the view: the header is 2 lines, the footer the status
@@ -259,18 +287,37 @@ func (a App) bodyHeight() int {
 	return max(1, a.height-2-1-a.helpHeight())
 }
 
-// quitQuestion asks before stopping the running actions.
-func (a App) quitQuestion() string {
-	var lines []string
+// quitQuestion asks before stopping the running actions, in at most h lines of w
+// columns: the list of actions gives way, never the question.
+func (a App) quitQuestion(w, h int) string {
 	ids := make([]int, 0, len(a.runs))
 	for id := range a.runs {
 		ids = append(ids, id)
 	}
 	sort.Ints(ids)
+	var list []string
 	for _, id := range ids {
 		r := a.runs[id]
-		lines = append(lines, fmt.Sprintf("  %s %s", r.req.Action, strings.Join(r.req.Nodes, ", ")))
+		list = append(list, fmt.Sprintf("  %s %s", r.req.Action, strings.Join(r.req.Nodes, ", ")))
 	}
-	return fmt.Sprintf("%d action(s) running:\n%s\n\nStop them and quit? The nodes keep their state; the command printed on exit finishes the job.\n\n[y] stop and quit  [n] keep running",
-		len(a.runs), strings.Join(lines, "\n"))
+	head := fmt.Sprintf("%d action(s) running:", len(a.runs))
+	question := strings.Split(ansi.Wrap("Stop them and quit? The nodes keep their state; the command printed on exit finishes the job.", w, ""), "\n")
+	answer := "[y] stop and quit  [n] keep running"
+	room := h - len(question) - 4 // the head, two blank lines and the answer
+	if room < len(list) {
+		n := max(room-1, 0)
+		list = append(list[:n], fmt.Sprintf("  ... and %d more (Progress view)", len(list)-n))
+		if room <= 0 {
+			list = nil
+		}
+	}
+	lines := append(append([]string{head}, list...), "")
+	lines = append(append(lines, question...), "", answer)
+	if len(lines) > h { // a tiny terminal: the question and the answer first
+		lines = append(question, answer)
+		if len(lines) > h {
+			lines = lines[len(lines)-h:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }

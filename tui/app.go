@@ -113,6 +113,9 @@ type App struct {
 	status      string
 	// left describes, after a quit that stopped work, what each stopped action left.
 	left []string
+	// command starts every command the dashboard prints: "kubectl maintenance" and the
+	// cluster flags it was started with (WithCommand).
+	command string
 }
 
 // run is an action started from the dashboard.
@@ -132,11 +135,22 @@ func New(b Backend, noColor bool) App {
 	fi.Prompt = "/"
 	a := App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
 		selected: map[string]bool{}, runs: map[int]*run{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
-		progress: progress.New(), events: eventlog.New(), help: h, filter: fi, width: 80, height: 24}
+		progress: progress.New(), events: eventlog.New(), help: h, filter: fi, width: 80, height: 24,
+		command: "kubectl maintenance"}
 	// The cursor's row is reversed even without colors (NO_COLOR forbids colors, not
 	// attributes): it is the only mark of the cursor.
 	for _, g := range []*grid.Model{a.nodes.Grid(), a.pools.Grid(), a.pdbs.Grid()} {
 		g.Header, g.Selected = a.styles.Header, lipgloss.NewStyle().Reverse(true)
+	}
+	return a
+}
+
+// WithCommand sets how the commands the dashboard prints begin: "kubectl maintenance"
+// followed by the cluster flags it was started with (--kubeconfig, --context, ...), so
+// that a printed command acts on the same cluster.
+func (a App) WithCommand(prefix string) App {
+	if prefix != "" {
+		a.command = prefix
 	}
 	return a
 }
@@ -191,6 +205,7 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case PlanMsg:
 		if a.dialog != nil && sameRequest(a.dialog.Req, msg.Req) {
 			a.dialog.Plan, a.dialog.Err = msg.Text, errText(msg.Err)
+			a.resize() // the plan's length bounds its scrolling
 		}
 		return a, nil
 	case StartedMsg:
@@ -256,6 +271,8 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Quit):
 		if len(a.runs) > 0 {
 			a.quitting = true
+			a.showHelp = false // the help would hide the question
+			a.resize()
 			return a, nil
 		}
 		return a, tea.Quit

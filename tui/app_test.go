@@ -24,6 +24,7 @@ type fakeBackend struct {
 	started  []confirm.Request
 	events   []chan event.Event // one per started action
 	canceled []bool
+	plan     string // the plan Plan answers (a one-line plan when empty)
 }
 
 func newFake() *fakeBackend {
@@ -37,6 +38,9 @@ func (f *fakeBackend) Plan(req confirm.Request) (string, error) {
 	f.plans = append(f.plans, req)
 	if len(req.Nodes) == 0 {
 		return "", errors.New("no nodes")
+	}
+	if f.plan != "" {
+		return f.plan, nil
 	}
 	return "plan: 1 node(s), 2 pod(s) to evict in 1 wave(s)", nil
 }
@@ -303,16 +307,24 @@ func TestTwoActionsRunAndOneIsCancelledFromProgress(t *testing.T) {
 	}
 }
 
-func TestMoveNeedsAPoolAndOffersThem(t *testing.T) {
+func TestMoveStartsOnAnotherPoolAndRefusesANoOp(t *testing.T) {
 	m, f := ready(t, 80, 24)
-	m = step(t, m, press("m"))
-	if m.dialog == nil || m.dialog.Req.Pool != "blue" {
-		t.Fatalf("move dialog pool = %+v", m.dialog)
+	m = step(t, m, press("m")) // node-a, in pool blue
+	if m.dialog == nil || m.dialog.Req.Pool != "green" {
+		t.Fatalf("the move dialog of a node in blue does not start on green: %+v", m.dialog)
 	}
 	m = step(t, m, press("p"))
-	if m.dialog.Req.Pool != "green" || f.plans[len(f.plans)-1].Pool != "green" {
-		t.Fatalf("pool picker did not move to green: %+v", m.dialog.Req)
+	if m.dialog.Req.Pool != "blue" || f.plans[len(f.plans)-1].Pool != "blue" {
+		t.Fatalf("the pool picker did not move to blue: %+v", m.dialog.Req)
 	}
+	m = step(t, m, press("y"))
+	if m.dialog == nil || len(f.started) != 0 {
+		t.Fatal("a move of node-a to blue, the only pool it is in, was confirmed")
+	}
+	if s := screen(m); !strings.Contains(s, "Nothing to do: every node is already in pool blue") || strings.Contains(s, "Proceed?") {
+		t.Errorf("the no-op move does not say so:\n%s", s)
+	}
+	m = step(t, m, press("p"))
 	m = step(t, m, press("n"))
 	if m.dialog != nil || len(f.started) != 0 {
 		t.Fatal("cancel left the dialog open or started something")

@@ -24,8 +24,7 @@ func (a App) View() tea.View {
 	title := a.styles.Title.Render("kubectl maintenance")
 	b.WriteString(ansi.Truncate(lipgloss.JoinHorizontal(lipgloss.Top, title, " ", strings.Join(tabs, "")), a.width, "…"))
 	b.WriteString("\n")
-	counts := a.styles.Faint.Render(fmt.Sprintf("%d nodes, %d selected, %d pools, %d PDBs",
-		len(a.snap.Nodes), len(a.selected), len(a.snap.Pools), len(a.snap.PDBs)))
+	counts := a.styles.Faint.Render(a.counts())
 	if a.filtering || a.filter.Value() != "" {
 		counts = ansi.Strip(a.filter.View()) + "  " + counts
 	}
@@ -35,9 +34,9 @@ func (a App) View() tea.View {
 	var content string
 	switch {
 	case a.dialog != nil:
-		content = a.styles.Dialog.Width(max(20, a.width-2)).Render(a.dialog.View(a.width - 6))
+		content = a.box(a.dialog.View())
 	case a.quitting:
-		content = a.styles.Dialog.Width(max(20, a.width-2)).Render(a.quitQuestion())
+		content = a.box(a.quitQuestion(a.dialogSize()))
 	case a.stopping:
 		content = "Stopping every action (calls in flight finish first); ctrl+c again leaves at once."
 	default:
@@ -65,6 +64,27 @@ func (a App) View() tea.View {
 	v.AltScreen = true
 	v.WindowTitle = "kubectl maintenance"
 	return v
+}
+
+// box frames a dialog's text (already fitted to dialogSize) across the screen's width.
+func (a App) box(text string) string {
+	w, h := a.dialogSize()
+	lines := strings.Split(fit(text, min(h, strings.Count(text, "\n")+1), w), "\n")
+	for i, l := range lines { // the frame spans the screen, whatever the text's width
+		lines[i] = l + strings.Repeat(" ", max(0, w-ansi.StringWidth(l)))
+	}
+	return a.styles.Dialog.Render(strings.Join(lines, "\n"))
+}
+
+// counts is the header's line: what the views show (after the filter) of what there is.
+func (a App) counts() string {
+	nodes := fmt.Sprintf("%d nodes", len(a.snap.Nodes))
+	pdbs := fmt.Sprintf("%d PDBs", len(a.snap.PDBs))
+	if a.filter.Value() != "" {
+		nodes = fmt.Sprintf("%d of %d nodes", len(a.nodes.Visible()), len(a.snap.Nodes))
+		pdbs = fmt.Sprintf("%d of %d PDBs", a.pdbs.Grid().Rows(), len(a.snap.PDBs))
+	}
+	return fmt.Sprintf("%s, %d selected, %d pools, %s", nodes, len(a.selected), len(a.snap.Pools), pdbs)
 }
 
 // statusLine is the connection's problem (if any), then what the actions do.

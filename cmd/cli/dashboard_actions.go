@@ -66,6 +66,9 @@ func (b *backend) request(req confirm.Request) operation.Request {
 	o := req.Options
 	d.GracePeriod, d.Timeout, d.IgnoreDaemonSets = o.GracePeriodSeconds, o.Timeout, o.IgnoreDaemonSets
 	d.DeleteEmptyDirData, d.Force = o.DeleteEmptyDirData, o.Force
+	if o.OnBlocked != "" {
+		d.OnBlocked = o.OnBlocked
+	}
 	d.Nodes.Names = req.Nodes
 	r := d.request(operation.Action(req.Action))
 	r.To = req.Pool

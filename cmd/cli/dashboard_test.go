@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
@@ -152,4 +154,31 @@ func (s slowNodes) Get(ctx context.Context, name string, o metav1.GetOptions) (*
 		}
 	}
 	return s.NodeInterface.Get(ctx, name, o)
+}
+
+func TestCommandPrefixKeepsClusterFlagsAndDropsCredentials(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"no cluster flag":                {nil, "kubectl maintenance"},
+		"kubeconfig and context":         {[]string{"--kubeconfig", "/k/config", "--context=prod"}, "kubectl maintenance --context=prod --kubeconfig=/k/config"},
+		"a path with a space is quoted":  {[]string{"--kubeconfig", "/my dir/config"}, "kubectl maintenance --kubeconfig='/my dir/config'"},
+		"a token and verbosity are left": {[]string{"--token", "s3cr3t", "-v", "4", "--as", "jane"}, "kubectl maintenance --as=jane"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			root := NewRootCmd(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+			cmd, _, err := root.Find([]string{"dashboard"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := commandPrefix(cmd); got != tc.want {
+				t.Errorf("commandPrefix = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -48,7 +48,7 @@ func newCmdPoolGetPrinted(c *Common) *cobra.Command {
 		Short: "Print pools (all, or the ones named) as a table, YAML, JSON or any kubectl output format",
 		Long: `Print pools as kubectl get does: a table by default (-o wide adds the labels), or -o
 json|yaml|name|jsonpath=...|custom-columns=...|go-template=.... With no name, every pool;
-a name that does not exist is an error (exit 1) after the others are printed.`,
+a name that does not exist is a usage error (exit 2) after the others are printed.`,
 		Example: `  kubectl maintenance pool get blue -o yaml
   kubectl maintenance pool get blue green -o name
   kubectl maintenance pool get -o jsonpath='{.items[*].metadata.name}'`,
@@ -125,7 +125,7 @@ func (o *PoolGetOptions) Run(ctx context.Context, cs kubernetes.Interface, pc cl
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("nodepool(s) not found: %s", strings.Join(missing, ", "))
+		return UsageErrorf("nodepool(s) not found: %s (kubectl maintenance pool list shows the pools)", strings.Join(missing, ", "))
 	}
 	return nil
 }

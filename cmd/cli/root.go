@@ -51,6 +51,9 @@ type Common struct {
 // RESTConfig returns the REST config from the cluster flags. A kubeconfig problem (missing
 // file, unknown context, no server) and a bad --qps or --burst are usage errors.
 func (c *Common) RESTConfig() (*rest.Config, error) {
+	if err := checkClusterFlags(c.ConfigFlags); err != nil {
+		return nil, err
+	}
 	if err := c.validateRateLimits(); err != nil {
 		return nil, err
 	}
@@ -183,7 +186,7 @@ as the budgets allow.
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return WithExitCode(ExitUsage, err) })
+	root.SetFlagErrorFunc(flagError)
 	common.ConfigFlags.AddFlags(root.PersistentFlags())
 	common.addRateLimitFlags(root.PersistentFlags())
 	addKlogVerbosity(root)
@@ -212,7 +215,12 @@ func rejectUnknownCommands(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		rejectUnknownCommands(sub)
 	}
-	if !cmd.HasAvailableSubCommands() || cmd.Name() == "completion" { // a group: it does nothing itself
+	if cmd.Name() == "completion" && cmd.HasParent() && !cmd.Parent().HasParent() {
+		cmd.Args, cmd.RunE = cobra.ArbitraryArgs, completionShellArg
+		completionArgs(cmd)
+		return
+	}
+	if !cmd.HasAvailableSubCommands() { // a group: it does nothing itself
 		return
 	}
 	cmd.Args = cobra.ArbitraryArgs

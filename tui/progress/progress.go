@@ -311,8 +311,35 @@ func (m Model) line(n Node, now time.Time) string {
 	if !n.Started.IsZero() {
 		elapsed = end.Sub(n.Started).Round(100 * time.Millisecond).String()
 	}
-	return fmt.Sprintf("%-16s %s %3d/%-3d %3.0f%%  wave %d/%d  %-8s %s", trunc(n.Name, 16), m.bar.ViewAs(pct),
-		n.Evicted, n.Total, pct*100, n.Wave, n.maxWave, elapsed, state)
+	// Columns give way from the least telling (the bar) to the most, so that a narrow
+	// terminal keeps the name, the count and the state.
+	const bar, pctCol, wave, elapsedCol = 1, 3, 4, 5 // the optional columns' indexes
+	parts := []string{
+		fmt.Sprintf("%-16s", trunc(n.Name, 16)),
+		m.bar.ViewAs(pct),
+		fmt.Sprintf("%3d/%-3d", n.Evicted, n.Total),
+		fmt.Sprintf("%3.0f%% ", pct*100),
+		fmt.Sprintf("wave %d/%d ", n.Wave, n.maxWave),
+		fmt.Sprintf("%-8s", elapsed),
+		state,
+	}
+	room := m.width - 2                                             // the cursor's mark
+	for _, drop := range []int{-1, bar, wave, pctCol, elapsedCol} { // -1: every column first
+		if drop >= 0 {
+			parts[drop] = ""
+		}
+		var kept []string
+		for _, p := range parts {
+			if p != "" {
+				kept = append(kept, p)
+			}
+		}
+		line := strings.Join(kept, " ")
+		if m.width <= 0 || ansi.StringWidth(line) <= room || drop == elapsedCol {
+			return line
+		}
+	}
+	return ""
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
