@@ -8,12 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
@@ -158,78 +153,4 @@ func syncOne(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.
 	}
 	fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s synced: %d node(s)\n", name, p.Status.Nodes)
 	return nil
-}
-
-func newCmdPoolController(c *Common) *cobra.Command {
-	var leaderElect bool
-	var leaderNamespace, probeAddr, metricsAddr string
-	var only []string
-	var rollout bool
-	cmd := &cobra.Command{
-		Use:   "controller",
-		Short: "Run the pool reconciler as a long-running controller (with leader election), e.g. in-cluster (see config/)",
-		Long: `Run the pool reconciler as a long-running controller. It reads pools, RuntimeClasses and
-nodes from its informers' cache, and reconciles a pool when the pool changes or when one of
-its nodes changes in a way that matters (role labels, the pool's labels, taints, ownership
-records, schedulability): heartbeats cost nothing. --pools restricts it to some pools.
-
-With --rollout, a NoExecute taint it holds back (ordinary pods on the node don't tolerate
-it) is rolled out by the controller itself, as pool sync POOL --rollout does: node by node
-at the pool's maxUnavailable, each node drained of those pods through the drain engine
-(DaemonSet pods stay; the taint removes them), with the RolloutProgressing condition.`,
-		Args: noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(klog.NewKlogr())
-			cfg, err := c.RESTConfig()
-			if err != nil {
-				return err
-			}
-			cs, err := c.Client()
-			if err != nil {
-				return err
-			}
-			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-				Scheme:                  Scheme(),
-				LeaderElection:          leaderElect,
-				LeaderElectionID:        "kubectl-maintenance-nodepools",
-				LeaderElectionNamespace: leaderNamespace,
-				HealthProbeBindAddress:  probeAddr,
-				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
-				Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-			})
-			if err != nil {
-				return fmt.Errorf("create controller manager: %w", err)
-			}
-			r := &nodepool.Reconciler{Client: mgr.GetClient(), Kube: cs}
-			if len(only) > 0 {
-				r.Only = map[string]bool{}
-				for _, p := range only {
-					r.Only[p] = true
-				}
-			}
-			if rollout {
-				r.AutoRollout = &nodepool.AutoRollout{Kube: cs, Client: mgr.GetClient(), Logger: klog.NewKlogr().WithName("rollout")}
-				if err := mgr.Add(r.AutoRollout); err != nil {
-					return fmt.Errorf("set up the rollouts: %w", err)
-				}
-			}
-			if err := r.SetupWithManager(mgr); err != nil {
-				return fmt.Errorf("set up the pool controller: %w", err)
-			}
-			if probeAddr != "0" {
-				_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
-				_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
-			}
-			fmt.Fprintln(c.ErrOut, "pool controller running; Ctrl-C to stop")
-			return mgr.Start(cmd.Context())
-		},
-	}
-	cmd.Flags().BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
-	cmd.Flags().StringVar(&leaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election Lease")
-	cmd.Flags().StringVar(&probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0" to disable)`)
-	cmd.Flags().StringVar(&metricsAddr, "metrics-bind-address", "0", `address of the metrics endpoint, with client-go's rest_client_requests_total ("0" to disable)`)
-	cmd.Flags().StringSliceVar(&only, "pools", nil, "reconcile only these pools (default: every pool)")
-	cmd.Flags().BoolVar(&rollout, "rollout", false, "roll held-back NoExecute taints out by itself (drains through the engine, PDB-aware)")
-	_ = cmd.RegisterFlagCompletionFunc("pools", completePools(c))
-	return cmd
 }
