@@ -57,9 +57,39 @@ func mclient(t *testing.T) client.Client {
 	return c
 }
 
+// controller is one "controller" process.
+type controller struct {
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	stop func()
+}
+
+// syncBuffer is a log buffer the process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // startController runs "controller" as a process until the test ends (or stop is
 // called); extra flags are added.
 func startController(e *fixture.Env, extra ...string) (stop func()) {
+	e.T.Helper()
+	return runController(e, extra...).stop
+}
+
+func runController(e *fixture.Env, extra ...string) *controller {
 	e.T.Helper()
 	ctx, cancel := context.WithCancel(e.Ctx)
 	args := append([]string{"--kubeconfig", shared.Kubeconfig, "controller", "--health-probe-bind-address=0"}, extra...)
@@ -67,13 +97,13 @@ func startController(e *fixture.Env, extra ...string) (stop func()) {
 		args = append(args, "--leader-elect=false")
 	}
 	ctl := exec.CommandContext(ctx, plugin, args...)
-	var logs strings.Builder
-	ctl.Stderr = &logs
+	logs := &syncBuffer{}
+	ctl.Stderr = logs
 	if err := ctl.Start(); err != nil {
 		e.T.Fatal(err)
 	}
 	var once sync.Once
-	stop = func() {
+	stop := func() {
 		once.Do(func() {
 			cancel()
 			_ = ctl.Wait()
@@ -81,11 +111,11 @@ func startController(e *fixture.Env, extra ...string) (stop func()) {
 			if len(s) > 4096 {
 				s = s[len(s)-4096:]
 			}
-			e.T.Logf("controller log (last 4 KiB):\n%s", s)
+			e.T.Logf("controller %d log (last 4 KiB):\n%s", ctl.Process.Pid, s)
 		})
 	}
 	e.T.Cleanup(stop)
-	return stop
+	return &controller{cmd: ctl, logs: logs, stop: stop}
 }
 
 // create creates a Maintenance (deleted at the test's end).
