@@ -28,7 +28,7 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	case v1alpha1.ActionCordon:
 		req.Action = operation.Cordon
 	case v1alpha1.ActionUncordon:
-		req.Action = operation.Uncordon
+		req.Action, req.Force = operation.Uncordon, s.Drain.Force
 	case v1alpha1.ActionMove:
 		req.Action = operation.Move
 		if s.To == "" {

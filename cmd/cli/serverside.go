@@ -189,15 +189,14 @@ func (c *Common) printEnd(m *mntv1.Maintenance) error {
 			sum.PendingNodes = append(sum.PendingNodes, n.Name)
 		}
 	}
-	if m.Spec.Action != mntv1.ActionDrain && m.Spec.Action != mntv1.ActionMove {
-		sum.PendingNodes = nil
-	}
 	code := phaseExitCode(m)
 	var err error
 	if code != ExitOK {
 		err = WithExitCode(code, fmt.Errorf("maintenance/%s %s: %s", m.Name, s.Phase, s.Message))
 	}
-	(&humanPrinter{out: c.Out, errOut: c.ErrOut}).Summary(sum, err, code)
+	if m.Spec.Action == mntv1.ActionDrain || m.Spec.Action == mntv1.ActionMove {
+		(&humanPrinter{out: c.Out, errOut: c.ErrOut}).Summary(sum, err, code)
+	}
 	return err
 }
 

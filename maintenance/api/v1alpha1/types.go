@@ -85,7 +85,8 @@ type MaintenanceSpec struct {
 
 // DrainSettings are kubectl drain's flags, with the same meanings and defaults.
 type DrainSettings struct {
-	// Force allows pods without a controller (--force).
+	// Force allows pods without a controller (--force); for an Uncordon, it uncordons a
+	// node whose cordon someone else made (uncordon --force).
 	// +optional
 	Force bool `json:"force,omitempty"`
 	// IgnoreDaemonSets goes on when DaemonSet pods are present (--ignore-daemonsets).
