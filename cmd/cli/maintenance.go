@@ -137,10 +137,10 @@ func newCmdGet(c *Common) *cobra.Command {
 			}
 			out := ptrOr(pf.OutputFormat)
 			var p printers.ResourcePrinter
-			if out == "" || out == "wide" {
-				p = printers.NewTablePrinter(printers.PrintOptions{Wide: out == "wide"})
-			} else if p, err = pf.ToPrinter(); err != nil {
-				return WithExitCode(ExitUsage, err)
+			if out != "" && out != "wide" {
+				if p, err = pf.ToPrinter(); err != nil {
+					return WithExitCode(ExitUsage, err)
+				}
 			}
 			ctx := cmd.Context()
 			for first := true; ; first = false {
@@ -148,7 +148,10 @@ func newCmdGet(c *Common) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := printMaintenances(c, p, out, list, first); err != nil {
+				if out == "" || out == "wide" {
+					p = printers.NewTablePrinter(printers.PrintOptions{Wide: out == "wide", NoHeaders: !first})
+				}
+				if err := printMaintenances(c, p, out, list); err != nil {
 					return err
 				}
 				if !watch {
@@ -195,7 +198,7 @@ func getMaintenances(ctx context.Context, mc client.Client, names []string) (*mn
 	return list, nil
 }
 
-func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *mntv1.MaintenanceList, header bool) error {
+func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *mntv1.MaintenanceList) error {
 	if out != "" && out != "wide" {
 		list.SetGroupVersionKind(mntv1.GroupVersion.WithKind("MaintenanceList"))
 		for i := range list.Items {
@@ -211,9 +214,6 @@ func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *
 		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Age", Type: "string"},
 		{Name: "Holds", Type: "string", Priority: 1}, {Name: "Message", Type: "string", Priority: 1},
 	}}
-	if !header {
-		t.ColumnDefinitions = nil
-	}
 	for i := range list.Items {
 		m := &list.Items[i]
 		s := m.Status

@@ -159,6 +159,7 @@ as the budgets allow.
 		NewCmdStatus(common),
 		newCmdController(common, true),
 		newCmdGet(common),
+		newCmdDescribe(common),
 		newCmdFollow(common),
 		newCmdCancel(common),
 		newCmdPause(common, true),
