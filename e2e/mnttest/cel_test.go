@@ -40,7 +40,7 @@ func TestMaintenanceCELRefusesBadSpecs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			i++
-			obj := e.NS + "-" + strings.ReplaceAll(strings.ReplaceAll(name, " ", "-"), "'", "")
+			obj := e.NS + "-" + strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(name, " ", "-"), "'", ""))
 			m := &mntv1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: obj}, Spec: tc.spec}
 			err := mc.Create(e.Ctx, m)
 			if !apierrors.IsInvalid(err) {

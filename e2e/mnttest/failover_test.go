@@ -1,10 +1,11 @@
 package mnttest
 
 import (
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -28,14 +29,8 @@ func TestMaintenanceFailover(t *testing.T) {
 	lease := []string{"--leader-elect", "--leader-election-namespace=" + e.NS, "--leader-election-lease-duration=6s",
 		"--leader-election-renew-deadline=4s", "--leader-election-retry-period=1s"}
 	first := runController(e, lease...)
-	for !strings.Contains(first.logs.String(), "successfully acquired lease") {
-		select {
-		case <-e.Ctx.Done():
-			t.Fatal("the first replica never took the lease")
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	second := runController(e, lease...)
+	leader := waitHolder(e, "") // the only replica
+	runController(e, lease...)
 	base := evictions(e)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0)})
 	waitFor(e, mc, e.NS, "a wait on the budget", func(m *mntv1.Maintenance) bool {
@@ -45,13 +40,7 @@ func TestMaintenanceFailover(t *testing.T) {
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for !strings.Contains(second.logs.String(), "successfully acquired lease") {
-		select {
-		case <-e.Ctx.Done():
-			t.Fatal("the second replica never took the lease")
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	waitHolder(e, leader)
 	takeover := time.Now()
 	m, _ := waitFor(e, mc, e.NS, "the end", func(m *mntv1.Maintenance) bool { return m.Status.Phase.Done() })
 	done := time.Now()
@@ -66,5 +55,22 @@ func TestMaintenanceFailover(t *testing.T) {
 	}
 	if left := e.PodsOn(e.Nodes[0]); len(left) != 0 {
 		t.Errorf("%d pods left on the node", len(left))
+	}
+}
+
+// waitHolder waits until the controller's Lease in the test's namespace has a holder other
+// than not, and returns it.
+func waitHolder(e *fixture.Env, not string) string {
+	e.T.Helper()
+	for {
+		l, err := e.C.CoordinationV1().Leases(e.NS).Get(e.Ctx, "kubectl-maintenance-controller", metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" && *l.Spec.HolderIdentity != not {
+			return *l.Spec.HolderIdentity
+		}
+		select {
+		case <-e.Ctx.Done():
+			e.T.Fatalf("no new holder of the Lease (not %q): %v", not, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
