@@ -15,6 +15,8 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"
 )
 
 // Build computes the dashboard's read model. NEVER modify the objects: they belong to informer stores.
@@ -112,13 +114,7 @@ func drainable(p *corev1.Pod) bool {
 	if !Running(p) {
 		return false
 	}
-	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return false
-	}
-	if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" {
-		return false
-	}
-	return true
+	return !predicate.MirrorOrDaemonSetPod(p)
 }
 
 // NodeStatus renders a node's status the way kubectl get nodes does ("Ready",

@@ -157,37 +157,50 @@ type testHooks struct {
 	pdbHandled func(key, resourceVersion string)
 }
 
-// NewEngine validates cfg, fills defaults and returns an Engine.
-func NewEngine(cfg Config) (*Engine, error) {
+// Validate checks the user's drain settings (kubectl drain's flags, the policy) without
+// the wiring (client, events): a *ConfigError whose message names the setting (the
+// Config field, e.g. "gracePeriodSeconds must be >= -1, got -2"), not any front end's
+// flag. It is the one validation of the settings; NewEngine calls it.
+func (cfg Config) Validate() error {
 	var errs []string
-	if cfg.Client == nil {
-		errs = append(errs, "a client is required")
-	}
-	if cfg.Events == nil {
-		errs = append(errs, "an events channel is required")
-	}
 	if cfg.GracePeriodSeconds < -1 {
-		errs = append(errs, fmt.Sprintf("--grace-period must be -1 or more, got %d", cfg.GracePeriodSeconds))
+		errs = append(errs, fmt.Sprintf("gracePeriodSeconds must be >= -1, got %d", cfg.GracePeriodSeconds))
 	}
 	if cfg.Timeout < 0 {
-		errs = append(errs, fmt.Sprintf("--timeout must not be negative, got %s", cfg.Timeout))
+		errs = append(errs, fmt.Sprintf("timeout must not be negative, got %s", cfg.Timeout))
 	}
 	if cfg.SkipWaitForDeleteTimeoutSeconds < 0 {
-		errs = append(errs, fmt.Sprintf("--skip-wait-for-delete-timeout must not be negative, got %d", cfg.SkipWaitForDeleteTimeoutSeconds))
+		errs = append(errs, fmt.Sprintf("skipWaitForDeleteTimeoutSeconds must not be negative, got %d", cfg.SkipWaitForDeleteTimeoutSeconds))
 	}
 	if cfg.MaxParallelNodes < 0 {
-		errs = append(errs, fmt.Sprintf("--max-parallel-nodes must be 1 or more (0 for the default), got %d", cfg.MaxParallelNodes))
+		errs = append(errs, fmt.Sprintf("maxParallelNodes must be 1 or more (0 for the default), got %d", cfg.MaxParallelNodes))
+	}
+	if cfg.ChunkSize < 0 {
+		errs = append(errs, fmt.Sprintf("chunkSize must not be negative, got %d", cfg.ChunkSize))
 	}
 	errs = append(errs, cfg.validatePolicy()...)
 	switch cfg.DryRun {
-	case "":
-		cfg.DryRun = DryRunNone
-	case DryRunNone, DryRunClient, DryRunServer:
+	case "", DryRunNone, DryRunClient, DryRunServer:
 	default:
-		errs = append(errs, fmt.Sprintf(`--dry-run must be "none", "client" or "server", got %q`, cfg.DryRun))
+		errs = append(errs, fmt.Sprintf(`dryRun must be "none", "client" or "server", got %q`, cfg.DryRun))
 	}
 	if len(errs) > 0 {
-		return nil, &ConfigError{msg: strings.Join(errs, "; ")}
+		return &ConfigError{msg: strings.Join(errs, "; ")}
+	}
+	return nil
+}
+
+// NewEngine validates cfg, fills defaults and returns an Engine.
+func NewEngine(cfg Config) (*Engine, error) {
+	if cfg.Client == nil || cfg.Events == nil {
+		return nil, &ConfigError{msg: "a client and an events channel are required"}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.fillPolicy()
+	if cfg.DryRun == "" {
+		cfg.DryRun = DryRunNone
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}

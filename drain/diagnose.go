@@ -13,6 +13,8 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"
 )
 
 // Defaults of the diagnosis and the wait lines.
@@ -216,14 +218,7 @@ func (r *run) list(ctx context.Context, key string) {
 	}
 }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }
 
 // sayWaitsLocked says again the waits whose cause changed, and those not said for
 // WaitInterval.

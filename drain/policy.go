@@ -44,23 +44,28 @@ type Policy struct {
 	Origin Origin
 }
 
-// validatePolicy checks the policy and fills its defaults.
-func (p *Policy) validatePolicy() []string {
+// validatePolicy checks the policy (messages name the setting).
+func (p Policy) validatePolicy() []string {
 	var errs []string
 	switch p.OnBlocked {
-	case "":
-		p.OnBlocked = OnBlockedWait
-	case OnBlockedWait, OnBlockedSkip, OnBlockedFail:
+	case "", OnBlockedWait, OnBlockedSkip, OnBlockedFail:
 	default:
-		errs = append(errs, fmt.Sprintf(`--on-blocked must be "wait", "skip" or "fail", got %q`, p.OnBlocked))
+		errs = append(errs, fmt.Sprintf(`onBlocked must be "wait", "skip" or "fail", got %q`, p.OnBlocked))
 	}
-	switch {
-	case p.BlockedAfter < 0:
-		errs = append(errs, fmt.Sprintf("--blocked-after must be positive, got %s", p.BlockedAfter))
-	case p.BlockedAfter == 0:
-		p.BlockedAfter = DefaultBlockedAfter
+	if p.BlockedAfter < 0 {
+		errs = append(errs, fmt.Sprintf("blockedAfter must be positive, got %s", p.BlockedAfter))
 	}
 	return errs
+}
+
+// fillPolicy fills the policy's defaults.
+func (p *Policy) fillPolicy() {
+	if p.OnBlocked == "" {
+		p.OnBlocked = OnBlockedWait
+	}
+	if p.BlockedAfter == 0 {
+		p.BlockedAfter = DefaultBlockedAfter
+	}
 }
 
 // origin is the Origin to record, nil when nothing is known.

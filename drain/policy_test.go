@@ -27,13 +27,14 @@ func TestPolicyValidation(t *testing.T) {
 		"the zero value waits, with the default blocked-after": {in: Policy{}, wantOn: OnBlockedWait, wantAfter: DefaultBlockedAfter},
 		"skip keeps its blocked-after":                         {in: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}, wantOn: OnBlockedSkip, wantAfter: 10 * time.Second},
 		"fail is accepted":                                     {in: Policy{OnBlocked: OnBlockedFail}, wantOn: OnBlockedFail, wantAfter: DefaultBlockedAfter},
-		"an unknown policy is named":                           {in: Policy{OnBlocked: "retry"}, wantErr: `--on-blocked must be "wait", "skip" or "fail", got "retry"`},
-		"a negative blocked-after is refused":                  {in: Policy{BlockedAfter: -time.Second}, wantErr: "--blocked-after must be positive"},
+		"an unknown policy is named":                           {in: Policy{OnBlocked: "retry"}, wantErr: `onBlocked must be "wait", "skip" or "fail", got "retry"`},
+		"a negative blocked-after is refused":                  {in: Policy{BlockedAfter: -time.Second}, wantErr: "blockedAfter must be positive"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := tc.in
 			errs := p.validatePolicy()
+			p.fillPolicy()
 			if tc.wantErr != "" {
 				if len(errs) != 1 || !strings.Contains(errs[0], tc.wantErr) {
 					t.Fatalf("validatePolicy = %q, want %q", errs, tc.wantErr)
@@ -41,7 +42,7 @@ func TestPolicyValidation(t *testing.T) {
 				return
 			}
 			if len(errs) > 0 || p.OnBlocked != tc.wantOn || p.BlockedAfter != tc.wantAfter {
-				t.Errorf("validatePolicy = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
+				t.Errorf("validatePolicy, fillPolicy = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
 			}
 		})
 	}

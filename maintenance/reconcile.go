@@ -112,6 +112,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Maintenance{}).Named("maintenance").Complete(r)
 }
 
+// Setup adds a Reconciler to mgr on its client, API reader and event recorder, the runs on
+// kube: a controller for operation.ControllerConfig's Controllers.
+func Setup(mgr ctrl.Manager, kube kubernetes.Interface) error {
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube,
+		Recorder: mgr.GetEventRecorderFor("kubectl-maintenance"), Logger: klog.NewKlogr().WithName("maintenance")}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the maintenance controller: %w", err)
+	}
+	return nil
+}
+
 // Reconcile moves one Maintenance on: finalizer, pause, start, stop on delete.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	m := &v1alpha1.Maintenance{}

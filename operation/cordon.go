@@ -45,7 +45,8 @@ func decide(req Request, n *corev1.Node) NodeChange {
 }
 
 // runCordon cordons or uncordons each node in turn: one node.cordoned or node.uncordoned
-// event per node, or node.failed. Cancelled, it stops before the next change (a node
+// event per node, or node.failed. An uncordon first restores the Deployments a --surge
+// drain left surged for the nodes' pods (unwindSurges). Cancelled, it stops before the next change (a node
 // whose read was in flight is left as it was).
 func (o *Operator) runCordon(ctx context.Context, req Request, names []string, events chan<- event.Event) (Summary, error) {
 	var sum Summary
@@ -56,6 +57,15 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 		o.emit(events, event.Event{Type: event.EventNodeFailed, Node: node, Message: msg, DryRun: dryRunLabel(req.DryRun)})
 	}
 	server := req.DryRun == drain.DryRunServer
+	if req.Action == Uncordon {
+		// What a --surge drain left surged for pods of the nodes goes back first.
+		for _, name := range names {
+			for _, msg := range o.unwindSurges(ctx, req, name, events) {
+				failed = append(failed, msg)
+				o.emit(events, event.Event{Type: event.EventNodeFailed, Node: name, Message: msg, DryRun: dryRunLabel(req.DryRun)})
+			}
+		}
+	}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return sum, err

@@ -27,6 +27,9 @@ func (o *Operator) engine(req Request, events chan<- event.Event) (*drain.Engine
 			cfg.Surge = surge.New(o.Kube).ResumeOnly()
 		}
 	}
+	if req.Surge && cfg.Permit == nil {
+		cfg.Permit = o.surgePermit(req.DryRun)
+	}
 	if cfg.Logger.GetSink() == nil {
 		cfg.Logger = o.logger()
 	}

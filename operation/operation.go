@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -67,8 +68,11 @@ type Request struct {
 	// RuntimeClass handler.
 	AllowMissingHandler bool
 	// Moves, when set, is the move's plan as Plan returned it: Run carries it out
-	// instead of planning again.
+	// instead of planning again (Plan made the permission preflight).
 	Moves *MovePlan
+	// Command is the front end's command line, recorded on the nodes a cordon or a drain
+	// changes with the user who ran it (drain.Origin; status shows both).
+	Command string
 }
 
 // Plan is what a Request would do, computed without changing anything.
@@ -122,6 +126,13 @@ type Operator struct {
 	Logger klog.Logger
 	// Clock stamps the layer's own events. Default: the real clock.
 	Clock clock.PassiveClock
+	// User names the user when the API server will not say (no SelfSubjectReview): the
+	// kubeconfig's user, for the preflight's messages and the origin record.
+	User string
+
+	mu        sync.Mutex
+	user      string // the API server's answer to who the user is, once asked
+	userKnown bool
 }
 
 // UsageError is a Request that cannot be carried out as given (nothing was changed).
@@ -193,6 +204,12 @@ func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Action == Move {
+		// A move's plan is the first step of its run (Request.Moves): ask first.
+		if err := o.preflight(ctx, req, names); err != nil {
+			return nil, err
+		}
+	}
 	p := &Plan{Action: req.Action, Nodes: names}
 	switch req.Action {
 	case Cordon, Uncordon:
@@ -209,7 +226,10 @@ func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 }
 
 // Run carries req out and sends its events, in order, on events; it returns when every
-// goroutine it started has ended and nothing more will be sent. The caller must read
+// goroutine it started has ended and nothing more will be sent. Before anything changes
+// it resolves the nodes once, asks the API server whether the user may make every call
+// the action will make (an *access.Denied otherwise, nothing changed) and records who
+// runs it (cordon and drain). The caller must read
 // events until Run returns (Run never closes the channel). Cancelling ctx stops the
 // action; the nodes keep what was done (a drain or a move resumes when run again).
 func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Event) (Summary, error) {
@@ -223,6 +243,12 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 	if err != nil {
 		return Summary{}, err
 	}
+	if req.Moves == nil { // a move planned by Plan was asked about there
+		if err := o.preflight(ctx, req, names); err != nil {
+			return Summary{}, err
+		}
+	}
+	o.withOrigin(ctx, &req)
 	switch req.Action {
 	case Cordon, Uncordon:
 		return o.runCordon(ctx, req, names, events)

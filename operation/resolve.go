@@ -5,16 +5,19 @@ import (
 	"fmt"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
-// resolve returns the request's nodes (Nodes as given, deduplicated; else the nodes
-// Selector or Pool selects, sorted) and, for a Pool request, the pool. Nothing selected
-// is a UsageError.
+// resolve returns the request's nodes (Nodes as given, deduplicated, each read once so
+// that a name that is no node is a usage error found before anything changes; else the
+// nodes Selector or Pool selects, sorted) and, for a Pool request, the pool (read once).
+// Nothing selected is a UsageError. It is the one node resolution of every front end.
 func (o *Operator) resolve(ctx context.Context, req Request) ([]string, *v1alpha1.NodePool, error) {
 	var pool *v1alpha1.NodePool
 	if req.Pool != "" {
@@ -30,10 +33,17 @@ func (o *Operator) resolve(ctx context.Context, req Request) ([]string, *v1alpha
 		seen := map[string]bool{}
 		var names []string
 		for _, n := range req.Nodes {
-			if !seen[n] {
-				seen[n] = true
-				names = append(names, n)
+			if seen[n] {
+				continue
 			}
+			seen[n] = true
+			if _, err := o.Kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
+				if apierrors.IsNotFound(err) {
+					return nil, nil, &drain.NodeNotFoundError{Name: n}
+				}
+				return nil, nil, fmt.Errorf("get node %s: %w", n, err)
+			}
+			names = append(names, n)
 		}
 		return names, pool, nil
 	}

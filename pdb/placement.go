@@ -6,6 +6,8 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"
 )
 
 // Placeable returns a Replaceable that answers whether a pod's replacement could be
@@ -42,11 +44,4 @@ func Placeable(nodes []*corev1.Node, draining map[string]bool) Replaceable {
 	}
 }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }

@@ -6,14 +6,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // controllerOptions are the flags of "controller" and "pool controller".
@@ -39,7 +34,7 @@ With --rollout, a NoExecute taint it holds back (ordinary pods on the node don't
 it) is rolled out by the controller itself, as pool sync POOL --rollout does: node by node
 at the pool's maxUnavailable, each node drained of those pods through the drain engine
 (DaemonSet pods stay; the taint removes them), with the RolloutProgressing condition.`
-	leaseID := "kubectl-maintenance-nodepools"
+	leaseID := operation.LeaderElectionID
 	if maintenances {
 		short = "Run the controller: NodePools and Maintenances (maintenance run in the cluster), with leader election"
 		long = `Run the controller: one manager that reconciles NodePools (as "pool controller" does) and
@@ -52,7 +47,7 @@ runs anything; a new leader resumes every Running object from the nodes' records
 It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 
 ` + long[strings.Index(long, "With --rollout"):]
-		leaseID = "kubectl-maintenance-controller"
+		leaseID = operation.ControllerLeaseID
 	}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -60,7 +55,6 @@ It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 		Long:  long,
 		Args:  noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(klog.NewKlogr())
 			cfg, err := c.RESTConfig()
 			if err != nil {
 				return err
@@ -69,53 +63,18 @@ It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 			if err != nil {
 				return err
 			}
-			mopts := ctrl.Options{
-				Scheme:                  Scheme(),
-				LeaderElection:          o.leaderElect,
-				LeaderElectionID:        leaseID,
-				LeaderElectionNamespace: o.leaderNamespace,
-				HealthProbeBindAddress:  o.probeAddr,
-				Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
-				Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-			}
-			if o.leaseDuration > 0 {
-				mopts.LeaseDuration, mopts.RenewDeadline, mopts.RetryPeriod = &o.leaseDuration, &o.renewDeadline, &o.retryPeriod
-			}
-			mgr, err := ctrl.NewManager(cfg, mopts)
-			if err != nil {
-				return fmt.Errorf("create controller manager: %w", err)
-			}
-			r := &nodepool.Reconciler{Client: mgr.GetClient(), Kube: cs}
-			if len(o.only) > 0 {
-				r.Only = map[string]bool{}
-				for _, p := range o.only {
-					r.Only[p] = true
-				}
-			}
-			if o.rollout {
-				r.AutoRollout = &nodepool.AutoRollout{Kube: cs, Client: mgr.GetClient(), Logger: klog.NewKlogr().WithName("rollout")}
-				if err := mgr.Add(r.AutoRollout); err != nil {
-					return fmt.Errorf("set up the rollouts: %w", err)
-				}
-			}
-			if err := r.SetupWithManager(mgr); err != nil {
-				return fmt.Errorf("set up the pool controller: %w", err)
-			}
 			what := "pool controller"
+			cc := operation.ControllerConfig{
+				REST: cfg, Scheme: Scheme(), LeaderElect: o.leaderElect, LeaderNamespace: o.leaderNamespace,
+				LeaseName: leaseID, ProbeAddr: o.probeAddr, MetricsAddr: o.metricsAddr, Only: o.only, Rollout: o.rollout,
+				LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
+				Started: func() { fmt.Fprintf(c.ErrOut, "%s running; Ctrl-C to stop\n", what) },
+			}
 			if maintenances {
-				mr := &maintenance.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: cs,
-					Recorder: mgr.GetEventRecorderFor("kubectl-maintenance"), Logger: klog.NewKlogr().WithName("maintenance")}
-				if err := mr.SetupWithManager(mgr); err != nil {
-					return fmt.Errorf("set up the maintenance controller: %w", err)
-				}
+				cc.Controllers = append(cc.Controllers, maintenance.Setup)
 				what = "controller (NodePools, Maintenances)"
 			}
-			if o.probeAddr != "0" {
-				_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
-				_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
-			}
-			fmt.Fprintf(c.ErrOut, "%s running; Ctrl-C to stop\n", what)
-			return mgr.Start(cmd.Context())
+			return (&operation.Operator{Kube: cs}).RunController(cmd.Context(), cc)
 		},
 	}
 	f := cmd.Flags()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,34 +92,22 @@ func (o *CordonOptions) Validate() error {
 	return o.Nodes.Validate()
 }
 
-// Run cordons or uncordons every node through the operations layer, printing kubectl's
-// lines; the nodes that failed make one error line.
+// Run cordons or uncordons every node through the operations layer (which resolves the
+// nodes, asks for the permissions and, for an uncordon, first restores what a --surge
+// drain left), printing kubectl's lines; the nodes that failed make one error line.
 func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
+	req := operation.Request{Action: operation.Cordon, DryRun: drain.DryRun(o.DryRun), Force: o.Force, Command: commandLine(os.Args)}
+	if o.Uncordon {
+		req.Action = operation.Uncordon
+	}
+	o.Nodes.into(&req)
+	op, err := o.operator(ctx, cs, o.Nodes.Pool != "")
 	if err != nil {
 		return err
 	}
-	if err := o.preflight(ctx, cs); err != nil {
-		return err
-	}
-	req := operation.Request{Action: operation.Cordon, Nodes: names, DryRun: drain.DryRun(o.DryRun), Force: o.Force}
-	if !o.Uncordon && o.DryRun != "client" {
-		req.Drain.Origin = recordOrigin(ctx, o.Common, cs) // who cordoned, on the node (status)
-	}
-	var failed []string
-	if o.Uncordon {
-		req.Action = operation.Uncordon
-		for _, name := range names {
-			failed = append(failed, o.restoreSurges(ctx, cs, name)...) // what a --surge drain left
-		}
-	}
-	op := operator(ctx, cs, nil)
 	_, err = runPrinted(ctx, false, cordonPrinter{out: o.Out}, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
-	if err == nil && len(failed) > 0 {
-		err = fmt.Errorf("%s", strings.Join(failed, "; ")) // one line: the caller prints "error: ..."
-	}
 	return err
 }
 
@@ -135,6 +124,10 @@ func (p cordonPrinter) Event(ev event.Event) {
 		} else {
 			fmt.Fprintf(p.out, "node/%s cordoned%s\n", ev.Node, sfx)
 		}
+	case event.EventDeploymentRestored: // an uncordon restores what a --surge drain left
+		fmt.Fprintf(p.out, "deployment.apps/%s %s%s\n", podName(ev.Deployment), ev.Message, sfx)
+	case event.EventPodEvicted:
+		fmt.Fprintf(p.out, "pod/%s evicted (%s)\n", podName(ev.Pod), ev.Message)
 	case event.EventNodeUncordoned:
 		switch ev.Reason {
 		case operation.ReasonAlreadySchedulable:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -14,6 +15,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
@@ -29,12 +31,33 @@ type backend struct {
 }
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
-	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background()}
+	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background(), User: c.fallbackUser()}
 	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, func(err error) string { return oneLine(describe(err)) }), src: src}
 }
 
-// Snapshots implements tui.Backend.
-func (b *backend) Snapshots() <-chan data.Snapshot { return b.src.Snapshots() }
+// Snapshots implements tui.Backend (nothing without a source).
+func (b *backend) Snapshots() <-chan data.Snapshot {
+	if b.src == nil {
+		return nil
+	}
+	return b.src.Snapshots()
+}
+
+// DashboardBackend is the dashboard's Backend on the cluster c's flags point at, without
+// a terminal and without the watches (Snapshots delivers nothing): what a test drives the
+// dashboard's actions through. wait waits for the actions once ctx is cancelled.
+func DashboardBackend(ctx context.Context, c *Common) (backend tui.Backend, wait func(), err error) {
+	cs, err := c.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	pc, err := c.PoolClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	b := newBackend(ctx, c, cs, pc, nil)
+	return b, b.wait, nil
+}
 
 // request turns a confirmed dialog into the operations layer's request: the drain
 // settings start from the commands' defaults (NewDrainOptions), with the dialog's.
@@ -43,8 +66,10 @@ func (b *backend) request(req confirm.Request) operation.Request {
 	o := req.Options
 	d.GracePeriod, d.Timeout, d.IgnoreDaemonSets = o.GracePeriodSeconds, o.Timeout, o.IgnoreDaemonSets
 	d.DeleteEmptyDirData, d.Force = o.DeleteEmptyDirData, o.Force
-	r := d.request(operation.Action(req.Action), req.Nodes)
+	d.Nodes.Names = req.Nodes
+	r := d.request(operation.Action(req.Action))
 	r.To = req.Pool
+	r.Command = fmt.Sprintf("kubectl maintenance dashboard (%s %s)", req.Action, strings.Join(req.Nodes, " "))
 	return r
 }
 

@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
@@ -35,6 +38,7 @@ func collect(t *testing.T, ch <-chan event.Event) []event.Type {
 func TestDashboardActionsEmitTheirOwnEvents(t *testing.T) {
 	cordoned := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}, Spec: corev1.NodeSpec{Unschedulable: true}}
 	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, cordoned)
+	allowAll(cs)
 	b := newBackend(context.Background(), &Common{}, cs, nil, nil)
 	tests := []struct {
 		name string
@@ -70,6 +74,7 @@ func TestDashboardRefusesABusyNodeAndCancelsOneActionOnly(t *testing.T) {
 	// reactor: the fake clientset runs reactors under one lock.)
 	cs := &slowClientset{Clientset: fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}), slow: "n1", release: release}
+	allowAll(cs.Clientset)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	b := newBackend(ctx, &Common{}, cs, nil, nil)
@@ -102,6 +107,16 @@ func TestDashboardRefusesABusyNodeAndCancelsOneActionOnly(t *testing.T) {
 		t.Errorf("n1 is still busy after its action ended: %v", err)
 	}
 	b.wait()
+}
+
+// allowAll answers every SelfSubjectAccessReview of cs with allowed (the operations
+// layer's permission preflight).
+func allowAll(cs *fake.Clientset) {
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).DeepCopy()
+		r.Status.Allowed = true
+		return true, r, nil
+	})
 }
 
 type slowClientset struct {

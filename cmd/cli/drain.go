@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -200,30 +199,16 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 	}
 }
 
-// Run resolves the nodes and drains them through the operations layer, printing its
-// events. The members of a pool drain rolling, a sliding window of the pool's
-// maxUnavailable (unless --max-parallel-nodes is given).
+// Run drains the selected nodes through the operations layer (which resolves them, asks
+// for the permissions and records who runs it), printing its events. The members of a
+// pool drain rolling, a sliding window of the pool's maxUnavailable (unless
+// --max-parallel-nodes is given).
 func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	names, pool, err := o.Nodes.Resolve(ctx, cs, o.Common)
+	req := o.request(operation.Drain)
+	op, err := o.operator(ctx, cs, req.Pool != "")
 	if err != nil {
 		return err
 	}
-	if err := o.preflight(ctx, cs, names); err != nil {
-		return err
-	}
-	req := o.request(operation.Drain, names)
-	req.Drain.Permit = o.surgePermit(cs)
-	if o.DryRun == "none" {
-		req.Drain.Origin = o.withOrigin(ctx, cs) // the command and user, recorded on the nodes (status)
-	}
-	var pc client.Client
-	if pool != nil && !o.maxParallelSet {
-		req.Pool, req.Drain.MaxParallelNodes = pool.Name, 0 // the pool's maxUnavailable
-		if pc, err = o.PoolClient(); err != nil {
-			return err
-		}
-	}
-	op := operator(ctx, cs, pc)
 	p := o.eventPrinter()
 	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
@@ -234,7 +219,7 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	var denied *access.Denied
 	if errors.As(err, &denied) {
-		return err // the permission preflight's one line (--surge, once planned); nothing was changed
+		return err // the permission preflight's one line; nothing was changed
 	}
 	p.Summary(sum.Summary, err, ExitCode(err))
 	return err

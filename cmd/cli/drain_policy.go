@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -27,8 +24,6 @@ type PolicyFlags struct {
 
 	// notAfter is NotAfter resolved when the flags were validated.
 	notAfter time.Time
-	// origin is who runs the command, resolved once (see recordOrigin).
-	origin *drain.Origin
 	// now is the clock NotAfter durations count from (time.Now when nil).
 	now func() time.Time
 }
@@ -86,45 +81,35 @@ func parseNotAfter(s string, now time.Time) (time.Time, error) {
 	return now.Add(d), nil
 }
 
-// policy is the engine's Policy from the flags (the origin once recordOrigin ran).
+// policy is the engine's Policy from the flags (the operations layer adds the origin).
 func (p *PolicyFlags) policy() drain.Policy {
-	pol := drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter}
-	if p.origin != nil {
-		pol.Origin = *p.origin
-	}
-	return pol
+	return drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter}
 }
 
-// withOrigin resolves, once, who runs the command (recordOrigin), for the nodes' record.
-func (o *DrainOptions) withOrigin(ctx context.Context, cs kubernetes.Interface) drain.Origin {
-	if o.origin == nil {
-		org := recordOrigin(ctx, o.Common, cs)
-		o.origin = &org
+// fallbackUser names the user as far as the kubeconfig can tell (the client
+// certificate's name, the impersonated or basic-auth user, or the context's user entry):
+// the operations layer's Operator.User, for when the API server will not say.
+func (c *Common) fallbackUser() string {
+	if c.ConfigFlags == nil {
+		return ""
 	}
-	return *o.origin
-}
-
-// recordOrigin is the command line and the user recorded on the nodes a command touches.
-// The user is the API server's answer to a SelfSubjectReview when it gives one, else what
-// the kubeconfig says (the client certificate's name, the impersonated or basic-auth user,
-// or the context's user entry).
-func recordOrigin(ctx context.Context, c *Common, cs kubernetes.Interface) drain.Origin {
-	fallback := ""
 	if cfg, err := c.RESTConfig(); err == nil {
-		fallback = access.UserFromConfig(cfg)
-	}
-	if fallback == "" && c.ConfigFlags != nil {
-		if raw, err := c.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
-			cur := raw.CurrentContext
-			if c.ConfigFlags.Context != nil && *c.ConfigFlags.Context != "" {
-				cur = *c.ConfigFlags.Context
-			}
-			if kc := raw.Contexts[cur]; kc != nil {
-				fallback = kc.AuthInfo
-			}
+		if u := access.UserFromConfig(cfg); u != "" {
+			return u
 		}
 	}
-	return drain.Origin{Command: commandLine(os.Args), User: access.WhoAmI(ctx, cs, fallback)}
+	raw, err := c.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return ""
+	}
+	cur := raw.CurrentContext
+	if c.ConfigFlags.Context != nil && *c.ConfigFlags.Context != "" {
+		cur = *c.ConfigFlags.Context
+	}
+	if kc := raw.Contexts[cur]; kc != nil {
+		return kc.AuthInfo
+	}
+	return ""
 }
 
 // secretFlags are kubectl's flags whose values are credentials: never recorded.

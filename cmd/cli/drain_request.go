@@ -2,27 +2,42 @@ package cli
 
 import (
 	"context"
+	"os"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
-// request turns the drain flags into the operations layer's request for action on names.
-func (o *DrainOptions) request(action operation.Action, names []string) operation.Request {
-	return operation.Request{Action: action, Nodes: names, DryRun: drain.DryRun(o.DryRun), Surge: o.Surge,
-		Drain: o.engineConfig(nil, nil, klog.Background())}
+// request turns the drain flags into the operations layer's request for action on the
+// selected nodes, with the command line recorded on them.
+func (o *DrainOptions) request(action operation.Action) operation.Request {
+	req := operation.Request{Action: action, DryRun: drain.DryRun(o.DryRun), Surge: o.Surge,
+		Drain: o.engineConfig(nil, nil, klog.Background()), Command: commandLine(os.Args)}
+	o.Nodes.into(&req)
+	if req.Pool != "" && !o.maxParallelSet {
+		req.Drain.MaxParallelNodes = 0 // the pool's maxUnavailable
+	}
+	return req
 }
 
-// operator is the operations layer on the command's clients (pc may be nil when no pool
-// is involved).
-func operator(ctx context.Context, cs kubernetes.Interface, pc client.Client) *operation.Operator {
-	return &operation.Operator{Kube: cs, Pools: pc, Logger: klog.FromContext(ctx)}
+// operator is the operations layer on the command's clients; the NodePool client only
+// when pools are involved.
+func (c *Common) operator(ctx context.Context, cs kubernetes.Interface, pools bool) (*operation.Operator, error) {
+	op := &operation.Operator{Kube: cs, Logger: klog.FromContext(ctx), User: c.fallbackUser()}
+	if pools {
+		pc, err := c.PoolClient()
+		if err != nil {
+			return nil, err
+		}
+		op.Pools = pc
+	}
+	return op, nil
 }
 
 // eventPrinter prints the events of a drain, a move or a rollout: kubectl-style lines, or
@@ -58,4 +73,20 @@ func runPrinted(ctx context.Context, view bool, p EventPrinter, run func(events 
 	}
 	res := <-done
 	return res.sum, res.err
+}
+
+// settingFlags names the flag of each drain setting (drain.Config's names, which the
+// settings' own validation uses): the CLI says its flags in its error lines.
+var settingFlags = strings.NewReplacer(
+	"gracePeriodSeconds", "--grace-period", "skipWaitForDeleteTimeoutSeconds", "--skip-wait-for-delete-timeout",
+	"maxParallelNodes", "--max-parallel-nodes", "chunkSize", "--chunk-size", "dryRun", "--dry-run",
+	"onBlocked", "--on-blocked", "blockedAfter", "--blocked-after", "timeout", "--timeout")
+
+// settingsError is the drain settings' validation error as a usage error naming the
+// flags (nil when the settings are valid).
+func settingsError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return UsageErrorf("%s", settingFlags.Replace(err.Error()))
 }

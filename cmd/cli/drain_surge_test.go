@@ -69,11 +69,11 @@ func TestSurgeFlag(t *testing.T) {
 		}
 	}
 	o := NewDrainOptions(c)
-	if o.request(operation.Drain, nil).Surge {
+	if o.request(operation.Drain).Surge {
 		t.Errorf("without --surge the request surges (it should only resume surges)")
 	}
 	o.Surge = true
-	if !o.request(operation.Drain, nil).Surge {
+	if !o.request(operation.Drain).Surge {
 		t.Errorf("with --surge the request does not surge")
 	}
 }

@@ -1,20 +1,15 @@
 package cli
 
 import (
-	"context"
-	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // NodeSelection is how a command names its nodes: NODE... or -l/--selector, not both.
@@ -85,72 +80,11 @@ func ValidateSelector(flag, sel string) error {
 	return nil
 }
 
-// Resolve returns the node names, sorted for a selector and as given (deduplicated) for
-// names. An unknown node or a selector that matches nothing is a usage error, found before
-// anything is changed.
-func (s *NodeSelection) Resolve(ctx context.Context, cs kubernetes.Interface, c *Common) ([]string, *v1alpha1.NodePool, error) {
-	var pool *v1alpha1.NodePool
-	if s.Pool != "" {
-		pc, err := c.PoolClient()
-		if err != nil {
-			return nil, nil, err
-		}
-		if pool, err = nodepool.GetPool(ctx, pc, s.Pool); err != nil {
-			return nil, nil, WithExitCode(ExitCode(err), err)
-		}
-		names, err := s.list(ctx, cs, nodepool.RoleLabel(s.Pool))
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(names) == 0 {
-			return nil, nil, UsageErrorf("pool %q has no nodes", s.Pool)
-		}
-		return names, pool, nil
-	}
-	names, err := s.resolve(ctx, cs)
-	return names, nil, err
-}
-
-func (s *NodeSelection) list(ctx context.Context, cs kubernetes.Interface, selector string) ([]string, error) {
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, fmt.Errorf("list nodes matching %q: %w", selector, err)
-	}
-	names := make([]string, len(list.Items))
-	for i := range list.Items {
-		names[i] = list.Items[i].Name
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-func (s *NodeSelection) resolve(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
-	if s.Selector != "" {
-		names, err := s.list(ctx, cs, s.Selector)
-		if err != nil {
-			return nil, err
-		}
-		if len(names) == 0 {
-			return nil, UsageErrorf("no nodes match selector %q", s.Selector)
-		}
-		return names, nil
-	}
-	seen := map[string]bool{}
-	var names []string
-	for _, n := range s.Names {
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		if _, err := cs.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{}); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, UsageErrorf("node %q not found", n)
-			}
-			return nil, fmt.Errorf("get node %s: %w", n, err)
-		}
-		names = append(names, n)
-	}
-	return names, nil
+// into sets req's nodes from the selection: the operations layer resolves them once
+// (an unknown node, a selector that matches nothing or an empty pool is a usage error,
+// found before anything is changed).
+func (s *NodeSelection) into(req *operation.Request) {
+	req.Nodes, req.Selector, req.Pool = s.Names, s.Selector, s.Pool
 }
 
 // completeNodes completes node names from the cluster the flags point at.

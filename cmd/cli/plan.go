@@ -87,13 +87,14 @@ func (e *planBlockedError) Blocked() bool { return true }
 
 // Run computes and prints the plan.
 func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
+	req := o.request(operation.Drain)
+	op, err := o.operator(ctx, cs, req.Pool != "")
 	if err != nil {
 		return err
 	}
-	p, err := operator(ctx, cs, nil).Plan(ctx, o.request(operation.Drain, names))
+	p, err := op.Plan(ctx, req)
 	if err != nil {
-		if drain.IsUsage(err) {
+		if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 			return WithExitCode(ExitUsage, err)
 		}
 		return fmt.Errorf("plan: %w", err)

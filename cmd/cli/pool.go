@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // NewCmdPool builds "kubectl maintenance pool" and its subcommands.
@@ -23,6 +28,15 @@ RuntimeClass named after it, so a pod picks the pool with runtimeClassName alone
 	cmd.AddCommand(newCmdInstall(c, "install", "Install (or update) the NodePool and Maintenance CustomResourceDefinitions (as kubectl maintenance install); safe to run again"), newCmdPoolListPrinted(c), newCmdPoolGetPrinted(c), newCmdPoolApplyFiles(c),
 		newCmdPoolDelete(c), NewCmdPoolMove(c), newCmdPoolSync(c), newCmdController(c, false))
 	return cmd
+}
+
+// poolOperator is the operations layer on both clients (a pool command's).
+func poolOperator(ctx context.Context, c *Common) (*operation.Operator, error) {
+	cs, pc, err := poolClients(c)
+	if err != nil {
+		return nil, err
+	}
+	return &operation.Operator{Kube: cs, Pools: pc, Logger: klog.FromContext(ctx), User: c.fallbackUser()}, nil
 }
 
 // poolClients returns the clientset and the NodePool client.

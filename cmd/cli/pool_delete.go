@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
@@ -24,38 +22,20 @@ hand or by another pool. --dry-run prints each node's change and changes nothing
 real delete reports each node.`,
 		Args: exactlyOnePool,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, pc, err := poolClients(c)
+			op, err := poolOperator(cmd.Context(), c)
 			if err != nil {
 				return err
 			}
-			p, err := nodepool.GetPool(cmd.Context(), pc, args[0])
-			if err != nil {
-				return err
-			}
-			r := &nodepool.Reconciler{Client: pc, Kube: cs}
+			changes, err := op.DeletePool(cmd.Context(), args[0], dryRun)
+			sfx := ""
 			if dryRun {
-				changes, err := r.Cleanup(cmd.Context(), p, true)
-				printNodeChanges(c.Out, changes, " (dry run)")
-				if err == nil {
-					fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s deleted (dry run)\n", p.Name)
-				}
+				sfx = " (dry run)"
+			}
+			printNodeChanges(c.Out, changes, sfx)
+			if err != nil {
 				return err
 			}
-			if err := pc.Delete(cmd.Context(), p); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("delete pool %s: %w", p.Name, err)
-			}
-			// Clean the nodes now (the finalizer's work), so no controller is needed. A
-			// controller that got there first leaves nothing to report.
-			if err := pc.Get(cmd.Context(), types.NamespacedName{Name: p.Name}, p); err == nil && !p.DeletionTimestamp.IsZero() {
-				changes, err := r.Cleanup(cmd.Context(), p, false)
-				printNodeChanges(c.Out, changes, "")
-				if err != nil {
-					return err
-				}
-			} else if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("get pool %s: %w", p.Name, err)
-			}
-			fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s deleted\n", p.Name)
+			fmt.Fprintf(c.Out, "nodepool.maintenance.kubectl-maintenance.io/%s deleted%s\n", args[0], sfx)
 			return nil
 		},
 	}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
@@ -106,29 +105,23 @@ func (o *PoolMoveOptions) Validate() error {
 	if err := o.DrainOptions.Validate(); err != nil {
 		return err
 	}
-	// The engine's own checks (negative --timeout, --grace-period below -1, ...), with
-	// an empty client that is never called.
-	if _, err := drain.NewEngine(o.engineConfig(&kubernetes.Clientset{}, make(chan event.Event), klog.Background())); err != nil {
-		return WithExitCode(ExitUsage, err)
-	}
-	return nil
+	// The drain settings' one validation (negative --timeout, --grace-period below -1,
+	// ...), its messages naming the flags.
+	return settingsError(o.engineConfig(nil, nil, klog.Background()).Validate())
 }
 
-// Run plans the move through the operations layer (changing nothing on bad input),
+// Run plans the move through the operations layer (changing nothing on bad input or a
+// missing permission),
 // prints the plan, then carries it out, printing its events.
 func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc client.Client) error {
-	names, _, err := o.Nodes.Resolve(ctx, cs, o.Common)
+	op, err := o.operator(ctx, cs, false)
 	if err != nil {
 		return err
 	}
-	if err := o.preflight(ctx, cs, names); err != nil {
-		return err
-	}
-	op := operator(ctx, cs, pc)
-	req := o.request(operation.Move, names)
-	req.Drain.Permit = o.surgePermit(cs)
+	op.Pools = pc
+	req := o.request(operation.Move)
 	req.To, req.From, req.AllowMissingHandler = o.To, o.From, o.AllowMissingHandler
-	plan, err := op.Plan(ctx, req)
+	plan, err := op.Plan(ctx, req) // resolves the nodes and asks for the permissions
 	if err != nil {
 		return WithExitCode(ExitCode(err), err)
 	}

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -55,26 +56,16 @@ budget it waits on.
 					return err
 				}
 			}
-			cs, pc, err := poolClients(c)
+			op, err := poolOperator(cmd.Context(), c)
 			if err != nil {
 				return err
 			}
 			if o.Rollout {
-				return o.runRollout(cmd.Context(), cs, pc, args[0])
+				return o.runRollout(cmd.Context(), op)
 			}
-			r := &nodepool.Reconciler{Client: pc, Kube: cs}
-			if len(args) > 0 {
-				r.Only = map[string]bool{}
-				for _, a := range args {
-					if _, err := nodepool.GetPool(cmd.Context(), pc, a); err != nil {
-						return err
-					}
-					r.Only[a] = true
-				}
-			}
-			n, err := r.SyncAll(cmd.Context())
-			if nodepool.IsNotInstalled(err) {
-				return nodepool.ErrNotInstalled
+			n, err := op.SyncPools(cmd.Context(), args)
+			if errors.Is(err, nodepool.ErrNotInstalled) {
+				return err
 			}
 			fmt.Fprintf(c.Out, "%d pool(s) synced\n", n)
 			return err
@@ -85,69 +76,33 @@ budget it waits on.
 	return cmd
 }
 
-// runRollout rolls pool's new NoExecute taints out, each batch drained through the
-// operations layer's drainer (only the pods the taints would remove leave), printing the
-// events of the drains and of the rollout's steps.
-func (o *poolSyncOptions) runRollout(ctx context.Context, cs kubernetes.Interface, pc client.Client, pool string) error {
-	p, err := nodepool.GetPool(ctx, pc, pool)
-	if err != nil {
-		return err
-	}
-	req := o.request(operation.Drain, nil)
-	req.Drain.Permit = o.surgePermit(cs)
-	req.Drain.Only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
-	ro := &nodepool.Rollout{Kube: cs, Client: pc, Timeout: o.Timeout}
-	// The drain's blocked events name the budget the rollout waits on: the pool's
-	// condition shows it.
-	printer := &rolloutTee{EventPrinter: o.eventPrinter(), blocked: func(ev event.Event) { ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message) }}
+// runRollout rolls the pool's new NoExecute taints out through the operations layer,
+// printing the events of the drains and of the rollout's steps.
+func (o *poolSyncOptions) runRollout(ctx context.Context, op *operation.Operator) error {
+	req := o.request(operation.Drain)
+	printer := o.eventPrinter()
 	var res *nodepool.RolloutResult
 	sum, err := runPrinted(ctx, o.useProgressView(), printer, func(events chan<- event.Event) (operation.Summary, error) {
-		d := operator(ctx, cs, pc).Drainer(req, events)
-		ro.Drainer = d
-		ro.Progress = func(ev nodepool.MoveEvent) {
-			for _, e := range operation.MoveEvents(ev) {
-				e.Time = time.Now()
-				events <- e
-			}
-		}
+		var sum operation.Summary
 		var err error
-		res, err = ro.Run(ctx, pool)
-		return operation.Summary{Summary: d.Total()}, err
+		res, sum, err = op.Rollout(ctx, req, events)
+		return sum, err
 	})
 	if err == nil {
-		fmt.Fprintf(o.ErrOut, "rollout of pool %s: %d node(s) tainted, %d drained first", pool, len(res.Nodes), len(res.Drained))
+		fmt.Fprintf(o.ErrOut, "rollout of pool %s: %d node(s) tainted, %d drained first", req.Pool, len(res.Nodes), len(res.Drained))
 		if len(res.Removed) > 0 {
 			fmt.Fprintf(o.ErrOut, "; DaemonSet/mirror pods removed by the taint: %s", strings.Join(res.Removed, ", "))
 		}
 		fmt.Fprintln(o.ErrOut)
-		// Everything else of the pool (labels, other taints, status) in one pass.
-		r := &nodepool.Reconciler{Client: pc, Kube: cs, Only: map[string]bool{pool: true}}
-		_, err = r.Sync(ctx, pool)
 	}
 	printer.Summary(sum.Summary, err, ExitCode(err))
 	return err
 }
 
-// rolloutTee passes events on to the printer and tells the rollout which budget blocks.
-type rolloutTee struct {
-	EventPrinter
-	blocked func(event.Event)
-}
-
-func (t *rolloutTee) Event(ev event.Event) {
-	if ev.Type == event.EventEvictionBlocked && ev.PDB != "" {
-		t.blocked(ev)
-	}
-	t.EventPrinter.Event(ev)
-}
-
 // syncOne applies one pool to its nodes and says how it went.
 func syncOne(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, name string) error {
-	r := &nodepool.Reconciler{Client: pc, Kube: cs}
-	if _, err := r.Sync(ctx, name); err != nil {
-		return err
-	}
-	p, err := nodepool.GetPool(ctx, pc, name)
+	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.FromContext(ctx)}
+	p, err := op.SyncPool(ctx, name)
 	if err != nil {
 		return err
 	}

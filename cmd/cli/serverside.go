@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // pickupTimeout is how long the CLI waits for a controller to take up a new object before
@@ -228,7 +229,7 @@ func (c *Common) whyNoController(ctx context.Context) string {
 	if err != nil {
 		return "is `kubectl maintenance controller` running?"
 	}
-	l, err := cs.CoordinationV1().Leases("kube-system").Get(context.WithoutCancel(ctx), "kubectl-maintenance-controller", metav1.GetOptions{})
+	l, err := cs.CoordinationV1().Leases("kube-system").Get(context.WithoutCancel(ctx), operation.ControllerLeaseID, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return "no controller has run here (no Lease kube-system/kubectl-maintenance-controller): start `kubectl maintenance controller`, or apply config/rbac and config/manager"

@@ -9,19 +9,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // StatusOptions is the "status" command: every node this tool has touched, from the
@@ -84,133 +79,25 @@ shell to follow a drain running elsewhere. The state is also a node label:
 	return cmd
 }
 
-// nodeStatus is one node's status, as printed by -o json|yaml.
-type nodeStatus struct {
-	Name          string      `json:"-"`
-	State         string      `json:"state"`
-	Since         *time.Time  `json:"since,omitempty"`
-	Command       string      `json:"command,omitempty"`
-	User          string      `json:"user,omitempty"`
-	Blocked       string      `json:"blockedReason,omitempty"`
-	Unschedulable bool        `json:"unschedulable"`
-	CordonedByUs  bool        `json:"cordonedByUs"`
-	PodsLeft      int         `json:"podsLeft"`
-	Pods          []podStatus `json:"pods"`
-}
-
-// podStatus is a pod left on a node, and what blocks it ("" when nothing does).
-type podStatus struct {
-	Pod     string `json:"pod"`
-	PDB     string `json:"pdb,omitempty"`
-	Blocker string `json:"blockedBy,omitempty"`
-}
-
-// Run prints the status of the touched nodes once.
+// Run prints the status of the touched nodes once (the operations layer's read model).
 func (o *StatusOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+	st, err := o.operator(ctx, cs).Status(ctx, operation.StatusRequest{Names: o.Names, Selector: o.Selector})
 	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	nodes := make([]*corev1.Node, len(list.Items))
-	exists := map[string]bool{}
-	for i := range list.Items {
-		nodes[i] = &list.Items[i]
-		exists[list.Items[i].Name] = true
-	}
-	if o.Selector == "" { // a name that is no node is a typo, as for drain and uncordon
-		for _, n := range o.Names {
-			if !exists[n] {
-				return WithExitCode(ExitUsage, &drain.NodeNotFoundError{Name: n})
-			}
+		if drain.IsUsage(err) {
+			return WithExitCode(ExitUsage, err)
 		}
-	}
-	st, err := o.collect(ctx, cs, nodes)
-	if err != nil {
 		return err
 	}
 	return o.print(st, o.Output.NoHeaders)
 }
 
-// collect reads the touched nodes among nodes (only the named ones when names were
-// given) and plans their pods left, read-only.
-func (o *StatusOptions) collect(ctx context.Context, cs kubernetes.Interface, nodes []*corev1.Node) ([]nodeStatus, error) {
-	named := map[string]bool{}
-	for _, n := range o.Names {
-		named[n] = true
-	}
-	var out []nodeStatus
-	var names []string
-	for _, n := range nodes {
-		if (len(named) > 0 && !named[n.Name]) || !drain.Touched(n) {
-			continue
-		}
-		s := drain.ReadState(n, nodepool.MoveAnnotation)
-		ns := nodeStatus{Name: n.Name, State: s.State, Command: s.Command, User: s.User, Blocked: s.Blocked,
-			Unschedulable: n.Spec.Unschedulable, CordonedByUs: s.CordonedByUs, Pods: []podStatus{}}
-		if !s.Since.IsZero() {
-			ns.Since = &s.Since
-		}
-		out = append(out, ns)
-		names = append(names, n.Name)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	if len(names) == 0 {
-		return out, nil
-	}
-	plans, err := o.plan(ctx, cs, names)
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		np, ok := plans[out[i].Name]
-		if !ok {
-			continue
-		}
-		for _, s := range np.Steps {
-			ps := podStatus{Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets)}
-			switch {
-			case s.Wave == 0:
-				ps.Blocker = s.Blocker
-			case s.WaitsOn != "":
-				ps.Blocker = fmt.Sprintf("waits for pdb %s to recover", s.WaitsOn)
-			}
-			out[i].Pods = append(out[i].Pods, ps)
-		}
-		out[i].PodsLeft = len(out[i].Pods)
-	}
-	return out, nil
-}
-
-// plan is the drain engine's plan for the nodes (nothing is changed), with the filters
-// that let every pod a drain could evict be counted. A node gone meanwhile is left out.
-func (o *StatusOptions) plan(ctx context.Context, cs kubernetes.Interface, names []string) (map[string]event.NodePlan, error) {
-	eng, err := drain.NewEngine(drain.Config{Client: cs, Events: make(chan event.Event), Logger: klog.FromContext(ctx),
-		Force: true, IgnoreDaemonSets: true, DeleteEmptyDirData: true, GracePeriodSeconds: -1})
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	out := map[string]event.NodePlan{}
-	p, err := eng.Plan(ctx, names)
-	if err != nil && !drain.IsUsage(err) {
-		return nil, fmt.Errorf("plan the pods left: %w", err)
-	}
-	if err != nil { // a node was deleted meanwhile: plan the others one by one
-		for _, n := range names {
-			if p, err := eng.Plan(ctx, []string{n}); err == nil {
-				out[n] = p.Nodes[0]
-			}
-		}
-		return out, nil
-	}
-	for _, n := range p.Nodes {
-		out[n.Name] = n
-	}
-	return out, nil
+func (o *StatusOptions) operator(ctx context.Context, cs kubernetes.Interface) *operation.Operator {
+	return &operation.Operator{Kube: cs, Logger: klog.FromContext(ctx)}
 }
 
 // print writes the statuses: a table (wide adds the command, the cordon's owner and every
 // blocker) or kubectl's object formats.
-func (o *StatusOptions) print(st []nodeStatus, noHeaders bool) error {
+func (o *StatusOptions) print(st []operation.NodeStatus, noHeaders bool) error {
 	saved := o.Output.NoHeaders
 	o.Output.NoHeaders = noHeaders
 	defer func() { o.Output.NoHeaders = saved }()
@@ -223,7 +110,7 @@ func (o *StatusOptions) print(st []nodeStatus, noHeaders bool) error {
 	}
 	objs := make([]runtime.Object, 0, len(st))
 	for _, s := range st {
-		u, err := s.object()
+		u, err := statusObject(s)
 		if err != nil {
 			return err
 		}
@@ -240,7 +127,7 @@ func (o *StatusOptions) print(st []nodeStatus, noHeaders bool) error {
 	return o.Output.Print(o.Out, nil, asList(objs, len(o.Names) == 1))
 }
 
-func (s nodeStatus) object() (*unstructured.Unstructured, error) {
+func statusObject(s operation.NodeStatus) (*unstructured.Unstructured, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encode status of node %s: %w", s.Name, err)
@@ -256,7 +143,7 @@ func (s nodeStatus) object() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-func (o *StatusOptions) table(st []nodeStatus) *metav1.Table {
+func (o *StatusOptions) table(st []operation.NodeStatus) *metav1.Table {
 	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		column("Name", "string", 0), column("State", "string", 0), column("Since", "string", 0),
 		column("User", "string", 0), column("Pods-Left", "integer", 0), column("Blocked-By", "string", 0),
@@ -269,14 +156,14 @@ func (o *StatusOptions) table(st []nodeStatus) *metav1.Table {
 			since = age(metav1.NewTime(*s.Since), now)
 		}
 		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{s.Name, orNone(s.State), since, orNone(s.User),
-			int64(s.PodsLeft), s.blockedBy(o.Output.Format == "wide"), s.CordonedByUs, orNone(s.Command)}})
+			int64(s.PodsLeft), blockedBy(s, o.Output.Format == "wide"), s.CordonedByUs, orNone(s.Command)}})
 	}
 	return t
 }
 
 // blockedBy sums up what blocks the pods left: the distinct blockers (all with wide, the
 // first and a count otherwise).
-func (s nodeStatus) blockedBy(all bool) string {
+func blockedBy(s operation.NodeStatus, all bool) string {
 	var seen []string
 	for _, p := range s.Pods {
 		if p.Blocker != "" && !contains(seen, p.Blocker) {
@@ -310,63 +197,28 @@ func orNone(s string) string {
 
 // RunWatch prints the touched nodes, then each node again when its state or its pods
 // left change (a node no longer touched is printed once with state <none>), until ctx
-// ends. It watches the nodes through an informer, and looks at their pods every Interval.
+// ends: a printer over the operations layer's WatchStatus.
 func (o *StatusOptions) RunWatch(ctx context.Context, cs kubernetes.Interface) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = o.Selector }))
-	defer f.Shutdown()
-	inf := f.Core().V1().Nodes().Informer()
-	dirty := make(chan struct{}, 1)
-	poke := func(any) {
-		select {
-		case dirty <- struct{}{}:
-		default:
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: poke, UpdateFunc: func(_, n any) { poke(n) }, DeleteFunc: poke}); err != nil {
-		return fmt.Errorf("watch nodes: %w", err)
-	}
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return fmt.Errorf("watch nodes: %w", ctx.Err())
-	}
-	tick := time.NewTicker(o.Interval)
-	defer tick.Stop()
 	last := map[string]string{}
 	looked, headerDone := false, false
-	for {
-		var nodes []*corev1.Node
-		for _, obj := range inf.GetStore().List() {
-			nodes = append(nodes, obj.(*corev1.Node))
-		}
-		st, err := o.collect(ctx, cs, nodes)
-		if err != nil && ctx.Err() == nil {
-			klog.FromContext(ctx).V(2).Info("status: could not look at the nodes; trying again", "err", err)
-		}
-		if err == nil {
-			changed := o.changes(st, last)
-			if len(changed) > 0 || !looked {
-				// A watch's later rows come without the header, as kubectl get -w prints them.
-				if err := o.print(changed, o.Output.NoHeaders || headerDone); err != nil {
-					return err
-				}
-				looked, headerDone = true, headerDone || len(changed) > 0
-			}
-		}
-		select {
-		case <-ctx.Done():
+	return o.operator(ctx, cs).WatchStatus(ctx, operation.StatusRequest{Names: o.Names, Selector: o.Selector}, o.Interval, func(st []operation.NodeStatus) error {
+		changed := o.changes(st, last)
+		if len(changed) == 0 && looked {
 			return nil
-		case <-dirty:
-		case <-tick.C:
 		}
-	}
+		// A watch's later rows come without the header, as kubectl get -w prints them.
+		if err := o.print(changed, o.Output.NoHeaders || headerDone); err != nil {
+			return err
+		}
+		looked, headerDone = true, headerDone || len(changed) > 0
+		return nil
+	})
 }
 
 // changes returns the statuses that differ from last (and updates last); a node that
 // left is returned with state "<none>".
-func (o *StatusOptions) changes(st []nodeStatus, last map[string]string) []nodeStatus {
-	var out []nodeStatus
+func (o *StatusOptions) changes(st []operation.NodeStatus, last map[string]string) []operation.NodeStatus {
+	var out []operation.NodeStatus
 	now := map[string]bool{}
 	for _, s := range st {
 		now[s.Name] = true
@@ -379,7 +231,7 @@ func (o *StatusOptions) changes(st []nodeStatus, last map[string]string) []nodeS
 	for name := range last {
 		if !now[name] {
 			delete(last, name)
-			out = append(out, nodeStatus{Name: name, Pods: []podStatus{}})
+			out = append(out, operation.NodeStatus{Name: name, Pods: []operation.PodStatus{}})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 func statusNode(name string, labels, annotations map[string]string) *corev1.Node {
@@ -73,17 +74,17 @@ func mustHave(t *testing.T, s string, want, not []string) {
 func TestStatusWatchPrintsChangesOnly(t *testing.T) {
 	o := &StatusOptions{}
 	last := map[string]string{}
-	a := nodeStatus{Name: "a", State: drain.StateDraining, PodsLeft: 2}
-	b := nodeStatus{Name: "b", State: drain.StateDrained}
+	a := operation.NodeStatus{Name: "a", State: drain.StateDraining, PodsLeft: 2}
+	b := operation.NodeStatus{Name: "b", State: drain.StateDrained}
 	steps := []struct {
 		name string
-		now  []nodeStatus
+		now  []operation.NodeStatus
 		want []string // name=state of what is printed
 	}{
-		{"the first look prints everything", []nodeStatus{a, b}, []string{"a=draining", "b=drained"}},
-		{"nothing changed: nothing printed", []nodeStatus{a, b}, nil},
-		{"a pod left: printed again", []nodeStatus{{Name: "a", State: drain.StateDraining, PodsLeft: 1}, b}, []string{"a=draining"}},
-		{"uncordoned: printed with no state", []nodeStatus{b}, []string{"a="}},
+		{"the first look prints everything", []operation.NodeStatus{a, b}, []string{"a=draining", "b=drained"}},
+		{"nothing changed: nothing printed", []operation.NodeStatus{a, b}, nil},
+		{"a pod left: printed again", []operation.NodeStatus{{Name: "a", State: drain.StateDraining, PodsLeft: 1}, b}, []string{"a=draining"}},
+		{"uncordoned: printed with no state", []operation.NodeStatus{b}, []string{"a="}},
 	}
 	for _, s := range steps {
 		var got []string

@@ -1,0 +1,39 @@
+package operation
+
+import (
+	"context"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/access"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+)
+
+// withOrigin fills req.Drain.Origin, the command and the user recorded on the nodes a
+// cordon or a drain changes (status shows them): nothing for a move or a dry run that
+// sends nothing. The command is the front end's (Request.Command); the user is the API
+// server's answer to a SelfSubjectReview when it gives one, else Operator.User. This is
+// the one place the origin is decided.
+func (o *Operator) withOrigin(ctx context.Context, req *Request) {
+	switch {
+	case req.Action == Cordon && req.DryRun != drain.DryRunClient:
+	case req.Action == Drain && req.DryRun == drain.DryRunNone:
+	default:
+		return
+	}
+	req.Drain.Origin = drain.Origin{Command: req.Command, User: o.whoAmI(ctx)}
+}
+
+// whoAmI asks the API server once who the user is (see access.WhoAmI); later calls
+// reuse the answer. The question is asked outside the lock.
+func (o *Operator) whoAmI(ctx context.Context) string {
+	o.mu.Lock()
+	user, known := o.user, o.userKnown
+	o.mu.Unlock()
+	if known {
+		return user
+	}
+	user = access.WhoAmI(ctx, o.Kube, o.User)
+	o.mu.Lock()
+	o.user, o.userKnown = user, true
+	o.mu.Unlock()
+	return user
+}
