@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -25,6 +24,11 @@ type runPolicy struct {
 	notStarted []string
 	stopped    []event.Blocker   // --on-blocked=fail: what stopped the run
 	numbers    map[string]string // pdb key -> its status numbers last seen
+	// apiDown: the watchdog's last probe of the API server failed (an outage: it does
+	// not count toward --blocked-after).
+	apiDown bool
+	// endless: budgets said to be waited on with no --timeout (endless.go).
+	endless map[string]bool
 }
 
 // nodePolicy is a node's policy state. Guarded by run.mu.
@@ -34,9 +38,13 @@ type nodePolicy struct {
 	movedAt time.Time
 	// cordonedHere: this run cordoned the node (it was schedulable).
 	cordonedHere bool
-	skipping     bool
-	skipped      bool
-	notStarted   bool
+	// held: the node's record names this run, with its heartbeat (hold.go).
+	held bool
+	// heldBy is the other run last said to hold the node (said once per holder).
+	heldBy     string
+	skipping   bool
+	skipped    bool
+	notStarted bool
 }
 
 // gate applies the policy before anything is cordoned: --on-blocked=fail with a blocker
@@ -120,13 +128,24 @@ func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pend
 }
 
 // watchBlocked gives up blocked nodes (--on-blocked=skip), checking a few times per
-// BlockedAfter.
+// BlockedAfter. Stale is not blocked: time during which the API server does not answer,
+// or a budget one of the node's pods waits on has a status that is not current (it still
+// counts as disrupted a pod that is gone, or it was called stale), does not count toward
+// BlockedAfter: the node's clock is pushed on by it, so a node is given up only on
+// budgets whose current status blocks it.
 func (r *run) watchBlocked(ctx context.Context) {
 	every := min(max(r.e.cfg.BlockedAfter/5, 100*time.Millisecond), 5*time.Second)
+	last := r.e.cfg.Clock.Now()
 	r.every(ctx, every, func() {
 		r.lock()
 		defer r.unlock()
+		now := r.e.cfg.Clock.Now()
+		elapsed := now.Sub(last)
+		last = now
 		for _, ns := range r.nodes {
+			if !ns.pol.movedAt.IsZero() && r.outageLocked(ns) {
+				ns.pol.movedAt = minTime(ns.pol.movedAt.Add(elapsed), now)
+			}
 			if r.blockedLocked(ns) {
 				r.skipNodeLocked(ns)
 			}
@@ -134,8 +153,54 @@ func (r *run) watchBlocked(ctx context.Context) {
 	})
 }
 
+// outageLocked reports whether the node's wait is an outage rather than a budget's
+// verdict: the API server does not answer, or a budget one of its pods waits on has a
+// status that is not current.
+func (r *run) outageLocked(ns *nodeState) bool {
+	if r.pol.apiDown {
+		return true
+	}
+	for _, st := range ns.byUID {
+		if st.phase == finished {
+			continue
+		}
+		for _, key := range st.parkedOn {
+			if r.notCurrentLocked(key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notCurrentLocked reports a budget whose status is not current: called stale by the
+// watchdog, or still counting as disrupted a pod this run saw gone (the disruption
+// controller has not caught up, or is not running).
+func (r *run) notCurrentLocked(key string) bool {
+	if _, stale := r.stale[key]; stale {
+		return true
+	}
+	b := r.budgetLocked(key)
+	if b == nil {
+		return false
+	}
+	for name := range b.PDB.Status.DisruptedPods {
+		if _, gone := r.goneAt[b.PDB.Namespace+"/"+name]; gone {
+			return true
+		}
+	}
+	return false
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 func (r *run) blockedLocked(ns *nodeState) bool {
-	if !ns.started || ns.finished || ns.finishing || ns.looking || ns.pol.skipping || ns.remaining == 0 {
+	if !ns.started || ns.finished || ns.finishing || ns.failing || ns.looking || ns.pol.skipping || ns.remaining == 0 {
 		return false
 	}
 	held := map[*podState]bool{}
@@ -157,9 +222,8 @@ func (r *run) blockedLocked(ns *nodeState) bool {
 func (r *run) skipNodeLocked(ns *nodeState) {
 	ns.pol.skipping = true
 	bn := r.blockedNodeLocked(ns)
-	now := r.e.cfg.Clock.Now()
 	r.later(func() {
-		if err := r.retryTransient(r.ctx, func() error { return SetState(r.ctx, r.e.cfg.Client, ns.name, StateBlocked, now, bn.Reason) }); err != nil {
+		if err := r.setState(r.ctx, ns, StateBlocked, bn.Reason); err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
 		}
 		r.recordEvent(ns.name, corev1.EventTypeWarning, "DrainSkipped", fmt.Sprintf("kubectl-maintenance gave the node up (--on-blocked=skip): %s", bn.Reason))
@@ -240,16 +304,16 @@ func (r *run) stopOnNeverLocked(st *podState, reason, message string) {
 		r.later(w.stop) // a rolling drain waiting for room stops waiting
 	}
 	why := fmt.Sprintf("blocked (--on-blocked=fail): pod %s: %s", st.key, message)
-	now := r.e.cfg.Clock.Now()
 	// As a skipped node: its state (StateBlocked, with why) is on the node before the
 	// node fails and the run can end, so that status says why it stays cordoned.
 	r.later(func() {
-		if err := r.retryTransient(r.ctx, func() error { return SetState(r.ctx, r.e.cfg.Client, ns.name, StateBlocked, now, why) }); err != nil {
+		if err := r.setState(r.ctx, ns, StateBlocked, why); err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
 		}
 		r.lock()
 		defer r.unlock()
 		if !ns.finished {
+			ns.pol.held = false // recorded blocked: not failed over it
 			r.failNodeLocked(ns, why)
 		}
 	})
@@ -267,9 +331,9 @@ func (r *run) mayStartLocked() (reason, msg string) {
 	return "", ""
 }
 
-// notStartedLocked records nodes that will not start. A node this run cordoned is
-// uncordoned again and its record removed (as "uncordon" does), so the run leaves it as
-// it found it; a node cordoned before keeps its cordon.
+// notStartedLocked records nodes that will not start, and lets go those the run holds
+// (releaseNotStarted: a node it cordoned is uncordoned, or left cordoned to a run waiting
+// for it; one another run took is left to it).
 func (r *run) notStartedLocked(nodes []event.NodePlan, reason, msg string) {
 	for _, np := range nodes {
 		ns := r.nodes[np.Name]
@@ -279,30 +343,14 @@ func (r *run) notStartedLocked(nodes []event.NodePlan, reason, msg string) {
 		ns.finished, ns.pol.notStarted = true, true
 		r.pol.notStarted = append(r.pol.notStarted, ns.name)
 		r.e.emit(event.Event{Type: event.EventNodeNotStarted, Node: ns.name, Reason: reason, Message: msg})
-		if ns.pol.cordonedHere {
-			name := ns.name
-			r.later(func() { r.uncordonNotStarted(name) })
+		if ns.pol.held {
+			name, here := ns.name, ns.pol.cordonedHere
+			ns.pol.held = false
+			r.later(func() { r.releaseNotStarted(name, here) })
 		}
 		close(ns.finishedCh)
 	}
 	r.checkAllDoneLocked()
-}
-
-// uncordonNotStarted undoes this run's cordon of a node that did not start.
-func (r *run) uncordonNotStarted(name string) {
-	err := r.retryTransient(r.ctx, func() error {
-		n, err := r.e.cfg.Client.CoreV1().Nodes().Get(r.ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		_, err = Uncordon(r.ctx, r.e.cfg.Client, n, false, false)
-		return err
-	})
-	if err != nil {
-		r.e.cfg.Logger.V(2).Info("could not uncordon a node not started", "node", name, "err", err)
-		return
-	}
-	r.e.emit(event.Event{Type: event.EventNodeUncordoned, Node: name, Reason: "NotStarted", Message: "uncordoned: not started"})
 }
 
 // policyResultLocked is the run's error when every node ended without a timeout or an

@@ -57,6 +57,7 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 			node, msg := st.node, "pod "+st.key+": "+message
 			r.later(func() { r.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
 			r.stopOnNeverLocked(st, reason, message)
+			r.sayEndlessWaitLocked(reason, budgets)
 		}
 	}
 	if len(budgets) == 0 {

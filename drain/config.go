@@ -230,6 +230,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cfg.Probe = versionProbe(cfg.Client)
 	}
 	cfg.diagnoseDefaults()
+	cfg.Origin = cfg.Origin.WithID()
 	return &Engine{cfg: cfg}, nil
 }
 

@@ -82,7 +82,7 @@ func (r *run) cordon(ctx context.Context, name string) bool {
 // cordonPatch sends the cordon and its record, retrying transient errors.
 func (r *run) cordonPatch(ctx context.Context, name string) (already bool, err error) {
 	err = r.retryTransient(ctx, func() (err error) {
-		_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, name, false, r.e.cfg.Clock.Now(), r.e.cfg.origin())
+		_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, name, false, r.e.cfg.Clock.Now(), r.self())
 		return err
 	})
 	return already, err
@@ -91,6 +91,12 @@ func (r *run) cordonPatch(ctx context.Context, name string) (already bool, err e
 // cordoned records and says the answer to a node's cordon; false when it failed (the
 // node is failed) or ctx ended.
 func (r *run) cordoned(ctx context.Context, name string, already bool, err error) bool {
+	if held := asHeld(err); held != nil {
+		r.lock()
+		wait := r.heldByLocked(r.nodes[name], held)
+		r.unlock()
+		return wait // the node's drain waits for it (takeNode)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			r.lock()
@@ -101,6 +107,7 @@ func (r *run) cordoned(ctx context.Context, name string, already bool, err error
 	}
 	r.lock()
 	r.nodes[name].pol.cordonedHere = !already
+	r.nodes[name].pol.held = true
 	r.unlock()
 	// Recorded (in the same patch as the cordon) before it is said.
 	r.e.emit(event.Event{Type: event.EventNodeCordoned, Node: name, Already: already})

@@ -37,6 +37,8 @@ type nodeState struct {
 	tolerating map[types.UID]string
 
 	looking, lookAgain, finishing bool
+	// failing: its failed state is being written (failNodeLocked).
+	failing bool
 	// cordoning: a rolling drain admitted the node; it counts as in progress from then on.
 	cordoning        bool
 	finished, failed bool
@@ -93,29 +95,17 @@ func (r *run) drainNodes(ctx context.Context) {
 func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	nctx, stop := context.WithCancel(ctx)
 	defer stop()
-	err := r.retryTransient(nctx, func() error {
-		node, err := r.e.cfg.Client.CoreV1().Nodes().Get(nctx, ns.name, metav1.GetOptions{})
-		if err != nil || (node.Spec.Unschedulable && node.Annotations[AnnotationDrain] == StateDraining) {
-			return err
-		}
-		// Uncordoned (or its record removed) since the batch cordon: cordon it again.
-		if !node.Spec.Unschedulable {
-			r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
-				Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
-		}
-		_, _, err = CordonForDrainAs(nctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), r.e.cfg.origin())
-		return err
-	})
+	err := r.takeNode(nctx, ns)
 	var store cache.Store
 	if err == nil {
 		store, err = r.nodePods(nctx, ns) // pods.go: shared or per node
 	}
 	if err != nil {
-		if ctx.Err() == nil {
-			r.lock()
+		r.lock()
+		if ctx.Err() == nil && !ns.finished {
 			r.failNodeLocked(ns, err.Error())
-			r.unlock()
 		}
+		r.unlock()
 		return
 	}
 	r.lock()
@@ -301,12 +291,16 @@ func (r *run) returnedLocked(ns *nodeState, p *corev1.Pod) bool {
 
 // finishNodeLocked records the node drained (first the annotation, then the event).
 func (r *run) finishNodeLocked(ns *nodeState) {
-	if ns.finished || ns.finishing || r.holdLocked(ns) {
+	if ns.finished || ns.finishing || ns.failing || r.holdLocked(ns) {
 		return
 	}
 	ns.finishing = true
 	r.later(func() {
-		err := SetState(r.ctx, r.e.cfg.Client, ns.name, StateDrained, r.e.cfg.Clock.Now(), "")
+		state := StateDrained
+		if r.e.cfg.PodSelector != "" {
+			state = StateSelectedDrained // only the selected pods went
+		}
+		err := r.setState(r.ctx, ns, state, "")
 		r.lock()
 		ns.finishing = false
 		switch {
@@ -331,13 +325,43 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 	})
 }
 
-// failNodeLocked ends the node as failed, saying why.
+// failNodeLocked ends the node as failed, saying why. A node the run holds is first
+// recorded StateFailed with why (it stays cordoned), then said failed.
 func (r *run) failNodeLocked(ns *nodeState, msg string) {
+	if ns.finished || ns.failing {
+		return
+	}
+	if ns.pol.held && r.ctx.Err() == nil {
+		ns.failing = true
+		r.later(func() {
+			if err := r.setState(r.ctx, ns, StateFailed, msg); err != nil {
+				r.e.cfg.Logger.V(2).Info("could not record the failed state", "node", ns.name, "err", err)
+			}
+			r.lock()
+			defer r.unlock()
+			ns.failing = false
+			r.endFailedLocked(ns, msg)
+		})
+		return
+	}
+	r.endFailedLocked(ns, msg)
+}
+
+// endFailedLocked records the node failed and says so.
+func (r *run) endFailedLocked(ns *nodeState, msg string) {
 	if ns.finished {
 		return
 	}
 	ns.finished, ns.failed = true, true
 	r.sum.NodesFailed++
+	// Evictions the API server accepted count as evictions: their pods are going, though
+	// the run stops watching the node now.
+	for _, st := range ns.byUID {
+		if st.phase == terminating {
+			st.phase = finished
+			r.sum.PodsEvicted++
+		}
+	}
 	r.e.emit(event.Event{Type: event.EventNodeFailed, Node: ns.name, Message: msg})
 	for _, st := range ns.byUID {
 		r.unparkLocked(st)

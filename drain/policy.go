@@ -40,7 +40,8 @@ type Policy struct {
 	// NotAfter, when set, is the time after which no node starts draining; nodes in
 	// progress finish (or reach Timeout). Nodes not started end in a NotStartedError.
 	NotAfter time.Time
-	// Origin is recorded on every node the drain cordons (command line and user).
+	// Origin is the run recorded on every node the drain holds: its ID (NewEngine makes
+	// one when empty), command line (or "maintenance/<name>") and user.
 	Origin Origin
 }
 
@@ -68,11 +69,8 @@ func (p *Policy) fillPolicy() {
 	}
 }
 
-// origin is the Origin to record, nil when nothing is known.
+// origin is the run recorded on the nodes (NewEngine gives it an ID).
 func (p *Policy) origin() *Origin {
-	if p.Origin == (Origin{}) {
-		return nil
-	}
 	o := p.Origin
 	return &o
 }

@@ -15,7 +15,7 @@ const retryDelay = 2 * time.Second
 // transient reports an error worth trying again: anything but a refusal that asking
 // again cannot change.
 func transient(err error) bool {
-	return !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) &&
+	return asHeld(err) == nil && !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) &&
 		!apierrors.IsBadRequest(err) && !apierrors.IsUnauthorized(err) && !apierrors.IsMethodNotSupported(err)
 }
 

@@ -177,6 +177,8 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	r.goroutine(func() { r.watchdog(ctx) })
 	r.goroutine(func() { r.waitLines(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
+	r.goroutine(func() { r.heartbeat(ctx) })
+	r.goroutine(func() { r.sayPastDeadline(ctx) })
 	if r.e.cfg.OnBlocked == OnBlockedSkip {
 		r.goroutine(func() { r.watchBlocked(ctx) })
 	}
@@ -203,6 +205,9 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	workers.Wait()
 	r.wg.Wait()
 	factory.Shutdown()
+	if result != nil {
+		r.releaseUnfinished(result) // the nodes it holds stay cordoned, failed, with why
+	}
 	return r.finish(result, nil)
 }
 

@@ -42,13 +42,13 @@ func TestStateTransitions(t *testing.T) {
 			return err
 		}, StateDraining, t0.Add(time.Minute), "jane", ""},
 		{"skip records blocked and why", func() error {
-			return SetState(ctx, c, "n1", StateBlocked, t0.Add(2*time.Minute), "pdb ns/web (needs 2)")
+			return SetState(ctx, c, "n1", StateBlocked, t0.Add(2*time.Minute), "pdb ns/web (needs 2)", origin)
 		}, StateBlocked, t0.Add(2 * time.Minute), "jane", "pdb ns/web (needs 2)"},
 		{"a re-run drains again and forgets why it was blocked", func() error {
 			_, _, err := CordonForDrainAs(ctx, c, "n1", false, t0.Add(3*time.Minute), origin)
 			return err
 		}, StateDraining, t0.Add(3 * time.Minute), "jane", ""},
-		{"drained", func() error { return SetState(ctx, c, "n1", StateDrained, t0.Add(4*time.Minute), "") }, StateDrained, t0.Add(4 * time.Minute), "jane", ""},
+		{"drained", func() error { return SetState(ctx, c, "n1", StateDrained, t0.Add(4*time.Minute), "", origin) }, StateDrained, t0.Add(4 * time.Minute), "jane", ""},
 	}
 	for _, s := range steps {
 		before := patches

@@ -54,8 +54,9 @@ type surgeState struct {
 }
 
 // surgePlan is the preflight's part of --surge: each pod a never-allowing budget blocks
-// is checked; a pod that can be surged goes in wave 1 with the plan saying so, one that
-// can't is an error of its node (nothing is changed, exit 3).
+// is checked; a pod that can be surged goes in wave 1 with the plan saying so; one that
+// can't is an error of its node under --on-blocked=fail (nothing is changed, exit 3), and
+// otherwise a blocked pod saying why it cannot be surged.
 func (e *Engine) surgePlan(ctx context.Context, pf *preflight) error {
 	if e.cfg.Surge == nil || !e.cfg.Surge.Starts() {
 		return nil
@@ -71,7 +72,14 @@ func (e *Engine) surgePlan(ctx context.Context, pf *preflight) error {
 			t, err := e.cfg.Surge.Check(ctx, s.Pod, b.PDB)
 			var refused *surge.RefusedError
 			if errors.As(err, &refused) {
-				np.Errors = append(np.Errors, refused.Error())
+				// Only --on-blocked=fail refuses the run up front; otherwise the pod is
+				// blocked like any pod of a never-allowing budget, and follows --on-blocked
+				// (skip gives its node up with this reason; wait waits for --timeout).
+				if e.cfg.OnBlocked == OnBlockedFail {
+					np.Errors = append(np.Errors, refused.Error())
+				} else {
+					s.Blocker = "cannot be surged: " + refused.Error()
+				}
 				continue
 			}
 			if err != nil {

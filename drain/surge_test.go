@@ -108,14 +108,20 @@ func TestSurgeHooks(t *testing.T) {
 		calls   string
 		events  []event.Type
 		refused bool
+		// onBlocked: only --on-blocked=fail refuses a run up front over a pod that
+		// cannot be surged.
+		onBlocked OnBlocked
 	}{
 		{name: "surged, evicted, restored", surger: &fakeSurger{}, budget: minAvailableOne(1, 1, 0, "1"),
 			pods: []runtime.Object{podOn("web-1", "n1", "u1")}, opens: true,
 			calls:  "check pending check start wait restore",
 			events: []event.Type{event.EventSurgeStarted, event.EventSurgeReady, event.EventEvictionStarted, event.EventDeploymentRestored}},
-		{name: "refused: nothing changed", surger: &fakeSurger{refuse: &surge.RefusedError{Pod: "ns/web-1", Reason: "no"}},
+		{name: "refused under --on-blocked=fail: nothing changed", surger: &fakeSurger{refuse: &surge.RefusedError{Pod: "ns/web-1", Reason: "no"}},
 			budget: minAvailableOne(1, 1, 0, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
-			calls: "check", refused: true},
+			calls: "check", refused: true, onBlocked: OnBlockedFail},
+		{name: "refused under wait: the pod waits like any blocked pod", surger: &fakeSurger{refuse: &surge.RefusedError{Pod: "ns/web-1", Reason: "no"}},
+			budget: minAvailableOne(1, 1, 0, "1"), pods: []runtime.Object{podOn("web-1", "n1", "u1")},
+			stopAt: event.EventEvictionBlocked, calls: "check pending check"},
 		{name: "resumed, its pod gone: unwound at the start",
 			surger: &fakeSurger{pending: []*surge.Target{{Namespace: "ns", Name: "web", Replicas: 1, Pod: "ns/web-0", PodUID: "u0", Node: "n1"}}},
 			budget: minAvailableOne(1, 2, 1, "1"), calls: "pending alive unwind",
@@ -134,7 +140,7 @@ func TestSurgeHooks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := append([]runtime.Object{testNode("n1"), tc.budget}, tc.pods...)
-			g := newRig(t, Config{Surge: tc.surger}, objs...)
+			g := newRig(t, Config{Surge: tc.surger, Policy: Policy{OnBlocked: tc.onBlocked}}, objs...)
 			g.start("n1")
 			var got []event.Type
 			if tc.opens {

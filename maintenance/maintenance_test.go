@@ -29,7 +29,7 @@ func TestRequest(t *testing.T) {
 			check: func(t *testing.T, r operation.Request) {
 				d := r.Drain
 				if r.Action != operation.Drain || d.GracePeriodSeconds != -1 || d.ChunkSize != drain.DefaultChunkSize ||
-					d.MaxParallelNodes != drain.DefaultMaxParallelNodes || d.Timeout != 0 || !d.RecordEvents || d.Origin.Command != "maintenance/m" {
+					d.MaxParallelNodes != drain.DefaultMaxParallelNodes || d.Timeout != 0 || !d.RecordEvents || d.Origin.Command != "maintenance/m" || r.Command != "maintenance/m" {
 					t.Errorf("request %+v", r)
 				}
 			},

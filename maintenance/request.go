@@ -6,12 +6,13 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // OriginPrefix starts the origin command recorded on the nodes a Maintenance touches:
-// "maintenance/<name>".
-const OriginPrefix = "maintenance/"
+// "maintenance/<name>" (noderecord's MaintenanceCommandPrefix).
+const OriginPrefix = noderecord.MaintenanceCommandPrefix
 
 // Origin is what a run of m records on its nodes as the command that started the work.
 func Origin(name string) string { return OriginPrefix + name }
@@ -21,7 +22,9 @@ func Origin(name string) string { return OriginPrefix + name }
 // before a rule existed) and returns an operation.UsageError-like error for it.
 func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	s := m.Spec
-	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To}
+	// Command is the origin operation records on the nodes (it decides the origin).
+	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To,
+		Command: Origin(m.Name)}
 	switch s.Action {
 	case v1alpha1.ActionDrain:
 		req.Action = operation.Drain

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Run carries out planned moves, rolling: batches of at most each source pool's
@@ -179,12 +180,12 @@ func (m *Mover) finish(ctx context.Context, mv *NodeMove, target *v1alpha1.NodeP
 		if named, err = CheckNoExecute(ctx, m.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
-		for _, k := range append([]string{MoveAnnotation}, drain.StateAnnotations()...) {
+		for _, k := range append([]string{MoveAnnotation}, noderecord.Annotations()...) {
 			if _, ok := n.Annotations[k]; ok {
 				d.Annotations[k] = nil
 			}
 		}
-		delete(d.Labels, drain.LabelState) // the drain's state label goes with its record
+		delete(d.Labels, noderecord.LabelState) // the drain's state label goes with its record
 		result = drain.AlreadySchedulable
 		if n.Spec.Unschedulable {
 			result = drain.LeftCordoned
@@ -203,7 +204,7 @@ func (m *Mover) finish(ctx context.Context, mv *NodeMove, target *v1alpha1.NodeP
 	return nil
 }
 
-// CordonedByUs reports whether the node's cordon is this tool's, by the engine's rule
-// (drain.CordonedByUs: the node's managedFields name drain.FieldManager as the only owner of
+// CordonedByUs reports whether the node's cordon is this tool's (noderecord.CordonedByUs:
+// the node's managedFields name noderecord.FieldManager as the only owner of
 // spec.unschedulable). A cordon anyone else made, or made again after a plain uncordon, stays.
-func CordonedByUs(n *corev1.Node) bool { return drain.CordonedByUs(n) }
+func CordonedByUs(n *corev1.Node) bool { return noderecord.CordonedByUs(n) }

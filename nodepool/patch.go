@@ -12,13 +12,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // FieldManager is the field manager of every node write of this package: the same
 // manager as the drain engine's cordon, so that "who cordoned this node" can be read from
 // the node's managedFields.
-const FieldManager = drain.FieldManager
+const FieldManager = noderecord.FieldManager
 
 // UpdateNode reads the node, computes its new labels, taints and annotations with
 // compute, and writes them with a JSON merge patch that carries the node's

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Rollout rolls a pool's new NoExecute taints out node by node, at most the pool's
@@ -182,13 +182,13 @@ func (ro *Rollout) taint(ctx context.Context, name string, p *v1alpha1.NodePool,
 		if named, err = CheckNoExecute(ctx, ro.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
-		for _, k := range drain.StateAnnotations() {
+		for _, k := range noderecord.Annotations() {
 			if _, ok := n.Annotations[k]; ok {
 				d.Annotations[k], d.Changed = nil, true
 			}
 		}
-		if _, ok := d.Labels[drain.LabelState]; ok {
-			delete(d.Labels, drain.LabelState) // the drain's state label goes with its record
+		if _, ok := d.Labels[noderecord.LabelState]; ok {
+			delete(d.Labels, noderecord.LabelState) // the drain's state label goes with its record
 			d.Changed = true
 		}
 		if n.Spec.Unschedulable && CordonedByUs(n) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Reasons qualifying a node.uncordoned event.
@@ -35,7 +36,7 @@ func (o *Operator) planCordon(ctx context.Context, req Request, names []string) 
 }
 
 func decide(req Request, n *corev1.Node) NodeChange {
-	c := NodeChange{Node: n.Name, CordonedBy: drain.CordonedBy(n)}
+	c := NodeChange{Node: n.Name, CordonedBy: noderecord.CordonedBy(n)}
 	if req.Action == Cordon {
 		c.Already = n.Spec.Unschedulable
 	} else {
@@ -119,7 +120,7 @@ func UncordonEvent(node string, res drain.UncordonResult, cordonedBy []string, d
 			by = "someone else"
 		}
 		ev.Reason = ReasonLeftCordoned
-		ev.Message = fmt.Sprintf("left cordoned: its cordon was made by %s, not %s", by, drain.FieldManager)
+		ev.Message = fmt.Sprintf("left cordoned: its cordon was made by %s, not %s", by, noderecord.FieldManager)
 	}
 	return ev
 }

@@ -8,14 +8,14 @@ import (
 )
 
 // withOrigin fills req.Drain.Origin, the command and the user recorded on the nodes a
-// cordon or a drain changes (status shows them): nothing for a move or a dry run that
+// cordon, a drain or a move changes (status shows them): nothing for a dry run that
 // sends nothing. The command is the front end's (Request.Command); the user is the API
 // server's answer to a SelfSubjectReview when it gives one, else Operator.User. This is
 // the one place the origin is decided.
 func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	switch {
 	case req.Action == Cordon && req.DryRun != drain.DryRunClient:
-	case req.Action == Drain && req.DryRun == drain.DryRunNone:
+	case (req.Action == Drain || req.Action == Move) && req.DryRun == drain.DryRunNone:
 	default:
 		return
 	}

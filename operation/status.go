@@ -14,6 +14,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -131,10 +132,10 @@ func (o *Operator) collectStatus(ctx context.Context, names []string, nodes []*c
 	var out []NodeStatus
 	var touched []string
 	for _, n := range nodes {
-		if (len(named) > 0 && !named[n.Name]) || !drain.Touched(n) {
+		if (len(named) > 0 && !named[n.Name]) || !noderecord.Touched(n) {
 			continue
 		}
-		s := drain.ReadState(n, nodepool.MoveAnnotation)
+		s := noderecord.Read(n, nodepool.MoveAnnotation)
 		ns := NodeStatus{Name: n.Name, State: s.State, Command: s.Command, User: s.User, Blocked: s.Blocked,
 			Unschedulable: n.Spec.Unschedulable, CordonedByUs: s.CordonedByUs, Pods: []PodStatus{}}
 		if !s.Since.IsZero() {

@@ -324,7 +324,7 @@ func TestSurgeThatCannotGetReadyTimesOutAndUncordonRestores(t *testing.T) {
 	}
 }
 
-// Refusals, each one line, exit 3, nothing changed: an autoscaler targets the Deployment;
+// Refusals under --on-blocked=fail, each one line, exit 3, nothing changed: an autoscaler targets the Deployment;
 // the budget is maxUnavailable: 0 (shown first on the real controller: one more replica
 // leaves disruptionsAllowed at 0); a StatefulSet's pod (named, never surged).
 func TestSurgeRefusalsChangeNothing(t *testing.T) {
@@ -380,7 +380,7 @@ func TestSurgeRefusalsChangeNothing(t *testing.T) {
 	if r.Code != 3 {
 		t.Errorf("plan --surge exit %d, want 3", r.Code)
 	}
-	r = e.Run("drain", e.Nodes[0], "--surge", "--timeout", "1m")
+	r = e.Run("drain", e.Nodes[0], "--surge", "--on-blocked=fail", "--timeout", "1m")
 	if r.Code != 3 {
 		t.Errorf("drain --surge exit %d, want 3", r.Code)
 	}

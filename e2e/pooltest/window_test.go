@@ -50,8 +50,8 @@ func TestDrainPoolIsASlidingWindow(t *testing.T) {
 			t.Errorf("node %s is in state %q, want %q: it should have started while a was held", n, got, drain.StateDrained)
 		}
 	}
-	if got := e.Node(e.Nodes[0]).Labels[drain.LabelState]; got != drain.StateDraining {
-		t.Errorf("node a is in state %q, want %q (held by the budget)", got, drain.StateDraining)
+	if got := e.Node(e.Nodes[0]).Labels[drain.LabelState]; got != drain.StateFailed {
+		t.Errorf("node a is in state %q, want %q (held by the budget at --timeout: the run failed it, never left it draining)", got, drain.StateFailed)
 	}
 	got, err := e.C.CoreV1().Pods(e.NS).Get(e.Ctx, pod.Name, metav1.GetOptions{})
 	if err != nil || got.UID != pod.UID || got.DeletionTimestamp != nil {

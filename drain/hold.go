@@ -1,0 +1,301 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
+)
+
+// A run owns the nodes it works on. Its record on a node (noderecord) names it; while it
+// drains the node it renews a heartbeat there; every write of a node's cordon or record
+// is conditional on the record not being another live run's. A run that finds a node held
+// by another says so in one line naming the other run and waits for it (or, with
+// --on-blocked=fail, stops); a run that ends before a node it holds is drained leaves the
+// node cordoned in StateFailed, with why.
+
+// heldPoll is how often a run waiting for a node another run holds looks at it again.
+const heldPoll = 5 * time.Second
+
+// releaseTimeout bounds the writes that let nodes go when a run ends by its timeout or
+// an interruption (its own context has ended by then).
+const releaseTimeout = 10 * time.Second
+
+// self is the run's identity as recorded on its nodes.
+func (r *run) self() *Origin { return r.e.cfg.origin() }
+
+// ours reports whether the node's record names this run.
+func (r *run) ours(n *corev1.Node) bool {
+	return noderecord.Read(n, "").Run.ID == r.self().ID
+}
+
+// asHeld returns the HeldError in err, if any.
+func asHeld(err error) *noderecord.HeldError {
+	var held *noderecord.HeldError
+	if errors.As(err, &held) {
+		return held
+	}
+	return nil
+}
+
+// heldByLocked says, once per holder, that another run holds the node, and decides: wait
+// for it (true), or stop the run (--on-blocked=fail; false: the node failed, untouched).
+func (r *run) heldByLocked(ns *nodeState, held *noderecord.HeldError) bool {
+	ns.pol.held, ns.pol.cordonedHere = false, false
+	fail := r.e.cfg.OnBlocked == OnBlockedFail
+	if ns.pol.heldBy != held.Holder.ID {
+		ns.pol.heldBy = held.Holder.ID
+		what := "waiting for it to let the node go (its heartbeat stops when it ends or dies)"
+		if fail {
+			what = "stopping (--on-blocked=fail)"
+		}
+		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "HeldByAnotherRun",
+			Message: fmt.Sprintf("%s; %s", held.Error(), what)})
+	}
+	if !fail {
+		return true
+	}
+	msg := held.Error()
+	r.pol.stopped = append(r.pol.stopped, event.Blocker{Node: ns.name, Message: msg})
+	r.failNodeLocked(ns, msg)
+	return false
+}
+
+// waitHeld marks this run as waiting on the node (best effort: the holder leaves a node
+// it never started cordoned for it) and waits heldPoll; false when ctx ended or the
+// --not-after deadline passed (the node is then not started).
+func (r *run) waitHeld(ctx context.Context, ns *nodeState) bool {
+	id := r.self().ID
+	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+		if n.Annotations[noderecord.AnnotationWaiting] == id || r.ours(n) {
+			return nil, nil
+		}
+		return map[string]any{"metadata": map[string]any{"annotations": map[string]any{noderecord.AnnotationWaiting: id}}}, nil
+	})
+	if err != nil {
+		r.e.cfg.Logger.V(2).Info("could not mark the wait for a held node", "node", ns.name, "err", err)
+	}
+	t := r.e.cfg.Clock.NewTimer(heldPoll)
+	defer t.Stop()
+	deadline, stop := r.deadline()
+	defer stop()
+	select {
+	case <-t.C():
+	case <-deadline:
+	case <-ctx.Done():
+		return false
+	}
+	r.lock()
+	defer r.unlock()
+	if reason, msg := r.mayStartLocked(); reason != "" {
+		r.notStartedLocked([]event.NodePlan{ns.plan}, reason, msg)
+		return false
+	}
+	return true
+}
+
+// setState writes the node's state as this run's (see SetState), and lets the node go
+// unless the state is StateDraining. A node another live run holds now is not written:
+// that is said, and the error returned.
+func (r *run) setState(ctx context.Context, ns *nodeState, state, why string) error {
+	err := r.retryTransient(ctx, func() error {
+		return SetState(ctx, r.e.cfg.Client, ns.name, state, r.e.cfg.Clock.Now(), why, r.self())
+	})
+	r.lock()
+	defer r.unlock()
+	if held := asHeld(err); held != nil {
+		ns.pol.held = false
+		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "HeldByAnotherRun",
+			Message: fmt.Sprintf("%s; this run leaves the node to it (state %s not written)", held.Error(), state)})
+		return err
+	}
+	if err == nil && state != StateDraining {
+		ns.pol.held = false
+	}
+	return err
+}
+
+// heartbeat renews the heartbeat on every node the run holds, each
+// noderecord.HeartbeatInterval, until ctx ends. A node whose record another run has
+// taken meanwhile (this run was taken for dead) is left to it: said, and failed here
+// without a write.
+func (r *run) heartbeat(ctx context.Context) {
+	r.every(ctx, noderecord.HeartbeatInterval, func() {
+		r.lock()
+		var held []*nodeState
+		for _, ns := range r.nodes {
+			if ns.pol.held && !ns.finished {
+				held = append(held, ns)
+			}
+		}
+		r.unlock()
+		for _, ns := range held {
+			var lost noderecord.Run
+			_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+				rec := noderecord.Read(n, "")
+				switch rec.Run.ID {
+				case r.self().ID:
+					return map[string]any{"metadata": noderecord.HeartbeatPatch(r.e.cfg.Clock.Now())}, nil
+				case "":
+					return nil, nil // the record was removed (uncordon): the drain cordons it again
+				}
+				lost = rec.Run
+				return nil, nil
+			})
+			if err != nil {
+				r.e.cfg.Logger.V(2).Info("could not renew the heartbeat", "node", ns.name, "err", err)
+				continue
+			}
+			if lost.ID != "" {
+				r.lock()
+				ns.pol.held = false
+				r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "TakenByAnotherRun",
+					Message: fmt.Sprintf("node %s was taken over by %s; this run leaves it", ns.name, lost)})
+				r.failNodeLocked(ns, "taken over by "+lost.String())
+				r.unlock()
+			}
+		}
+	})
+}
+
+// releaseUnfinished is the end of a run by its timeout or an interruption: every node it
+// still holds stays cordoned, in StateFailed with why (never left "draining"), within
+// releaseTimeout. Nodes another run took meanwhile are not written.
+func (r *run) releaseUnfinished(result error) {
+	why := "the run was interrupted before the node was drained; run the same command again to finish"
+	var te *TimeoutError
+	if errors.As(result, &te) {
+		why = fmt.Sprintf("the run timed out (--timeout %s) before the node was drained", te.Timeout)
+	}
+	r.lock()
+	var held []*nodeState
+	for _, ns := range r.nodes {
+		if ns.pol.held && !ns.finished {
+			held = append(held, ns)
+		}
+	}
+	r.unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	sem := make(chan struct{}, cordonsAtOnce)
+	var wg sync.WaitGroup
+	for _, ns := range held {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+				if !r.ours(n) {
+					return nil, nil
+				}
+				return map[string]any{"metadata": noderecord.StatePatch(StateFailed, r.e.cfg.Clock.Now(), r.self(), why)}, nil
+			})
+			if err != nil {
+				r.e.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// releaseNotStarted lets a node this run holds but never started go: a node it cordoned
+// is uncordoned and its record removed (as "uncordon" does), unless another run waits
+// for it (then it stays cordoned for that run, the record removed); a node cordoned
+// before keeps its cordon, the record removed. A node another run holds by now is left
+// to it, and that is said.
+func (r *run) releaseNotStarted(name string, cordonedHere bool) {
+	var waiter, other string
+	var uncordoned bool
+	_, err := noderecord.Update(r.ctx, r.e.cfg.Client.CoreV1(), name, false, func(n *corev1.Node) (map[string]any, error) {
+		waiter, other, uncordoned = "", "", false
+		if rec := noderecord.Read(n, ""); !r.ours(n) {
+			if rec.Run.ID != "" {
+				other = rec.Run.String()
+			}
+			return nil, nil
+		}
+		meta := noderecord.RemovePatch(n)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		patch := map[string]any{"metadata": meta}
+		waiter = n.Annotations[noderecord.AnnotationWaiting]
+		switch {
+		case waiter != "":
+			ann, _ := meta["annotations"].(map[string]any)
+			delete(ann, noderecord.AnnotationWaiting) // the waiter takes it
+			delete(ann, noderecord.AnnotationCordoned)
+		case cordonedHere && CordonedByUs(n):
+			patch["spec"] = map[string]any{"unschedulable": nil}
+			uncordoned = true
+		}
+		return patch, nil
+	})
+	switch {
+	case err != nil:
+		r.e.cfg.Logger.V(2).Info("could not let a node not started go", "node", name, "err", err)
+	case other != "":
+		r.e.emit(event.Event{Type: event.EventWarning, Node: name, Reason: "NotStarted",
+			Message: fmt.Sprintf("node %s not started: left to %s, which holds it now", name, other)})
+	case waiter != "":
+		r.e.emit(event.Event{Type: event.EventWarning, Node: name, Reason: "NotStarted",
+			Message: fmt.Sprintf("node %s not started: left cordoned to run %s, which waits for it", name, waiter)})
+	case uncordoned:
+		r.e.emit(event.Event{Type: event.EventNodeUncordoned, Node: name, Reason: "NotStarted", Message: "uncordoned: not started"})
+	}
+}
+
+// takeNode makes the node this run's for its drain: cordoned, with this run's record and
+// heartbeat. A node another live run holds is waited for (said once per holder) until it
+// lets the node go; with --on-blocked=fail, or past --not-after, the node ends there
+// (errNodeEnded).
+func (r *run) takeNode(ctx context.Context, ns *nodeState) error {
+	for {
+		var already bool
+		err := r.retryTransient(ctx, func() error {
+			node, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})
+			if err != nil || (node.Spec.Unschedulable && node.Annotations[AnnotationDrain] == StateDraining && r.ours(node)) {
+				return err
+			}
+			r.lock()
+			had := ns.pol.held
+			r.unlock()
+			// Uncordoned (or its record removed) since the batch cordon: cordon it again.
+			if had && !node.Spec.Unschedulable {
+				r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
+					Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
+			}
+			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), r.self())
+			if err == nil {
+				r.lock()
+				if !had {
+					ns.pol.cordonedHere = !already
+				}
+				ns.pol.held = true
+				r.unlock()
+			}
+			return err
+		})
+		held := asHeld(err)
+		if held == nil {
+			return err
+		}
+		r.lock()
+		wait := r.heldByLocked(ns, held)
+		r.unlock()
+		if !wait || !r.waitHeld(ctx, ns) {
+			return errNodeEnded
+		}
+	}
+}
+
+// errNodeEnded: the node ended while the run waited for it (already said).
+var errNodeEnded = errors.New("node ended while waiting for it")
