@@ -364,7 +364,7 @@ func (r *run) policyResultLocked() error {
 	case len(r.pol.stopped) > 0:
 		return &StoppedError{Blockers: r.pol.stopped}
 	case r.sum.NodesFailed > 0:
-		return fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
+		return r.stepResultLocked()
 	case len(r.sum.Skipped) > 0:
 		return &SkippedError{Nodes: r.sum.Skipped}
 	case len(r.sum.NotStarted) > 0:

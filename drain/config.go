@@ -87,6 +87,9 @@ type Config struct {
 	// MaxParallelNodes is free and Rolling admits it, so a node that waits long on a
 	// budget holds one slot, not the start of every later node.
 	Rolling Admitter
+	// Steps, when set, are the caller's own steps around each node's drain (a pool
+	// move's record and relabel, a NoExecute rollout's taint). Only with Rolling.
+	Steps NodeSteps
 	// Workers is how many eviction requests may be in flight at once.
 	Workers int
 	// RecordEvents writes Kubernetes Events on each node (cordon, drain start, blocked,
@@ -177,6 +180,9 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.ChunkSize < 0 {
 		errs = append(errs, fmt.Sprintf("chunkSize must not be negative, got %d", cfg.ChunkSize))
+	}
+	if cfg.Steps != nil && cfg.Rolling == nil {
+		errs = append(errs, "node steps need a rolling drain")
 	}
 	errs = append(errs, cfg.validatePolicy()...)
 	switch cfg.DryRun {

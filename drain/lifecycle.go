@@ -301,20 +301,30 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 			state = StateSelectedDrained // only the selected pods went
 		}
 		err := r.setState(r.ctx, ns, state, "")
+		var after []event.Event
+		var stepErr error
+		if err == nil && r.e.cfg.Steps != nil && r.readyForAfter(ns) {
+			after, stepErr = r.e.cfg.Steps.After(r.ctx, ns.name) // Config.Steps (rolling.go)
+		}
 		r.lock()
 		ns.finishing = false
 		switch {
 		case ns.finished || r.ctx.Err() != nil:
 		case err != nil && !transient(err):
 			r.failNodeLocked(ns, err.Error())
-		case err != nil:
+		case err != nil || (stepErr != nil && stepTransient(stepErr)):
 			r.lookLaterLocked(ns)
+		case stepErr != nil:
+			r.stepFailedLocked(ns, stepErr)
 		case ns.remaining > 0 || ns.looking:
 			// A pod arrived meanwhile; its eviction finishes the node.
 		default:
 			ns.finished = true
 			r.sum.NodesDrained++
 			r.e.emit(event.Event{Type: event.EventNodeDrained, Node: ns.name})
+			for _, ev := range after {
+				r.e.emit(ev)
+			}
 			close(ns.finishedCh)
 			r.checkAllDoneLocked()
 			r.later(func() {
@@ -323,6 +333,14 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 		}
 		r.unlock()
 	})
+}
+
+// readyForAfter takes the lock and reports whether the node may take its After step: it
+// is not finished, the run goes on and no pod arrived since it was found empty.
+func (r *run) readyForAfter(ns *nodeState) bool {
+	r.lock()
+	defer r.unlock()
+	return !ns.finished && r.ctx.Err() == nil && ns.remaining == 0 && !ns.looking
 }
 
 // failNodeLocked ends the node as failed, saying why. A node the run holds is first

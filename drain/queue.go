@@ -125,6 +125,9 @@ func (r *run) decideLocked(key string) *eviction {
 		if d.Verdict == pdb.Never && r.surgeLocked(st, cur, d.Budget()) {
 			return nil // --surge moves it (surge.go)
 		}
+		if d.Verdict == pdb.Never {
+			r.waitsForeverLocked(d.Budget())
+		}
 		// The server would refuse; wait for the budget's status to change instead.
 		r.parkLocked(st, budgets, string(d.Verdict), d.Reason)
 		return nil

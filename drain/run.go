@@ -100,6 +100,8 @@ type run struct {
 	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
 	shared   sharedPods             // one pod informer for every node, when many drain at once (pods.go)
 	roll     *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
+	stepErr  error                  // the first error of a caller's node step (Config.Steps)
+	forever  bool                   // the run said it waits until a budget changes (forever.go)
 	sum      Summary
 	pol      runPolicy
 	done     chan struct{}

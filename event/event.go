@@ -128,6 +128,7 @@ const (
 	// Message is the target pool's name.
 	EventNodeMoved Type = "node.moved"
 	// EventPoolBatch: a batch of a rolling pool move or drain starts; Message names its nodes.
+	// No longer sent (moves and rollouts roll in a window); kept for readers of old streams.
 	EventPoolBatch Type = "pool.batch"
 )
 

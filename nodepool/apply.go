@@ -52,7 +52,7 @@ func ReadPools(r io.Reader, source string) ([]Document, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, usagef("read %s: %v", source, err)
+			return nil, Usagef("read %s: %v", source, err)
 		}
 		where := fmt.Sprintf("%s (document %d)", source, i)
 		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
@@ -60,13 +60,13 @@ func ReadPools(r io.Reader, source string) ([]Document, error) {
 		}
 		p := &v1alpha1.NodePool{}
 		if err := yaml.UnmarshalStrict(doc, p); err != nil {
-			return nil, usagef("invalid pool in %s: %v", where, err)
+			return nil, Usagef("invalid pool in %s: %v", where, err)
 		}
 		if p.Kind != "NodePool" || p.APIVersion != v1alpha1.GroupVersion.String() {
-			return nil, usagef("invalid pool in %s: want apiVersion %s and kind NodePool, got %q %q", where, v1alpha1.GroupVersion, p.APIVersion, p.Kind)
+			return nil, Usagef("invalid pool in %s: want apiVersion %s and kind NodePool, got %q %q", where, v1alpha1.GroupVersion, p.APIVersion, p.Kind)
 		}
 		if p.Name == "" {
-			return nil, usagef("invalid pool in %s: metadata.name is required", where)
+			return nil, Usagef("invalid pool in %s: metadata.name is required", where)
 		}
 		out = append(out, Document{Pool: p, Source: where})
 	}
@@ -88,7 +88,7 @@ func CheckDuplicates(docs []Document) error {
 	seen := map[string]string{}
 	for _, d := range docs {
 		if prev, ok := seen[d.Pool.Name]; ok {
-			return usagef("pool %s is defined twice: in %s and in %s", d.Pool.Name, prev, d.Source)
+			return Usagef("pool %s is defined twice: in %s and in %s", d.Pool.Name, prev, d.Source)
 		}
 		seen[d.Pool.Name] = d.Source
 	}

@@ -1,14 +1,12 @@
 package nodepool
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
@@ -72,15 +70,6 @@ func TestComputeKeepsARoleLabelSetBeforeThePool(t *testing.T) {
 	}
 }
 
-func TestOwnedPoolsLeavesUnownedRoleLabels(t *testing.T) {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{RoleLabel("blue"): "", RoleLabel("worker"): "", RoleLabel("gone"): ""},
-		Annotations: map[string]string{RecordAnnotation("gone"): `{}`}}}
-	owned, kept := ownedPools(n, map[string]*v1alpha1.NodePool{"blue": pool("blue", nil)})
-	if strings.Join(owned, ",") != "blue,gone" || strings.Join(kept, ",") != RoleLabel("worker") {
-		t.Errorf("owned %v kept %v; want blue,gone owned (a NodePool, a record) and worker kept", owned, kept)
-	}
-}
-
 func TestNoExecuteVictims(t *testing.T) {
 	taints := []corev1.Taint{{Key: "iso", Value: "yes", Effect: corev1.TaintEffectNoExecute}, {Key: "soft", Effect: corev1.TaintEffectNoSchedule}}
 	tol := func(secs *int64) []corev1.Toleration {
@@ -117,57 +106,6 @@ func readyNode(name string, pools []string, unschedulable, ready bool) *corev1.N
 	}
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}
 	return n
-}
-
-func TestRollerBatches(t *testing.T) {
-	mu2 := pool("blue", nil)
-	mu2.Spec.MaxUnavailable = ptr.To[int32](2)
-	tests := []struct {
-		name    string
-		nodes   []*corev1.Node
-		pools   map[string]*v1alpha1.NodePool
-		limit   int
-		pending []string
-		want    string
-	}{
-		{"maxUnavailable 1", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("b", []string{"blue"}, false, true)},
-			map[string]*v1alpha1.NodePool{"blue": pool("blue", nil)}, 5, []string{"a", "b"}, "a"},
-		{"a member out of service spends the budget", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("x", []string{"blue"}, false, false)},
-			map[string]*v1alpha1.NodePool{"blue": pool("blue", nil)}, 5, []string{"a"}, "wait"},
-		{"cordoned pending nodes go first", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("b", []string{"blue"}, true, true), readyNode("c", []string{"blue"}, false, true)},
-			map[string]*v1alpha1.NodePool{"blue": mu2}, 5, []string{"a", "b", "c"}, "b,a"},
-		{"the target's limit", []*corev1.Node{readyNode("a", []string{"blue"}, false, true), readyNode("b", []string{"blue"}, false, true)},
-			map[string]*v1alpha1.NodePool{"blue": mu2}, 1, []string{"a", "b"}, "a"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewSimpleClientset()
-			for _, n := range tc.nodes {
-				if _, err := c.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sources := map[string][]string{}
-			for _, p := range tc.pending {
-				sources[p] = []string{"blue"}
-			}
-			r := &Roller{Kube: c, Pools: tc.pools, Limit: tc.limit}
-			batch, waitOn, err := r.Next(context.Background(), tc.pending, sources, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Join(batch, ",")
-			if len(batch) == 0 {
-				got = "wait"
-				if !strings.Contains(waitOn, "x") {
-					t.Errorf("the wait does not name the node out of service: %s", waitOn)
-				}
-			}
-			if got != tc.want {
-				t.Errorf("batch %s, want %s", got, tc.want)
-			}
-		})
-	}
 }
 
 func TestNodeChangedIgnoresHeartbeats(t *testing.T) {

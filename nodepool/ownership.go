@@ -98,176 +98,123 @@ func PoolLabels(p *v1alpha1.NodePool) map[string]string {
 // Compute returns the node as it must be after applying the pools in apply (full specs)
 // and removing the pools named in remove. Only what a pool recorded is ever removed or
 // changed; a label or taint set by hand or by another pool survives. Two owners wanting
-// one key with different values is a ConflictError.
+// one key with different values is a ConflictError. Labels and taints are one algorithm
+// over items (an id with a value: a label's key, a taint's key and effect).
 func Compute(n *corev1.Node, apply []*v1alpha1.NodePool, remove []string) (*Desired, error) {
 	recs, err := Records(n)
 	if err != nil {
 		return nil, err
 	}
-	d := &Desired{Labels: map[string]string{}, Annotations: map[string]*string{}}
-	for k, v := range n.Labels {
-		d.Labels[k] = v
-	}
-	d.Taints = append([]corev1.Taint(nil), n.Spec.Taints...)
-	leaving := map[string]bool{}
+	c := &computation{node: n.Name, recs: recs, leaving: map[string]bool{},
+		items: map[*kind]*items{labelKind: labelItems(n.Labels), taintKind: taintItems(n.Spec.Taints)}}
 	for _, r := range remove {
-		leaving[r] = true
+		c.leaving[r] = true
 	}
-	applying := map[string]bool{}
-	for _, p := range apply {
-		applying[p.Name] = true
-	}
-	// keptBy tells whether a pool that stays on the node (other than skip) recorded key=v.
-	keptLabel := func(skip, key, v string) bool {
-		for pool, r := range recs {
-			if pool != skip && !leaving[pool] {
-				if rv, ok := r.Labels[key]; ok && rv == v {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	keptTaint := func(skip string, t corev1.Taint) bool {
-		for pool, r := range recs {
-			if pool != skip && !leaving[pool] {
-				for _, rt := range r.Taints {
-					if taintID(rt) == taintID(t) && rt.Value == t.Value {
-						return true
-					}
-				}
-			}
-		}
-		return false
-	}
-	// dropOwned removes what a pool recorded and no longer wants, if still as it set it.
-	dropOwned := func(pool string, old Record, wantLabels map[string]string, wantTaints map[string]corev1.Taint) {
-		for k, v := range old.Labels {
-			if _, still := wantLabels[k]; still {
-				continue
-			}
-			if cur, ok := d.Labels[k]; ok && cur == v && !keptLabel(pool, k, v) {
-				delete(d.Labels, k)
-			}
-		}
-		for _, t := range old.Taints {
-			if _, still := wantTaints[taintID(t)]; still || keptTaint(pool, t) {
-				continue
-			}
-			d.Taints = removeTaint(d.Taints, t)
-		}
-	}
+	d := &Desired{Annotations: map[string]*string{}}
 	for _, pool := range remove {
-		// dropOwned removes the role label only if the pool recorded it: a role label
-		// set before the pool existed stays (its owner is whoever set it).
-		dropOwned(pool, recs[pool], nil, nil)
+		for _, k := range kinds {
+			// Only what the pool recorded goes: a role label set before the pool existed
+			// stays (its owner is whoever set it).
+			c.drop(k, pool, nil)
+		}
 		if _, ok := n.Annotations[RecordAnnotation(pool)]; ok {
 			d.Annotations[RecordAnnotation(pool)] = nil
 		}
 	}
 	for _, p := range apply {
-		old := recs[p.Name]
-		want := PoolLabels(p)
-		wantTaints := map[string]corev1.Taint{}
-		for _, t := range PoolTaints(p) {
-			wantTaints[taintID(t)] = t
-		}
-		dropOwned(p.Name, old, want, wantTaints)
-		rec := Record{Labels: map[string]string{}}
-		keys := sortedKeys(want)
-		for _, k := range keys {
-			v := want[k]
-			if other, ov, ok := ownerOf(recs, k, p.Name, leaving); ok && ov != v {
-				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Other: other, Key: k, Want: v, Have: ov}
+		var rec Record
+		for _, k := range kinds {
+			want := k.want(p)
+			c.drop(k, p.Name, want)
+			applied, err := c.apply(k, p.Name, want)
+			if err != nil {
+				return nil, err
 			}
-			cur, exists := d.Labels[k]
-			recorded, ours := old.Labels[k]
-			_, othersToo := ownerOfAny(recs, k, p.Name, leaving)
-			switch {
-			case k == RoleLabel(p.Name) && exists && !ours:
-				// The membership label was there before the pool applied anything
-				// (any value): it stays whoever set it, and the pool never removes it.
-				continue
-			case ours && exists && cur != recorded:
-				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: "label " + k, Want: v, Have: cur, Recorded: &recorded}
-			case exists && cur != v && !ours && !othersToo:
-				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: k, Want: v, Have: cur}
-			case exists && cur == v && !ours && !othersToo:
-				// Set by hand to the same value: it stays the hand's, not recorded.
-				continue
-			}
-			d.Labels[k] = v
-			rec.Labels[k] = v
-		}
-		for _, id := range sortedTaintIDs(wantTaints) {
-			t := wantTaints[id]
-			if other, ot, ok := taintOwnerOf(recs, t, p.Name, leaving); ok && ot.Value != t.Value {
-				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Other: other, Key: "taint " + id, Want: t.Value, Have: ot.Value}
-			}
-			cur, exists := findTaint(d.Taints, t)
-			ours := hasTaint(old.Taints, t)
-			_, _, othersToo := taintOwnerOf(recs, t, p.Name, leaving)
-			if rv := old.taint(t).Value; ours && exists && cur.Value != rv {
-				// The value the pool recorded was edited by hand: the taint is no longer
-				// the pool's. Writing the pool's next to it would be a duplicate (key,
-				// effect), which the API server refuses (422).
-				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: "taint " + id, Want: t.Value, Have: cur.Value, Recorded: &rv}
-			}
-			switch {
-			case exists && cur.Value != t.Value && !ours && !othersToo:
-				return nil, &ConflictError{Node: n.Name, Pool: p.Name, Key: "taint " + id, Want: t.Value, Have: cur.Value}
-			case exists && cur.Value == t.Value && !ours && !othersToo:
-				continue
-			}
-			if ours {
-				d.Taints = removeTaint(d.Taints, old.taint(t)) // the value it had set
-			}
-			d.Taints = removeTaint(d.Taints, t)
-			d.Taints = append(d.Taints, t)
-			rec.Taints = append(rec.Taints, t)
+			k.record(&rec, applied)
 		}
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return nil, fmt.Errorf("encode record of pool %s: %w", p.Name, err)
 		}
-		s := string(b)
-		if n.Annotations[RecordAnnotation(p.Name)] != s {
+		if s := string(b); n.Annotations[RecordAnnotation(p.Name)] != s {
 			d.Annotations[RecordAnnotation(p.Name)] = &s
 		}
 	}
+	d.Labels, d.Taints = c.items[labelKind].labels(), c.items[taintKind].taints()
 	d.Changed = len(d.Annotations) > 0 || !sameLabels(n.Labels, d.Labels) || !sameTaints(n.Spec.Taints, d.Taints)
 	return d, nil
 }
 
-func ownerOf(recs map[string]Record, key, skip string, leaving map[string]bool) (string, string, bool) {
-	for _, pool := range sortedKeys(recs) {
-		if pool == skip || leaving[pool] {
+// computation is one Compute: the node's items of each kind as they become, and the
+// pools' records.
+type computation struct {
+	node    string
+	recs    map[string]Record
+	leaving map[string]bool
+	items   map[*kind]*items
+}
+
+// drop removes what pool recorded of kind k and no longer wants, if still as it set it
+// and no other pool that stays recorded it too.
+func (c *computation) drop(k *kind, pool string, want map[string]item) {
+	for id, v := range k.of(c.recs[pool]) {
+		if _, still := want[id]; still {
 			continue
 		}
-		if v, ok := recs[pool].Labels[key]; ok {
-			return pool, v, true
+		if _, ov, ok := c.owner(k, id, pool); ok && ov == v.value {
+			continue // kept by another pool
+		}
+		c.items[k].dropIf(id, v.value)
+	}
+}
+
+// apply puts what pool wants of kind k on the node and returns what it applied (its
+// record), or the conflict that stops it.
+func (c *computation) apply(k *kind, pool string, want map[string]item) ([]item, error) {
+	old := k.of(c.recs[pool])
+	var applied []item
+	for _, id := range sortedKeys(want) {
+		w := want[id]
+		other, ov, othersToo := c.owner(k, id, pool)
+		if othersToo && ov != w.value {
+			return nil, &ConflictError{Node: c.node, Pool: pool, Other: other, Key: k.key(id, false), Want: w.value, Have: ov}
+		}
+		cur, exists := c.items[k].get(id)
+		recorded, ours := old[id]
+		switch {
+		case exists && !ours && k.firstOwner(id, pool):
+			// The pool's own membership label was there before the pool applied anything
+			// (any value): it stays whoever set it, and the pool never removes it.
+			continue
+		case ours && exists && cur.value != recorded.value:
+			// The value the pool recorded was edited by hand: the item is no longer the
+			// pool's (and a taint written next to it would be a duplicate the API
+			// server refuses).
+			rv := recorded.value
+			return nil, &ConflictError{Node: c.node, Pool: pool, Key: k.key(id, true), Want: w.value, Have: cur.value, Recorded: &rv}
+		case exists && !ours && !othersToo && cur.value != w.value:
+			return nil, &ConflictError{Node: c.node, Pool: pool, Key: k.key(id, false), Want: w.value, Have: cur.value}
+		case exists && !ours && !othersToo:
+			continue // set by hand to the same value: it stays the hand's, not recorded
+		}
+		c.items[k].put(w)
+		applied = append(applied, w)
+	}
+	return applied, nil
+}
+
+// owner is the first pool (by name) other than skip, and not leaving, that recorded id of
+// kind k, with the value it recorded.
+func (c *computation) owner(k *kind, id, skip string) (string, string, bool) {
+	for _, pool := range sortedKeys(c.recs) {
+		if pool == skip || c.leaving[pool] {
+			continue
+		}
+		if v, ok := k.of(c.recs[pool])[id]; ok {
+			return pool, v.value, true
 		}
 	}
 	return "", "", false
-}
-
-func ownerOfAny(recs map[string]Record, key, skip string, leaving map[string]bool) (string, bool) {
-	p, _, ok := ownerOf(recs, key, skip, leaving)
-	return p, ok
-}
-
-func taintOwnerOf(recs map[string]Record, t corev1.Taint, skip string, leaving map[string]bool) (string, corev1.Taint, bool) {
-	for _, pool := range sortedKeys(recs) {
-		if pool == skip || leaving[pool] {
-			continue
-		}
-		for _, rt := range recs[pool].Taints {
-			if taintID(rt) == taintID(t) {
-				return pool, rt, true
-			}
-		}
-	}
-	return "", corev1.Taint{}, false
 }
 
 func findTaint(ts []corev1.Taint, t corev1.Taint) (corev1.Taint, bool) {
@@ -279,23 +226,6 @@ func findTaint(ts []corev1.Taint, t corev1.Taint) (corev1.Taint, bool) {
 	return corev1.Taint{}, false
 }
 
-func hasTaint(ts []corev1.Taint, t corev1.Taint) bool {
-	_, ok := findTaint(ts, t)
-	return ok
-}
-
-// removeTaint drops the taint with t's key and effect, if its value is t's.
-func removeTaint(ts []corev1.Taint, t corev1.Taint) []corev1.Taint {
-	out := ts[:0:0]
-	for _, x := range ts {
-		if taintID(x) == taintID(t) && x.Value == t.Value {
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -304,8 +234,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-func sortedTaintIDs(m map[string]corev1.Taint) []string { return sortedKeys(m) }
 
 func sameLabels(a, b map[string]string) bool {
 	if len(a) != len(b) {
@@ -331,10 +259,32 @@ func sameTaints(a, b []corev1.Taint) bool {
 	return true
 }
 
-// taint returns the recorded taint with t's key and effect (t itself if none).
-func (r Record) taint(t corev1.Taint) corev1.Taint {
-	if x, ok := findTaint(r.Taints, t); ok {
-		return x
+// Diff renders the label and taint changes from n to d.
+func Diff(n *corev1.Node, d *Desired) []string {
+	var out []string
+	for k, v := range n.Labels {
+		if nv, ok := d.Labels[k]; !ok {
+			out = append(out, fmt.Sprintf("-label %s=%s", k, v))
+		} else if nv != v {
+			out = append(out, fmt.Sprintf("~label %s=%s (was %s)", k, nv, v))
+		}
 	}
-	return t
+	for k, v := range d.Labels {
+		if _, ok := n.Labels[k]; !ok {
+			out = append(out, fmt.Sprintf("+label %s=%s", k, v))
+		}
+	}
+	render := func(t corev1.Taint) string { return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect) }
+	for _, t := range n.Spec.Taints {
+		if x, ok := findTaint(d.Taints, t); !ok || x.Value != t.Value {
+			out = append(out, "-taint "+render(t))
+		}
+	}
+	for _, t := range d.Taints {
+		if x, ok := findTaint(n.Spec.Taints, t); !ok || x.Value != t.Value {
+			out = append(out, "+taint "+render(t))
+		}
+	}
+	sort.Strings(out)
+	return out
 }

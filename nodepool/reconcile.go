@@ -45,8 +45,12 @@ type Reconciler struct {
 	HeldBackRetry time.Duration
 	// AutoRollout, when set, rolls a held-back NoExecute taint out by itself (pool
 	// controller --rollout) instead of waiting for pool sync --rollout.
-	AutoRollout *AutoRollout
+	AutoRollout Trigger
 }
+
+// Trigger starts a pool's NoExecute rollout unless one runs already; it never blocks
+// (operation.AutoRollout: only the operations layer runs moves and rollouts).
+type Trigger interface{ Trigger(pool string) }
 
 // NodeChange is what a reconcile (or a pool's cleanup) did, or would do, to one node.
 type NodeChange struct {
@@ -262,7 +266,7 @@ func (r *Reconciler) cleanup(ctx context.Context, p *v1alpha1.NodePool, dryRun b
 		compute := func(n *corev1.Node) (*Desired, error) {
 			d, err := Compute(n, nil, []string{p.Name})
 			if err == nil {
-				change = diff(n, d)
+				change = Diff(n, d)
 			}
 			if dryRun && d != nil {
 				d.Changed = false

@@ -83,8 +83,9 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 		}
 	}
 	if cfg.Rollout {
-		r.AutoRollout = (&Operator{Kube: o.Kube, Pools: mgr.GetClient()}).AutoRollout(klog.NewKlogr().WithName("rollout"))
-		if err := mgr.Add(r.AutoRollout); err != nil {
+		auto := (&Operator{Kube: o.Kube, Pools: mgr.GetClient()}).AutoRollout(klog.NewKlogr().WithName("rollout"))
+		r.AutoRollout = auto
+		if err := mgr.Add(auto); err != nil {
 			return fmt.Errorf("set up the rollouts: %w", err)
 		}
 	}

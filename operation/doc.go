@@ -1,12 +1,13 @@
 // Package operation is the one operations layer between the front ends (the commands in
 // cmd/cli and the dashboard) and the engines. It owns what a maintenance action on nodes
-// is — cordon, uncordon, drain, move to a pool — from a Request to its Plan and its Run:
-// which nodes it touches (names, a label selector or a pool's members), which engine does
-// the work (drain.Cordon and drain.Uncordon, drain.Engine, the rolling pool drain,
-// nodepool.Mover), and the one ordered stream of event.Events every front end renders.
-// A cordon emits node.cordoned and never node.drained; an uncordon node.uncordoned; a
-// drain the engine's events; a move pool.batch, the drain's events, node.moved and
-// node.uncordoned. Runs runs several operations at once, each node in at most one, each
+// is — cordon, uncordon, drain, move to a pool, roll a pool's NoExecute taints out — from a
+// Request to its Plan and its Run: which nodes it touches (names, a label selector or a
+// pool's members), which engine does the work (drain.Cordon and drain.Uncordon,
+// drain.Engine; a pool drain, a move and a rollout are one engine run each in the pool's
+// window, nodepool/roll, which only this package imports), and the one ordered stream of
+// event.Events every front end renders. A cordon emits node.cordoned and never
+// node.drained; an uncordon node.uncordoned; a drain the engine's events; a move or a
+// rollout the drain's events with node.moved and node.uncordoned after each node.drained. Runs runs several operations at once, each node in at most one, each
 // cancellable on its own (the dashboard). It also installs the project's CRDs
 // (InstallCRD) and runs the controller (RunController: the pool reconciler and the
 // controllers the caller adds, such as the Maintenances' maintenance.Setup, in one

@@ -15,8 +15,8 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/roll"
 )
 
 // Action names what a Request does.
@@ -32,9 +32,12 @@ const (
 	// Drain cordons the nodes and evicts their pods as far as the budgets allow; the
 	// members of a pool drain rolling, at most its maxUnavailable at a time.
 	Drain Action = "drain"
-	// Move moves the nodes to pool To, rolling: cordon, drain, relabel and retaint,
-	// uncordon.
+	// Move moves the nodes to pool To in the window of the pools they leave: per node
+	// cordon, drain, relabel and retaint, uncordon.
 	Move Action = "move"
+	// Rollout rolls the new NoExecute taints of Pool out to its members, in the pool's
+	// window: per node drain of the pods the taints would remove, taint, uncordon.
+	Rollout Action = "rollout"
 )
 
 // Request is one action on some nodes.
@@ -45,8 +48,8 @@ type Request struct {
 	// Selector is a label selector of the nodes (when Nodes is empty).
 	Selector string
 	// Pool is a NodePool: when Nodes is empty its members are the nodes, and a drain of
-	// them (not a dry run) rolls batch by batch at most the pool's maxUnavailable at a
-	// time unless Drain.MaxParallelNodes is set.
+	// them (not a dry run) rolls in the pool's window (roll.Window) unless
+	// Drain.MaxParallelNodes is set. A Rollout's pool.
 	Pool string
 	// DryRun is none (the default), client (nothing sent) or server (changes sent with
 	// dryRun=All).
@@ -101,19 +104,21 @@ type NodeChange struct {
 
 // MovePlan is a move's plan: each node's change and the target pool.
 type MovePlan struct {
-	Moves  []*nodepool.NodeMove
+	Moves  []*roll.NodeMove
 	Target *v1alpha1.NodePool
 }
 
 // Summary is what Run did.
 type Summary struct {
-	// Summary holds the drains' counts (every batch of a rolling drain or move added
-	// up); zero for a cordon or an uncordon.
+	// Summary holds the drain's counts (of a drain, a move or a rollout: one run of the
+	// engine each); zero for a cordon or an uncordon.
 	drain.Summary
 	// Changes says what a cordon or an uncordon did to each node.
 	Changes []NodeChange
 	// Moves is a move's per-node result.
-	Moves []*nodepool.NodeMove
+	Moves []*roll.NodeMove
+	// Rollout is what a rollout did.
+	Rollout *roll.RolloutResult
 }
 
 // Operator plans and runs Requests against one cluster.
@@ -160,6 +165,13 @@ func (o *Operator) check(req *Request) error {
 	}
 	switch req.Action {
 	case Cordon, Uncordon, Drain:
+	case Rollout:
+		if req.Pool == "" {
+			return usagef("a rollout needs a pool")
+		}
+		if o.Pools == nil {
+			return errors.New("operation: a rollout needs a NodePool client")
+		}
 	case Move:
 		if req.To == "" {
 			return usagef("a move needs a target pool")
@@ -200,6 +212,9 @@ func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 	if err := o.check(&req); err != nil {
 		return nil, err
 	}
+	if req.Action == Rollout {
+		return nil, usagef("a rollout has no plan of its own: plan a drain of the pool")
+	}
 	names, _, err := o.resolve(ctx, req)
 	if err != nil {
 		return nil, err
@@ -238,6 +253,9 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 	}
 	if events == nil {
 		return Summary{}, errors.New("operation: an events channel is required")
+	}
+	if req.Action == Rollout {
+		return o.runRollout(ctx, req, events)
 	}
 	names, pool, err := o.resolve(ctx, req)
 	if err != nil {

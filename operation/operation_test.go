@@ -187,7 +187,7 @@ func TestEachActionEmitsItsEventsInOrder(t *testing.T) {
 		{name: "a move drains, relabels and uncordons",
 			objs: []runtime.Object{node("b1", false, blue), pod("p1", "b1")},
 			req:  Request{Action: Move, Nodes: []string{"b1"}, To: "green"},
-			want: "pool.batch plan node.cordoned pod.eviction_started pod.evicted node.drained node.moved node.uncordoned",
+			want: "plan node.cordoned pod.eviction_started pod.evicted node.drained node.moved node.uncordoned",
 			check: func(t *testing.T, op *Operator) {
 				n := get(t, op, "b1")
 				if _, ok := n.Labels[nodepool.RoleLabel("green")]; !ok || n.Spec.Unschedulable {

@@ -8,59 +8,69 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/roll"
 )
 
-// Rollout rolls the new NoExecute taints of pool req.Pool out (pool sync --rollout):
-// node by node at the pool's maxUnavailable, each batch drained through the engine with
-// req's drain settings, only the pods the taints would remove leaving. The drains' and
-// the rollout's events go to events, in order; a drain's blocked event names the budget
-// the rollout waits on in the pool's RolloutProgressing condition. Once the taints are
-// out, one pass of the reconciler applies everything else of the pool (labels, other
-// taints, status).
-func (o *Operator) Rollout(ctx context.Context, req Request, events chan<- event.Event) (*nodepool.RolloutResult, Summary, error) {
+// Rollout rolls the new NoExecute taints of pool req.Pool out (pool sync --rollout) and,
+// once they are out, runs one pass of the reconciler for everything else of the pool
+// (labels, other taints, status). See runRollout.
+func (o *Operator) Rollout(ctx context.Context, req Request, events chan<- event.Event) (*roll.RolloutResult, Summary, error) {
 	if o.Pools == nil {
 		return nil, Summary{}, errors.New("operation: a rollout needs a NodePool client")
 	}
-	p, err := nodepool.GetPool(ctx, o.Pools, req.Pool)
+	sum, err := o.runRollout(ctx, req, events)
 	if err != nil {
-		return nil, Summary{}, err
-	}
-	req.Drain.Only = nodepool.EvictOnly(p) // only the pods the taint would remove leave
-	ro := &nodepool.Rollout{Kube: o.Kube, Client: o.Pools, Timeout: req.Drain.Timeout}
-	// Every event passes through here on its way out: a blocked one tells the pool's
-	// condition which budget the rollout waits on. The goroutine ends before Rollout does.
-	tee := make(chan event.Event, 64)
-	teeDone := make(chan struct{})
-	go func() {
-		defer close(teeDone)
-		for ev := range tee {
-			if ev.Type == event.EventEvictionBlocked && ev.PDB != "" {
-				ro.Blocked(ctx, ev.Node, ev.PDB, ev.Message)
-			}
-			events <- ev
-		}
-	}()
-	d := o.Drainer(req, tee)
-	ro.Drainer = d
-	ro.Progress = func(ev nodepool.MoveEvent) {
-		for _, e := range MoveEvents(ev) {
-			o.emit(tee, e)
-		}
-	}
-	res, err := ro.Run(ctx, req.Pool)
-	close(tee)
-	<-teeDone
-	sum := Summary{Summary: d.Total()}
-	if err != nil {
-		return res, sum, err
+		return sum.Rollout, sum, err
 	}
 	r := &nodepool.Reconciler{Client: o.Pools, Kube: o.Kube, Only: map[string]bool{req.Pool: true}}
 	_, err = r.Sync(ctx, req.Pool)
-	return res, sum, err
+	return sum.Rollout, sum, err
 }
 
 // AutoRollout is the controller's rollout of held-back NoExecute taints (pool controller
 // --rollout), on the operator's clients.
-func (o *Operator) AutoRollout(logger klog.Logger) *nodepool.AutoRollout {
-	return &nodepool.AutoRollout{Kube: o.Kube, Client: o.Pools, Logger: logger}
+func (o *Operator) AutoRollout(logger klog.Logger) *AutoRollout {
+	return &AutoRollout{Operator: &Operator{Kube: o.Kube, Pools: o.Pools, Logger: logger, Clock: o.Clock}}
+}
+
+// runRollout rolls the new NoExecute taints of pool req.Pool out to its members that
+// lack them: one run of the drain engine in the pool's window (roll.Window), each node
+// drained of the pods the taints would remove (only those leave), then tainted and
+// uncordoned as soon as it is drained (roll.Rollout). The pool's RolloutProgressing
+// condition follows the run's events.
+func (o *Operator) runRollout(ctx context.Context, req Request, events chan<- event.Event) (Summary, error) {
+	ro := &roll.Rollout{Kube: o.Kube, Client: o.Pools}
+	pending, err := ro.Start(ctx, req.Pool)
+	if err != nil {
+		return Summary{}, err
+	}
+	if len(pending) == 0 {
+		return Summary{Rollout: &roll.RolloutResult{}}, nil
+	}
+	p := ro.Pool()
+	req.Drain.Only = roll.EvictOnly(p)
+	req.Drain.Rolling, req.Drain.Steps = ro.Window(), ro
+	req.Drain.MaxParallelNodes = p.MaxUnavailableOrDefault()
+	// The run's events pass through the rollout (the pool's condition names what it
+	// waits on) on their way out; the relay ends before runRollout returns.
+	relay := make(chan event.Event)
+	relayed := make(chan struct{})
+	go func() {
+		defer close(relayed)
+		for ev := range relay {
+			ro.Observe(ctx, ev)
+			events <- ev
+		}
+	}()
+	eng, err := o.engine(req, relay)
+	var sum Summary
+	if err == nil {
+		sum.Summary, err = eng.Run(ctx, pending)
+	}
+	close(relay)
+	<-relayed
+	ro.Finish(ctx, err)
+	res := ro.Result()
+	sum.Rollout = &res
+	return sum, err
 }

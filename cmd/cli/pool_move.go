@@ -12,7 +12,6 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
@@ -31,12 +30,14 @@ func NewCmdPoolMove(c *Common) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "move NODE... --to POOL [--from POOL]",
 		Short: "Move nodes to another pool, rolling: cordon, PDB-aware drain, relabel and retaint, uncordon",
-		Long: `Move nodes to pool --to, rolling: at most the source pool's maxUnavailable nodes at a
-time (members already cordoned or NotReady count against it; the target's maxUnavailable
-bounds a batch too). Per batch: cordon, drain without violating any PodDisruptionBudget
-(the drain command's engine, flags, events and exit codes), then one patch per node that
-removes exactly what the old pools applied (and their role labels), adds the new pool's
-and uncordons (only a cordon this tool made); then the next batch.
+		Long: `Move nodes to pool --to in a sliding window, as drain --pool: a node starts while fewer
+than the source pool's maxUnavailable of its other members count (the nodes this tool has
+in progress, by any run, and NotReady members; members cordoned by someone else, or
+drained and left cordoned, do not count), and at most the target's maxUnavailable nodes
+move at once. Per node: cordon, drain without violating any PodDisruptionBudget (the drain
+command's engine, flags, events and exit codes), then one patch that removes exactly what
+the old pools applied (and their role labels), adds the new pool's and uncordons it (only
+a cordon this tool made) as soon as it is drained; the next node starts then.
 
 Without --from the node leaves every pool a NodePool or its ownership record covers;
 other node-role.kubernetes.io/* labels (e.g. worker) stay. A node already in the target
@@ -137,7 +138,7 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	return err
 }
 
-func (o *PoolMoveOptions) printMovePlan(mv *nodepool.NodeMove) {
+func (o *PoolMoveOptions) printMovePlan(mv *operation.NodeMove) {
 	if mv.Done {
 		fmt.Fprintf(o.ErrOut, "move node/%s: already in pool %s, nothing to do\n", mv.Node, mv.To)
 		return

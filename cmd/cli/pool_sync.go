@@ -81,7 +81,7 @@ budget it waits on.
 func (o *poolSyncOptions) runRollout(ctx context.Context, op *operation.Operator) error {
 	req := o.request(operation.Drain)
 	printer := o.eventPrinter()
-	var res *nodepool.RolloutResult
+	var res *operation.RolloutResult
 	sum, err := runPrinted(ctx, o.useProgressView(), printer, func(events chan<- event.Event) (operation.Summary, error) {
 		var sum operation.Summary
 		var err error

@@ -48,8 +48,8 @@ func TestRollingMoveOfFourNodes(t *testing.T) {
 	if peak > 1 {
 		t.Errorf("the watcher saw %d of the source pool's nodes unschedulable at once, want at most 1 (maxUnavailable 1)", peak)
 	}
-	if batches := strings.Count(r.Stdout, `"type":"pool.batch"`); batches != 4 {
-		t.Errorf("%d batches, want 4", batches)
+	if moved := strings.Count(r.Stdout, `"type":"node.moved"`); moved != 4 {
+		t.Errorf("%d node.moved events, want 4", moved)
 	}
 	for _, n := range e.Nodes[:4] {
 		checkMoved(e, n, blue, green)

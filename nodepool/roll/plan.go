@@ -1,4 +1,4 @@
-package nodepool
+package roll
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
@@ -19,19 +20,19 @@ import (
 // pool, with no move recorded, is Done. A target RuntimeClass handler the node does not
 // list stops the plan (a HandlerError) unless AllowMissingHandler.
 func (m *Mover) Plan(ctx context.Context, nodes []string, to string, from []string) ([]*NodeMove, *v1alpha1.NodePool, error) {
-	target, err := GetPool(ctx, m.Pools, to)
+	target, err := nodepool.GetPool(ctx, m.Pools, to)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, f := range from {
 		if f == to {
-			return nil, nil, usagef("--from and --to are both %q", to)
+			return nil, nil, nodepool.Usagef("--from and --to are both %q", to)
 		}
-		if _, err := GetPool(ctx, m.Pools, f); err != nil {
+		if _, err := nodepool.GetPool(ctx, m.Pools, f); err != nil {
 			return nil, nil, err
 		}
 	}
-	pools, err := m.poolsByName(ctx)
+	pools, err := nodepool.ListPools(ctx, m.Pools)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,15 +41,15 @@ func (m *Mover) Plan(ctx context.Context, nodes []string, to string, from []stri
 	for _, name := range nodes {
 		n, err := m.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return nil, nil, usagef("node %q not found", name)
+			return nil, nil, nodepool.Usagef("node %q not found", name)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("get node %s: %w", name, err)
 		}
 		mv := &NodeMove{Node: name, To: to}
 		out = append(out, mv)
-		current := PoolsOf(n)
-		st, moving := moveState(n)
+		current := nodepool.PoolsOf(n)
+		st, moving := nodepool.ReadMoveState(n)
 		switch {
 		case moving && st.To == to:
 			mv.Resume, mv.From = true, st.From
@@ -58,7 +59,7 @@ func (m *Mover) Plan(ctx context.Context, nodes []string, to string, from []stri
 		case len(from) > 0:
 			for _, f := range from {
 				if !slices.Contains(current, f) {
-					return nil, nil, usagef("node %s is not in pool %s (it is in %v)", name, f, current)
+					return nil, nil, nodepool.Usagef("node %s is not in pool %s (it is in %v)", name, f, current)
 				}
 			}
 			mv.From = from
@@ -76,15 +77,15 @@ func (m *Mover) Plan(ctx context.Context, nodes []string, to string, from []stri
 		if err != nil {
 			return nil, nil, err
 		}
-		mv.Diff = diff(n, d)
-		if added := NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
-			pods, err := PodsOnNode(ctx, m.Kube, name)
+		mv.Diff = nodepool.Diff(n, d)
+		if added := nodepool.NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
+			pods, err := nodepool.PodsOnNode(ctx, m.Kube, name)
 			if err != nil {
 				return nil, nil, err
 			}
 			// Ordinary pods are drained before the taint is written; DaemonSet and mirror
 			// pods stay through a drain, and the taint removes them.
-			mv.Removed = NoExecuteVictims(pods, added).Named
+			mv.Removed = nodepool.NoExecuteVictims(pods, added).Named
 		}
 	}
 	if len(missing) > 0 {
@@ -109,34 +110,18 @@ func (e *HandlerError) Error() string {
 // Blocked marks a HandlerError as blocked by policy.
 func (e *HandlerError) Blocked() bool { return true }
 
-// poolsByName lists every NodePool once.
-func (m *Mover) poolsByName(ctx context.Context) (map[string]*v1alpha1.NodePool, error) {
-	list := &v1alpha1.NodePoolList{}
-	if err := m.Pools.List(ctx, list); err != nil {
-		if IsNotInstalled(err) {
-			return nil, ErrNotInstalled
-		}
-		return nil, fmt.Errorf("list pools: %w", err)
-	}
-	out := map[string]*v1alpha1.NodePool{}
-	for i := range list.Items {
-		out[list.Items[i].Name] = &list.Items[i]
-	}
-	return out, nil
-}
-
 // ownedPools splits the node's role labels: the pools a NodePool or the node's ownership
 // record covers (the move takes the node out of those), and the others, which no pool
 // owns (e.g. node-role.kubernetes.io/worker set by the installer): the move leaves them.
 func ownedPools(n *corev1.Node, pools map[string]*v1alpha1.NodePool) (owned, kept []string) {
-	recs, _ := Records(n)
-	for _, p := range PoolsOf(n) {
+	recs, _ := nodepool.Records(n)
+	for _, p := range nodepool.PoolsOf(n) {
 		_, exists := pools[p]
 		_, recorded := recs[p]
 		if exists || recorded {
 			owned = append(owned, p)
 		} else {
-			kept = append(kept, RoleLabel(p))
+			kept = append(kept, nodepool.RoleLabel(p))
 		}
 	}
 	return owned, kept
@@ -145,9 +130,9 @@ func ownedPools(n *corev1.Node, pools map[string]*v1alpha1.NodePool) (owned, kep
 // compute is the node after the move: the target and every pool it stays in applied,
 // the pools it leaves removed (what they applied, and their role labels: leaving a pool
 // is what the user asked for).
-func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string, pools map[string]*v1alpha1.NodePool) (*Desired, error) {
+func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string, pools map[string]*v1alpha1.NodePool) (*nodepool.Desired, error) {
 	apply := []*v1alpha1.NodePool{target}
-	for _, name := range PoolsOf(n) {
+	for _, name := range nodepool.PoolsOf(n) {
 		if name == target.Name || slices.Contains(from, name) {
 			continue
 		}
@@ -155,13 +140,13 @@ func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string
 			apply = append(apply, p)
 		}
 	}
-	d, err := Compute(n, apply, from)
+	d, err := nodepool.Compute(n, apply, from)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range from {
-		if _, ok := d.Labels[RoleLabel(f)]; ok {
-			delete(d.Labels, RoleLabel(f))
+		if _, ok := d.Labels[nodepool.RoleLabel(f)]; ok {
+			delete(d.Labels, nodepool.RoleLabel(f))
 			d.Changed = true
 		}
 	}
