@@ -47,6 +47,11 @@ const (
 	Exhausted Kind = "Exhausted"
 )
 
+// StuckMargin is how long past its grace period (its deletionTimestamp) a terminating pod
+// must still exist, when it was last seen, to be called stuck: a kubelet confirms a
+// deletion a moment after the grace period ends, and a busy one later still.
+const StuckMargin = 30 * time.Second
+
 // RecordTTL is how long the API server's eviction record (an entry of
 // status.disruptedPods) holds an allowance when the pod it names is not deleted: the
 // disruption controller's DeletionTimeout (pkg/controller/disruption), 2 minutes.
@@ -70,6 +75,11 @@ type Diagnosis struct {
 	Pods []string
 	// Expires is when an EvictionRecord runs out (zero otherwise).
 	Expires time.Time
+	// Routine marks an ordinary wait: the budget's allowance is taken by evictions in
+	// flight and their replacements are on their way (Exhausted, or replacements not
+	// created or not Ready yet for less than Input.SettleAfter). Cause and Remedy are
+	// set, for machine output; a person needs neither.
+	Routine bool
 }
 
 // Input is what Diagnose looks at.
@@ -92,7 +102,16 @@ type Input struct {
 	StaleFor time.Duration
 	// StaleAfter is the threshold for StaleFor; DefaultStaleAfter when zero.
 	StaleAfter time.Duration
-	Now        time.Time
+	// ListedAt is when Selected was listed: a pod in it is judged as it was then (a
+	// terminating pod is stuck only if it was past its grace period plus StuckMargin
+	// when listed). Zero means Now.
+	ListedAt time.Time
+	// Waited is how long the pod has waited on the budget so far.
+	Waited time.Duration
+	// SettleAfter is how long replacements may be missing or not Ready before that is a
+	// cause rather than the ordinary turnover of a drain; StaleAfter when zero.
+	SettleAfter time.Duration
+	Now         time.Time
 }
 
 // Diagnose returns why in.Budgets hold in.Pod back. With no budget it returns a zero
@@ -100,6 +119,12 @@ type Input struct {
 func Diagnose(in Input) Diagnosis {
 	if in.StaleAfter <= 0 {
 		in.StaleAfter = DefaultStaleAfter
+	}
+	if in.SettleAfter <= 0 {
+		in.SettleAfter = in.StaleAfter
+	}
+	if in.ListedAt.IsZero() || in.ListedAt.After(in.Now) {
+		in.ListedAt = in.Now
 	}
 	switch len(in.Budgets) {
 	case 0:
@@ -126,7 +151,7 @@ func Diagnose(in Input) Diagnosis {
 			}
 		}
 	}
-	return Diagnosis{Kind: Exhausted,
+	return Diagnosis{Kind: Exhausted, Routine: true,
 		Cause:  fmt.Sprintf("pdb %s %s", b.Key(), b.Numbers()),
 		Remedy: "wait: the budget allows another disruption once the evicted pods' replacements are Ready"}
 }
@@ -240,11 +265,11 @@ func stuck(in Input, b *pdb.Budget) (Diagnosis, bool) {
 	var pods, whys []string
 	finalizers := false
 	for _, p := range sorted(in.Selected) {
-		if p.DeletionTimestamp == nil || !in.Now.After(p.DeletionTimestamp.Time) || self(in, p) {
+		if p.DeletionTimestamp == nil || !in.ListedAt.After(p.DeletionTimestamp.Add(StuckMargin)) || self(in, p) {
 			continue
 		}
 		key := p.Namespace + "/" + p.Name
-		why := fmt.Sprintf("%s (terminating for %s", key, in.Now.Sub(p.DeletionTimestamp.Time).Round(time.Second))
+		why := fmt.Sprintf("%s (past its grace period by %s", key, in.ListedAt.Sub(p.DeletionTimestamp.Time).Round(time.Second))
 		if len(p.Finalizers) > 0 {
 			finalizers = true
 			why += ", finalizers " + strings.Join(p.Finalizers, ", ")
@@ -286,7 +311,7 @@ func notReady(in Input, b *pdb.Budget) (Diagnosis, bool) {
 	if len(pods) == 0 {
 		return Diagnosis{}, false
 	}
-	return Diagnosis{Kind: ReplacementsNotReady, Pods: pods,
+	return Diagnosis{Kind: ReplacementsNotReady, Pods: pods, Routine: worst == NotReadyYet && in.Waited < in.SettleAfter,
 		Cause: fmt.Sprintf("pdb %s %s: %s not Ready: %s", b.Key(), b.Numbers(),
 			plural(len(pods), "its replacement pod is", "its replacement pods are"), strings.Join(cap3(whys), "; ")),
 		Remedy: worst.remedy()}, true
@@ -303,7 +328,9 @@ func missing(in Input, b *pdb.Budget) (Diagnosis, bool) {
 	if live >= want || b.Allowed() > 0 {
 		return Diagnosis{}, false
 	}
-	return Diagnosis{Kind: ReplacementsMissing,
+	// A controller creates a replacement a moment after the pod is gone (a StatefulSet
+	// only once the old pod is deleted): missing for a while is the drain's own turnover.
+	return Diagnosis{Kind: ReplacementsMissing, Routine: in.Waited < in.SettleAfter,
 		Cause: fmt.Sprintf("pdb %s %s: it expects %d pods and %d exist: the evicted pods' replacements have not been created",
 			b.Key(), b.Numbers(), want, live),
 		Remedy: "check the workload's controller: is kube-controller-manager running, what do the ReplicaSet's (or StatefulSet's) events say (quota, admission webhooks)?"}, true

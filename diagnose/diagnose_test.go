@@ -143,7 +143,7 @@ func TestDiagnose(t *testing.T) {
 		{name: "a pod stuck terminating on its finalizers",
 			in: Input{Budgets: []*pdb.Budget{budget("web")},
 				Selected: []*corev1.Pod{pod("web-1"), pod("web-2", terminating(3*time.Minute, "example.com/protect"))}},
-			kind: StuckTerminating, want: []string{"ns/web-2 (terminating for 3m0s, finalizers example.com/protect)"}, fix: "finalizer"},
+			kind: StuckTerminating, want: []string{"ns/web-2 (past its grace period by 3m0s, finalizers example.com/protect)"}, fix: "finalizer"},
 		{name: "a pod stuck terminating on a NotReady node",
 			in: Input{Budgets: []*pdb.Budget{budget("web")}, NodeNotReady: func(n string) bool { return n == "n2" },
 				Selected: []*corev1.Pod{pod("web-1"), pod("web-2", terminating(time.Minute))}},
@@ -151,6 +151,14 @@ func TestDiagnose(t *testing.T) {
 		{name: "a pod within its grace period is not stuck",
 			in: Input{Budgets: []*pdb.Budget{budget("web")},
 				Selected: []*corev1.Pod{pod("web-1"), pod("web-2", terminating(-10*time.Second)), pod("web-3"), pod("web-4")}},
+			kind: Exhausted},
+		{name: "a pod past its grace period by less than the margin is not stuck",
+			in: Input{Budgets: []*pdb.Budget{budget("web")},
+				Selected: []*corev1.Pod{pod("web-1"), pod("web-2", terminating(10*time.Second)), pod("web-3"), pod("web-4")}},
+			kind: Exhausted},
+		{name: "a pod is judged as it was when listed, not against the clock now",
+			in: Input{Budgets: []*pdb.Budget{budget("web")}, ListedAt: now.Add(-3 * time.Minute),
+				Selected: []*corev1.Pod{pod("web-1"), pod("web-2", terminating(3*time.Minute-time.Second)), pod("web-3"), pod("web-4")}},
 			kind: Exhausted},
 		{name: "replacements not created",
 			in:   Input{Budgets: []*pdb.Budget{budget("web")}, Selected: []*corev1.Pod{pod("web-1"), pod("web-2")}},
@@ -237,5 +245,46 @@ func TestTracker(t *testing.T) {
 	}
 	if got := tr.Since("ns/web", now.Add(60*time.Second)); got != 10*time.Second {
 		t.Errorf("Since = %s", got)
+	}
+}
+
+// A wait that is the drain's own turnover is routine (said without cause or remedy); the
+// same shortage, lasting, is a cause.
+func TestRoutineWaits(t *testing.T) {
+	notReadyYet := func(p *corev1.Pod) { p.Status.Conditions = nil }
+	cases := []struct {
+		name    string
+		in      Input
+		kind    Kind
+		routine bool
+	}{
+		{"nothing explains it: exhausted", Input{Budgets: []*pdb.Budget{budget("web")}}, Exhausted, true},
+		{"a replacement starting", Input{Budgets: []*pdb.Budget{budget("web")}, Waited: 5 * time.Second,
+			Selected: []*corev1.Pod{pod("web-1"), pod("web-2"), pod("web-3", notReadyYet)}}, ReplacementsNotReady, true},
+		{"a replacement not Ready for long", Input{Budgets: []*pdb.Budget{budget("web")}, Waited: 40 * time.Second,
+			Selected: []*corev1.Pod{pod("web-1"), pod("web-2"), pod("web-3", notReadyYet)}}, ReplacementsNotReady, false},
+		{"a replacement unschedulable at once", Input{Budgets: []*pdb.Budget{budget("web")}, Waited: time.Second,
+			Selected: []*corev1.Pod{pod("web-1"), pod("web-2"), pod("web-3", notReadyYet, func(p *corev1.Pod) {
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: "0/3 nodes"}}
+			})}}, ReplacementsNotReady, false},
+		{"a StatefulSet's pod not recreated yet", Input{Budgets: []*pdb.Budget{budget("web")}, Waited: 2 * time.Second,
+			Selected: []*corev1.Pod{pod("web-1"), pod("web-2")}}, ReplacementsMissing, true},
+		{"replacements missing for long", Input{Budgets: []*pdb.Budget{budget("web")}, Waited: time.Minute,
+			Selected: []*corev1.Pod{pod("web-1"), pod("web-2")}}, ReplacementsMissing, false},
+		{"a budget that never allows", Input{Budgets: []*pdb.Budget{budget("web", func(p *policyv1.PodDisruptionBudget) {
+			p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(0))
+		})}}, Never, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.in.Now = now
+			d := Diagnose(c.in)
+			if d.Kind != c.kind || d.Routine != c.routine {
+				t.Errorf("kind %q routine %v, want %q routine %v (cause %q)", d.Kind, d.Routine, c.kind, c.routine, d.Cause)
+			}
+			if d.Cause == "" || d.Remedy == "" {
+				t.Errorf("cause %q, remedy %q: both are set, routine or not (the NDJSON stream carries them)", d.Cause, d.Remedy)
+			}
+		})
 	}
 }

@@ -115,6 +115,7 @@ func (r *run) pdbChanged(obj any) {
 			}
 		}
 	}
+	r.paceBudgetLocked(p)
 	if m, ok := r.stale[key]; ok && p.ResourceVersion != m.rv && !r.listsGoneLocked(p) {
 		delete(r.stale, key) // the disruption controller caught up
 	}

@@ -56,6 +56,15 @@ type Config struct {
 	RateLimiter workqueue.TypedRateLimiter[string]
 	// Logger receives diagnostics (never user-facing progress).
 	Logger klog.Logger
+	// PaceLimiter paces evictions while the disruption controller is behind (pace.go);
+	// the pacer sets its limit (unlimited while nothing is paced). Default: a new one.
+	PaceLimiter *rate.Limiter
+	// ClientBurst is how many requests Client sends at once (its rate limiter's burst):
+	// the cordons of a batch, independent patches, go that many at a time. Default 8.
+	ClientBurst int
+	// PaceMargin is how long a budget's disruptedPods entry may outlive its pod before
+	// the disruption controller counts as behind. Default DefaultPaceMargin.
+	PaceMargin time.Duration
 
 	// Force allows pods without a controller (kubectl drain --force).
 	Force bool

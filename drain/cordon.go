@@ -9,7 +9,8 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
-// cordonsAtOnce bounds the cordon patches of a multi-node drain in flight at once.
+// cordonsAtOnce bounds the cordon patches of a multi-node drain in flight at once when
+// the client's burst is not known (Config.ClientBurst).
 const cordonsAtOnce = 8
 
 // cordonAll cordons every node of the plan before any drain starts, as kubectl does, up
@@ -37,7 +38,7 @@ func (r *run) cordonAll(ctx context.Context) {
 			}
 		}
 	}()
-	for range min(cordonsAtOnce, len(nodes)) {
+	for range min(r.e.cfg.cordonsAtOnce(), len(nodes)) { // faststart.go
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
@@ -81,10 +82,15 @@ func (r *run) cordon(ctx context.Context, name string) bool {
 
 // cordonPatch sends the cordon and its record, retrying transient errors.
 func (r *run) cordonPatch(ctx context.Context, name string) (already bool, err error) {
+	known := r.pf.nodes[name] // the plan's node: one PATCH when it has not changed since (faststart.go)
 	err = r.retryTransient(ctx, func() (err error) {
-		_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, name, false, r.e.cfg.Clock.Now(), r.self())
+		already, err = r.cordonKnown(ctx, name, known) // faststart.go
+		known = nil
 		return err
 	})
+	if err == nil {
+		r.cordonedAt(name)
+	}
 	return already, err
 }
 

@@ -69,7 +69,7 @@ type waitLine struct {
 func (r *run) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
 	now := r.e.cfg.Clock.Now()
 	d := r.diagnosisLocked(st, budgets)
-	ev.Cause, ev.Remedy = d.Cause, d.Remedy
+	ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine = d.Cause, d.Remedy, string(d.Kind), d.Routine
 	if r.diag.waits == nil {
 		r.diag.waits = map[string]*waitLine{}
 	}
@@ -86,6 +86,9 @@ func (r *run) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event
 // signature is what makes a changed cause worth saying at once: its kind and remedy (a
 // new replacement pod with the same trouble waits for the next wait line).
 func signature(d diagnose.Diagnosis) string {
+	if d.Routine {
+		return "routine" // the drain's own turnover: nothing new to say
+	}
 	return string(d.Kind) + "|" + d.Remedy
 }
 
@@ -99,16 +102,48 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 	}
 	in := diagnose.Input{Pod: cur, Budgets: budgets, Now: now, StaleAfter: r.e.cfg.StaleAfter,
 		Ours: func(key string) bool { s := r.pods[key]; return s != nil && s.attempts > 0 }}
+	if w := r.diag.waits[st.key]; w != nil {
+		in.Waited = now.Sub(w.since)
+	}
 	if len(budgets) == 1 {
 		key := budgets[0].Key()
 		in.StaleWhy = r.stale[key].why
-		in.StaleFor = r.diag.tracker.Since(key, now)
 		if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() {
-			in.Selected = sel.pods // never modified; listed, so never nil
+			in.Selected = r.liveLocked(sel) // listed, so never nil
+			in.ListedAt = sel.at
 			in.NodeNotReady = func(n string) bool { return sel.notReady[n] }
+			// As staleWhyLocked: a disagreement counts only between pods listed after the
+			// status last changed and a status that has not changed for as long (during a
+			// drain's turnover each list may catch another pod in flight).
+			if !sel.at.Before(r.movedAt[key]) {
+				in.StaleFor = min(r.diag.tracker.Since(key, now), now.Sub(r.movedAt[key]))
+			}
 		}
 	}
 	return diagnose.Diagnose(in)
+}
+
+// liveLocked returns the pods of a selection as the run sees them now: a pod the run
+// saw gone since the List is left out, and a pod the run tracks is taken from its node's
+// informer, so that a snapshot up to DiagnoseInterval old never calls a pod that is gone
+// stuck, nor its replacement missing.
+func (r *run) liveLocked(sel *selection) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(sel.pods))
+	for _, p := range sel.pods {
+		key := p.Namespace + "/" + p.Name
+		st := r.pods[key]
+		if st == nil || st.pod.UID != p.UID || r.nodes[st.node].store == nil {
+			out = append(out, p)
+			continue
+		}
+		if st.phase == finished {
+			continue // gone since (a StatefulSet's new pod of that name is listed on its own)
+		}
+		if cur, ok := r.currentLocked(st); ok {
+			out = append(out, cur)
+		}
+	}
+	return out
 }
 
 // waitLines says, every WaitInterval, each wait that has not changed, with how long it
@@ -257,9 +292,9 @@ func (r *run) sayWaitsLocked() {
 		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
 		ev.Message = st.blockMsg
 		if len(budgets) == 1 && strings.HasSuffix(block, "|"+string(pdb.Exhausted)) {
-			ev.Message = "pdb " + budgets[0].Key() + " " + budgets[0].Numbers() // as it stands now
+			ev.Message = r.numbersLocked(budgets[0]) // as it stands now
 		}
-		ev.Cause, ev.Remedy, ev.Waited = d.Cause, d.Remedy, now.Sub(w.since)
+		ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine, ev.Waited = d.Cause, d.Remedy, string(d.Kind), d.Routine, now.Sub(w.since)
 		for _, o := range sts {
 			if ow := r.diag.waits[o.key]; ow != nil {
 				ow.said, ow.sig = now, signature(d)
@@ -279,6 +314,28 @@ func (r *run) sayWaitsLocked() {
 		r.sayHeldLocked(h, now.Sub(h.since))
 	}
 	r.sayStuckLocked(now)
+}
+
+// numbersLocked is "pdb KEY needs N healthy pods, has H, allows A", and when this run's
+// own evictions take part of it (requests in flight, or accepted ones whose pods are not
+// gone yet and that status.disruptedPods still counts), how many:
+// "allows 0: 1 taken by this drain's evictions in flight".
+func (r *run) numbersLocked(b *pdb.Budget) string {
+	s := "pdb " + b.Key() + " " + b.Numbers()
+	taken := map[string]bool{}
+	for key := range r.reserved[b.Key()] {
+		taken[key] = true
+	}
+	for name := range b.PDB.Status.DisruptedPods {
+		key := b.PDB.Namespace + "/" + name
+		if st := r.pods[key]; st != nil && st.attempts > 0 && st.phase != finished {
+			taken[key] = true
+		}
+	}
+	if n := len(taken); n > 0 {
+		s += fmt.Sprintf(": %d taken by this drain's evictions in flight", n)
+	}
+	return s
 }
 
 // budgetsOfLocked returns the budgets a waiting pod's last wait named.

@@ -164,3 +164,41 @@ func TestPlanExplainsAnExhaustedBudget(t *testing.T) {
 		t.Errorf("blocker cause %q, want the step's", bs[0].Cause)
 	}
 }
+
+// A budget held by a replacement that is only starting: the wait is routine (no cause or
+// remedy for a person), and listing the budget's pods does not say it again; once it has
+// lasted StaleAfter, it is said again with its cause.
+func TestRoutineWaitIsSaidOnceThenWithItsCauseOnceItLasts(t *testing.T) {
+	budget := testPDB(0)
+	budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 1, 1, 2
+	repl := podOn("web-new", "n2", "u-new")
+	repl.Status.Conditions = nil // Running, not Ready yet
+	g := newRig(t, Config{WaitInterval: 10 * time.Minute}, testNode("n1"), podOn("web-old", "n1", "u-old"), repl, budget)
+	onlyNodePods(g.client)
+	g.start("n1")
+	first := blockedWith(g, string(pdb.Exhausted), 0)
+	if !first.Routine || first.Cause == "" {
+		t.Fatalf("first wait = %+v, want routine, with its cause kept for machine output", first)
+	}
+	lasted := blockedWith(g, string(pdb.Exhausted), time.Second)
+	if lasted.Routine || lasted.CauseKind != "ReplacementsNotReady" || lasted.Waited < 30*time.Second || !strings.Contains(lasted.Cause, "ns/web-new is not Ready") {
+		t.Errorf("said again = %+v; want, after 30s and not before, the replacement not Ready as its cause", lasted)
+	}
+	g.cancel()
+	g.finish()
+}
+
+// The reservation this run holds on a budget is named in the wait.
+func TestWaitNamesTheDrainsOwnEvictionsInFlight(t *testing.T) {
+	budget := testPDB(1)
+	g := newRig(t, Config{WaitInterval: 10 * time.Minute}, testNode("n1"), podOn("web-a", "n1", "u-a"), podOn("web-b", "n1", "u-b"), budget)
+	onlyNodePods(g.client)
+	g.answer = func(int, *policyv1.Eviction) error { return nil } // accepted; the status never shows it
+	g.start("n1")
+	w := blockedWith(g, string(pdb.Exhausted), 0)
+	if !strings.HasSuffix(w.Message, "allows 1: 1 taken by this drain's evictions in flight") || !w.Routine {
+		t.Errorf("wait = %+v; want the reservation named, routine", w)
+	}
+	g.cancel()
+	g.finish()
+}

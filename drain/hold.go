@@ -261,6 +261,9 @@ func (r *run) takeNode(ctx context.Context, ns *nodeState) error {
 	for {
 		var already bool
 		err := r.retryTransient(ctx, func() error {
+			if r.justCordoned(ns.name) { // this run cordoned it a moment ago (faststart.go)
+				return nil
+			}
 			node, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})
 			if err != nil || (node.Spec.Unschedulable && node.Annotations[AnnotationDrain] == StateDraining && r.ours(node)) {
 				return err

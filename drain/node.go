@@ -54,26 +54,32 @@ func CordonForDrain(ctx context.Context, c kubernetes.Interface, name string, se
 // node another live run holds is left alone: the error is a *noderecord.HeldError.
 func CordonForDrainAs(ctx context.Context, c kubernetes.Interface, name string, serverDryRun bool, now time.Time, origin *Origin) (node *corev1.Node, already bool, err error) {
 	node, err = noderecord.Update(ctx, c.CoreV1(), name, serverDryRun, func(cur *corev1.Node) (map[string]any, error) {
-		if err := heldByOther(cur, origin, now); err != nil {
-			return nil, err
-		}
 		already = cur.Spec.Unschedulable
-		meta := noderecord.StatePatch(StateDraining, now, origin, "")
-		patch := map[string]any{"metadata": meta}
-		ann := meta["annotations"].(map[string]any)
-		if origin != nil && cur.Annotations[noderecord.AnnotationWaiting] == origin.ID {
-			ann[noderecord.AnnotationWaiting] = nil // waited for, and taken
-		}
-		if !already {
-			ann[AnnotationCordoned] = "true"
-			patch["spec"] = map[string]any{"unschedulable": true}
-		}
-		return patch, nil
+		return cordonDecide(cur, now, origin)
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("cordon node %s: %w", name, err)
 	}
 	return node, already, nil
+}
+
+// cordonDecide is the cordon of cur with the drain's record (the run that holds the
+// node from now on), or a *noderecord.HeldError when another live run holds it.
+func cordonDecide(cur *corev1.Node, now time.Time, origin *Origin) (map[string]any, error) {
+	if err := heldByOther(cur, origin, now); err != nil {
+		return nil, err
+	}
+	meta := noderecord.StatePatch(StateDraining, now, origin, "")
+	patch := map[string]any{"metadata": meta}
+	ann := meta["annotations"].(map[string]any)
+	if origin != nil && cur.Annotations[noderecord.AnnotationWaiting] == origin.ID {
+		ann[noderecord.AnnotationWaiting] = nil // waited for, and taken
+	}
+	if !cur.Spec.Unschedulable {
+		ann[AnnotationCordoned] = "true"
+		patch["spec"] = map[string]any{"unschedulable": true}
+	}
+	return patch, nil
 }
 
 // UncordonResult says what Uncordon did (or, in a dry run, would do).

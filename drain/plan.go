@@ -26,6 +26,10 @@ type preflight struct {
 	daemonSets *daemonSets
 	// permits is what the run will change besides nodes and evictions (see Permit).
 	permits Permits
+	// listed are the pods of the plan's nodes from its one list of every pod, at
+	// resourceVersion listedRV (nil when the plan listed node by node).
+	listed   map[string][]any
+	listedRV string
 }
 
 // Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
@@ -80,9 +84,10 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	// Many nodes: one list of every pod instead of one per node (planlist.go).
 	var listed map[string][]any
 	if sharedPodsFor(len(ordered), len(ordered)) {
-		if listed, err = e.listPodsByNode(ctx, seen); err != nil {
+		if listed, pf.listedRV, err = e.listPodsByNode(ctx, seen); err != nil {
 			return nil, err
 		}
+		pf.listed = listed // the run's pod informer starts from it (faststart.go)
 	}
 	var all []*corev1.Pod
 	nodePlans := map[string]*event.NodePlan{}

@@ -11,13 +11,17 @@ import (
 // the ones bound to the named nodes, by node: a plan over many nodes costs one list
 // instead of one per node. The pods are whole (kubectl's filters and the plan's warnings
 // read their volumes), less their managed fields.
-func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map[string][]any, error) {
+func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map[string][]any, string, error) {
 	out := make(map[string][]any, len(nodes))
 	opts := metav1.ListOptions{Limit: e.cfg.ChunkSize}
+	rv := ""
 	for {
 		list, err := e.cfg.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list pods: %w", err)
+			return nil, "", fmt.Errorf("list pods: %w", err)
+		}
+		if rv == "" {
+			rv = list.ResourceVersion // every page is of the first page's snapshot
 		}
 		for i := range list.Items {
 			if p := list.Items[i]; nodes[p.Spec.NodeName] {
@@ -28,7 +32,7 @@ func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map
 			}
 		}
 		if list.Continue == "" {
-			return out, nil
+			return out, rv, nil
 		}
 		opts.Continue = list.Continue
 	}

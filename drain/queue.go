@@ -47,6 +47,8 @@ type podState struct {
 	stuckSaid  bool
 	// wokenAt is when a budget change woke the pod (zero otherwise).
 	wokenAt time.Time
+	// pacedFor is the turn the pacer reserved for its eviction (pace.go).
+	pacedFor time.Time
 }
 
 func (r *run) processNext() bool {
@@ -69,6 +71,7 @@ type eviction struct {
 	attempt  int
 	budgets  []*pdb.Budget
 	rvBefore map[string]string
+	budget   string // the budget whose allowance it takes ("" for none)
 }
 
 // handle decides under the lock, evicts outside it, and records the answer under it.
@@ -113,11 +116,7 @@ func (r *run) decideLocked(key string) *eviction {
 		}
 	}
 	if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.reserved[b.Key()]) <= 0 {
-		msg := fmt.Sprintf("pdb %s %s", b.Key(), b.Numbers())
-		if n := len(r.reserved[b.Key()]); n > 0 {
-			msg += fmt.Sprintf(", %d taken by evictions in flight", n)
-		}
-		r.parkLocked(st, budgets, string(pdb.Exhausted), msg)
+		r.parkLocked(st, budgets, string(pdb.Exhausted), r.numbersLocked(b))
 		return nil
 	}
 	switch d.Verdict {
@@ -129,7 +128,11 @@ func (r *run) decideLocked(key string) *eviction {
 			r.waitsForeverLocked(d.Budget())
 		}
 		// The server would refuse; wait for the budget's status to change instead.
-		r.parkLocked(st, budgets, string(d.Verdict), d.Reason)
+		msg := d.Reason
+		if b := d.Budget(); b != nil && d.Verdict == pdb.Exhausted {
+			msg = r.numbersLocked(b)
+		}
+		r.parkLocked(st, budgets, string(d.Verdict), msg)
 		return nil
 	case pdb.Multiple:
 		if st.blockPDB == pdb.JoinKeys(budgets) {
@@ -139,6 +142,10 @@ func (r *run) decideLocked(key string) *eviction {
 		}
 	}
 	if wait := st.notBefore.Sub(r.e.cfg.Clock.Now()); wait > 0 {
+		r.addAfter(key, wait)
+		return nil
+	}
+	if wait := r.paceLocked(st, cur, d); wait > 0 { // pace.go
 		r.addAfter(key, wait)
 		return nil
 	}
@@ -158,7 +165,7 @@ func (r *run) decideLocked(key string) *eviction {
 		r.nodes[st.node].tolerating[ref.UID] = tol
 	}
 	r.e.emit(event.Event{Type: event.EventEvictionStarted, Node: st.node, Pod: key, Attempt: st.attempts, Wave: st.wave, Lag: lag})
-	return &eviction{st: st, pod: cur, attempt: st.attempts, budgets: budgets, rvBefore: resourceVersions(budgets)}
+	return &eviction{st: st, pod: cur, attempt: st.attempts, budgets: budgets, rvBefore: resourceVersions(budgets), budget: st.reservedOn}
 }
 
 // recordLocked records the server's answer to an eviction.
@@ -168,6 +175,9 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		r.releaseLocked(st) // the request failed: evidence that nothing was taken
 	}
 	r.surgeAnsweredLocked(st, ans.outcome) // --surge restores now (surge.go)
+	if ans.outcome == accepted {
+		r.paceAcceptedLocked(ev) // pace.go
+	}
 	if st.phase == finished {
 		return
 	}

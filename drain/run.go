@@ -102,6 +102,8 @@ type run struct {
 	roll     *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
 	stepErr  error                  // the first error of a caller's node step (Config.Steps)
 	forever  bool                   // the run said it waits until a budget changes (forever.go)
+	pace     *pacer                 // the disruption controller's lag and the eviction pace (pace.go)
+	fast     fastStart              // the run's own cordons (faststart.go; its own lock)
 	sum      Summary
 	pol      runPolicy
 	done     chan struct{}
@@ -115,6 +117,7 @@ func newRun(e *Engine, pf *preflight) *run {
 		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
 		index: map[string]*pdb.Index{}, stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{},
 		nodes: map[string]*nodeState{}, done: make(chan struct{}),
+		pace: newPacer(e.cfg.PaceLimiter, e.cfg.PaceMargin),
 	}
 }
 
@@ -178,6 +181,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	}
 	r.goroutine(func() { r.watchdog(ctx) })
 	r.goroutine(func() { r.waitLines(ctx) })
+	r.goroutine(func() { r.paceTicks(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
 	r.goroutine(func() { r.heartbeat(ctx) })
 	r.goroutine(func() { r.sayPastDeadline(ctx) })

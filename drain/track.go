@@ -53,6 +53,7 @@ func (r *run) goneLocked(st *podState) {
 	r.unparkLocked(st)
 	r.releaseLocked(st)
 	r.goneAt[st.key] = r.e.cfg.Clock.Now()
+	r.paceGoneLocked(st)
 	r.sum.PodsEvicted++
 	r.movedLocked(st.node)
 	r.e.emit(event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts})

@@ -41,6 +41,13 @@ const (
 	EventNodeDrained Type = "node.drained"
 	// EventNodeFailed: the node could not be drained; Message says why.
 	EventNodeFailed Type = "node.failed"
+	// EventPacing: the eviction pace changed because the disruption controller fell
+	// behind or caught up. Reason "PacingStatefulSets" (only evictions of pods recreated
+	// under their names are paced), "PacingAll" (every eviction under a budget) or
+	// "PacingStopped"; Rate is the pace, Lag the lag measured, PDB and Pod the entry that
+	// outlived its pod. Said in the NDJSON stream and the -v log only; pacing that lasts a
+	// minute is also said once as a warning.
+	EventPacing Type = "drain.pacing"
 )
 
 // Event is one step of a drain. Fields that don't apply to a type are empty.
@@ -64,8 +71,12 @@ type Event struct {
 	// Attempt counts eviction requests for the pod, starting at 1.
 	Attempt int
 	// Lag, on an eviction started because a budget's status changed, is the time from
-	// that watch event to this request.
+	// that watch event to this request; on EventPacing, the disruption controller's lag
+	// that changed the pace (from an accepted eviction to its budget's status no longer
+	// listing the pod).
 	Lag time.Duration
+	// Rate, on EventPacing, is the eviction pace in evictions a second (0: not paced).
+	Rate float64
 	// Wave is the pod's wave in the plan.
 	Wave int
 	// Already marks a node that was cordoned before (EventNodeCordoned).
@@ -81,6 +92,12 @@ type Event struct {
 	// person can do. Both are sentences (package diagnose).
 	Cause  string
 	Remedy string
+	// CauseKind is the cause's kind (a diagnose.Kind: "ReplacementsNotReady", ...).
+	CauseKind string
+	// Routine, on EventEvictionBlocked, marks an ordinary wait: the budget's allowance is
+	// taken by this drain's evictions in flight and their replacements are on their way.
+	// Cause and Remedy are still set; the human output says neither.
+	Routine bool
 	// Waited, on an EventEvictionBlocked said again while nothing changed, is how long
 	// the pod (or the node, for a pod a drain rule holds) has waited so far.
 	Waited time.Duration

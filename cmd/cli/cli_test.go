@@ -75,6 +75,10 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		"zero parallel nodes":         {[]string{"drain", "n1", "--max-parallel-nodes", "0"}, "--max-parallel-nodes must be at least 1"},
 		"pool get with a bad -o":      {[]string{"pool", "get", "a", "-o", "xml"}, "unable to match a printer"},
 		"the dashboard without a tty": {[]string{"dashboard"}, "needs a terminal"},
+		"a zero --qps":                {[]string{"nodes", "--qps", "0"}, "--qps must be a number above 0, got 0"},
+		"a negative --qps":            {[]string{"drain", "n1", "--qps", "-5"}, "--qps must be a number above 0, got -5"},
+		"a --qps that is no number":   {[]string{"cordon", "n1", "--qps", "fast"}, `invalid argument "fast"`},
+		"a zero --burst":              {[]string{"pool", "get", "--burst", "0"}, "--burst must be 1 or more, got 0"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -193,7 +193,7 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData,
 		GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector,
 		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
-		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true,
+		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true, ClientBurst: o.Burst,
 		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
 		Policy: o.policy(),
 	}

@@ -46,7 +46,7 @@ func (o *DrainOptions) eventPrinter() EventPrinter {
 	if o.Output == "json" {
 		return newNDJSONPrinter(o.Out, time.Now, o.APIRequests)
 	}
-	return &humanPrinter{out: o.Out, errOut: o.ErrOut}
+	return &humanPrinter{out: o.Out, errOut: o.ErrOut, verbose: klog.V(1).Enabled()}
 }
 
 // runPrinted runs an operation while its events are printed as they come (or shown in the

@@ -18,7 +18,12 @@ import (
 // plan's pods carry cause and remedy; the summary's pending entries cause and remedy;
 // node.blocked and node.not_started events; the summary's skipped and not_started;
 // --surge's pod.surge_started, pod.surge_ready and deployment.restored (deployment).
-const EventsVersion = "1.1"
+//
+// 1.2: drain.pacing (reason, rate_per_second, lag_ms, pdb, pod): the eviction pace
+// changed because the disruption controller fell behind or caught up;
+// pod.eviction_blocked carries cause_kind (the diagnose kind) and routine (the wait is
+// this drain's own evictions in flight: the human lines say no cause or remedy).
+const EventsVersion = "1.2"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -35,12 +40,15 @@ type jsonEvent struct {
 	RetryAfter float64   `json:"retry_after_seconds,omitempty"`
 	Attempt    int       `json:"attempt,omitempty"`
 	LagMs      float64   `json:"lag_ms,omitempty"`
+	Rate       float64   `json:"rate_per_second,omitempty"`
 	Wave       int       `json:"wave,omitempty"`
 	Already    bool      `json:"already,omitempty"`
 	DryRun     string    `json:"dry_run,omitempty"`
 	Plan       *planJSON `json:"plan,omitempty"`
 	Cause      string    `json:"cause,omitempty"`
 	Remedy     string    `json:"remedy,omitempty"`
+	CauseKind  string    `json:"cause_kind,omitempty"`
+	Routine    bool      `json:"routine,omitempty"`
 	Waited     float64   `json:"waited_seconds,omitempty"`
 
 	// version event
@@ -105,8 +113,8 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 	e := jsonEvent{
 		Time: ev.Time, Type: string(ev.Type), Level: level, Message: ev.Message, Node: ev.Node, Pod: ev.Pod, Deployment: ev.Deployment,
 		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
-		LagMs: float64(ev.Lag.Microseconds()) / 1000, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
-		Cause: ev.Cause, Remedy: ev.Remedy, Waited: ev.Waited.Round(time.Millisecond).Seconds(),
+		LagMs: float64(ev.Lag.Microseconds()) / 1000, Rate: ev.Rate, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
+		Cause: ev.Cause, Remedy: ev.Remedy, CauseKind: ev.CauseKind, Routine: ev.Routine, Waited: ev.Waited.Round(time.Millisecond).Seconds(),
 	}
 	if ev.Plan != nil {
 		e.Plan = toPlanJSON(ev.Plan)

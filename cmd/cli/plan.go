@@ -119,7 +119,9 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 
 // printPlan writes the plan as a table per node, then a verdict line.
 func printPlan(w io.Writer, plan *event.Plan) {
+	said := map[string]bool{}
 	for i, n := range plan.Nodes {
+		n.Steps = byWave(n.Steps)
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
@@ -154,7 +156,7 @@ func printPlan(w io.Writer, plan *event.Plan) {
 			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", wave, s.Pod.Namespace, s.Pod.Name, budget, why)
 		}
 		_ = tw.Flush()
-		printCauses(w, n)
+		printCauses(w, n, said)
 	}
 	fmt.Fprintf(w, "\n%s\n", planHeadline(plan))
 }

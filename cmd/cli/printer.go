@@ -21,9 +21,19 @@ type EventPrinter interface {
 }
 
 // humanPrinter prints kubectl drain's lines: results on stdout, warnings, waits and
-// retries on stderr, each naming the PDB and its numbers.
+// retries on stderr, each naming the PDB and its numbers. A routine drain prints
+// kubectl's two lines per pod, one line per node state change and one per wait change;
+// the plan's headline, the summary and eviction retries only when they tell something
+// (a pod that can never go, a dry run, a run that did not succeed) or with -v.
 type humanPrinter struct {
 	out, errOut io.Writer
+	// verbose (-v 1 or more) prints the plan's headline, retries and the summary always.
+	verbose bool
+	// dry is set once an event of a dry run is seen.
+	dry bool
+	// remedies are the remedies already said, by budget (or pod) and text: each is said
+	// once per run (the NDJSON stream carries it on every event).
+	remedies map[string]bool
 }
 
 func dryRunSuffix(mode string) string {
@@ -38,9 +48,12 @@ func dryRunSuffix(mode string) string {
 
 func (p *humanPrinter) Event(ev event.Event) {
 	sfx := dryRunSuffix(ev.DryRun)
+	p.dry = p.dry || ev.DryRun != ""
 	switch ev.Type {
 	case event.EventPlan:
-		fmt.Fprintln(p.errOut, planHeadline(ev.Plan))
+		if p.verbose || p.dry || len(ev.Plan.Blocked()) > 0 {
+			fmt.Fprintln(p.errOut, planHeadline(ev.Plan))
+		}
 	case event.EventWarning:
 		fmt.Fprintf(p.errOut, "Warning: %s\n", ev.Message)
 	case event.EventNodeCordoned:
@@ -51,12 +64,14 @@ func (p *humanPrinter) Event(ev event.Event) {
 		}
 	case event.EventEvictionStarted:
 		if ev.Attempt > 1 {
-			fmt.Fprintf(p.out, "evicting pod %s (attempt %d)%s\n", ev.Pod, ev.Attempt, sfx)
+			if p.verbose { // the wait line before it said why; kubectl says a pod once
+				fmt.Fprintf(p.out, "evicting pod %s (attempt %d)%s\n", ev.Pod, ev.Attempt, sfx)
+			}
 		} else {
 			fmt.Fprintf(p.out, "evicting pod %s%s\n", ev.Pod, sfx)
 		}
 	case event.EventEvictionBlocked:
-		fmt.Fprintln(p.errOut, blockedLine(ev)+causeLines(ev))
+		fmt.Fprintln(p.errOut, blockedLine(ev)+p.causeLines(ev))
 	case event.EventPodEvicted:
 		fmt.Fprintf(p.out, "pod/%s evicted%s\n", podName(ev.Pod), sfx)
 	case event.EventNodeDrained:
@@ -93,7 +108,7 @@ func blockedLine(ev event.Event) string {
 	case string(pdb.Exhausted), string(pdb.Stale), "DisruptionBudget":
 		when := "retrying when its status changes"
 		if ev.RetryAfter > 0 {
-			when = fmt.Sprintf("retrying when its status changes, not before %s", ev.RetryAfter)
+			when = fmt.Sprintf("retrying when its status changes, not before %s", roughly(ev.RetryAfter))
 		}
 		return fmt.Sprintf("pod %s waits for pdb %s: %s; %s%s", ev.Pod, ev.PDB, strings.TrimPrefix(ev.Message, "pdb "+ev.PDB+" "), when, sfx)
 	case "DryRunRefused":
@@ -101,7 +116,7 @@ func blockedLine(ev event.Event) string {
 	case drain.ReasonDoNotDisrupt, drain.ReasonWaitCompleted:
 		return fmt.Sprintf("node %s waits for pod %s%s%s", ev.Node, ev.Pod, waitedFor(ev), sfx)
 	}
-	return fmt.Sprintf("error when evicting pod %s (will retry after %s): %s%s", ev.Pod, ev.RetryAfter.Round(time.Millisecond), ev.Message, sfx)
+	return fmt.Sprintf("error when evicting pod %s (will retry after %s): %s%s", ev.Pod, roughly(ev.RetryAfter), ev.Message, sfx)
 }
 
 func podName(key string) string {
@@ -150,6 +165,9 @@ func (p *humanPrinter) Summary(sum drain.Summary, err error, code int) {
 		}
 	}
 	printPolicySummary(p.errOut, sum)
+	if code == 0 && !p.verbose && !p.dry {
+		return // kubectl's lines said it all
+	}
 	fmt.Fprintf(p.errOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d waiting; %d eviction request(s), %d refused; %s\n",
 		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
 	if code == ExitInterrupted {

@@ -7,10 +7,12 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -27,29 +29,37 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
-// Client rate limits. client-go's default of 5 QPS would throttle a parallel drain; these
-// stay well below the API server's default max-inflight limits.
+// Client rate limits, the defaults of --qps and --burst (README, "Client rate limits").
+// client-go's (and kubectl's) 5/10 would make the cordons of 100 nodes alone take 19 s;
+// Karpenter's 200/300 is a controller's budget. A drain's bursts are its cordons and its
+// first evictions; the eviction pace itself follows the disruption controller (pacing).
 const (
-	clientQPS   = 50
-	clientBurst = 100
+	DefaultQPS   = 50
+	DefaultBurst = 100
 )
 
-// Common is what every command shares: the kubectl cluster flags and the streams.
+// Common is what every command shares: the kubectl cluster flags, the client's rate
+// limits and the streams.
 type Common struct {
 	ConfigFlags *genericclioptions.ConfigFlags
+	// QPS and Burst are --qps and --burst, set on every REST config (ConfigFlags' WrapConfigFn).
+	QPS   float32
+	Burst int
 	genericiooptions.IOStreams
 	requests *requestCounter
 }
 
 // RESTConfig returns the REST config from the cluster flags. A kubeconfig problem (missing
-// file, unknown context, no server) is a usage error.
+// file, unknown context, no server) and a bad --qps or --burst are usage errors.
 func (c *Common) RESTConfig() (*rest.Config, error) {
+	if err := c.validateRateLimits(); err != nil {
+		return nil, err
+	}
 	cfg, err := c.ConfigFlags.ToRESTConfig()
 	if err != nil {
 		return nil, WithExitCode(ExitUsage, fmt.Errorf("invalid kubeconfig: %w", err))
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	cfg.UserAgent = "kubectl-maintenance/" + version
 	drain.DisableEvictionRetries(cfg)
 	if c.requests == nil {
@@ -63,6 +73,38 @@ func (c *Common) RESTConfig() (*rest.Config, error) {
 		return c.requests.wrap(rt)
 	}
 	return cfg, nil
+}
+
+// newCommon returns the Common of the root command: the cluster flags, whose REST configs
+// carry the client's rate limits, at their defaults.
+func newCommon(streams genericiooptions.IOStreams) *Common {
+	c := &Common{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams, QPS: DefaultQPS, Burst: DefaultBurst}
+	c.ConfigFlags.WrapConfigFn = c.withRateLimits
+	return c
+}
+
+// addRateLimitFlags adds --qps and --burst.
+func (c *Common) addRateLimitFlags(fs *pflag.FlagSet) {
+	fs.Float32Var(&c.QPS, "qps", c.QPS, "Requests a second the client may send to the API server, on average (kubectl: 5)")
+	fs.IntVar(&c.Burst, "burst", c.Burst, "Requests the client may send at once above --qps (kubectl: 10)")
+}
+
+// validateRateLimits checks --qps and --burst.
+func (c *Common) validateRateLimits() error {
+	if !(c.QPS > 0) || math.IsInf(float64(c.QPS), 0) {
+		return UsageErrorf("--qps must be a number above 0, got %v", c.QPS)
+	}
+	if c.Burst < 1 {
+		return UsageErrorf("--burst must be 1 or more, got %d", c.Burst)
+	}
+	return nil
+}
+
+// withRateLimits is ConfigFlags' WrapConfigFn: every REST config built from the cluster
+// flags carries --qps and --burst.
+func (c *Common) withRateLimits(cfg *rest.Config) *rest.Config {
+	cfg.QPS, cfg.Burst = c.QPS, c.Burst
+	return cfg
 }
 
 // APIRequests is how many HTTP requests the commands' clients sent (reported in the
@@ -126,7 +168,7 @@ func (c *Common) Client() (kubernetes.Interface, error) {
 
 // NewRootCmd builds "kubectl maintenance" with every subcommand.
 func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	common := &Common{ConfigFlags: genericclioptions.NewConfigFlags(true), IOStreams: streams}
+	common := newCommon(streams)
 	root := &cobra.Command{
 		Use:   "kubectl-maintenance",
 		Short: "Safe node maintenance: cordon, PDB-aware drain, node pools",
@@ -145,6 +187,7 @@ as the budgets allow.
 	root.SetErr(streams.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return WithExitCode(ExitUsage, err) })
 	common.ConfigFlags.AddFlags(root.PersistentFlags())
+	common.addRateLimitFlags(root.PersistentFlags())
 	addKlogVerbosity(root)
 
 	root.AddCommand(

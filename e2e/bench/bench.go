@@ -75,6 +75,17 @@ type Result struct {
 	CPUSec     float64 `json:"cpu_seconds,omitempty"`
 	Watches    int     `json:"watch_requests,omitempty"`
 	PerNodeSec float64 `json:"per_node_seconds,omitempty"`
+	// Holds (fleet profile): evictions after which the budget kept the pod in its
+	// status.disruptedPods longer than the pod's termination + readiness (the disruption
+	// controller saw the pod's replacement before the pod's going: a StatefulSet's
+	// replacement is then counted as disrupted until the entry expires, 2 minutes).
+	// HoldFreeLimitSec is the limit of the same simulation with each recovery floored at
+	// the run's median and no replayed holds: the time the holds cost is WallSec beside it.
+	Holds int `json:"holds"`
+	// FirstEvictionSec (ours, fleet profile): from the command's start to its first
+	// eviction request (its first pod.eviction_started event).
+	FirstEvictionSec float64 `json:"first_eviction_seconds,omitempty"`
+	HoldFreeLimitSec float64 `json:"hold_free_limit_seconds,omitempty"`
 	// Timeline: seconds since start, unavailable pods of the phase's main PDB.
 	Timeline [][2]float64 `json:"timeline"`
 }

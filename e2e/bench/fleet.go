@@ -29,7 +29,10 @@ type FleetConfig struct {
 //   - F1: ours drains Nodes/10 nodes at once (--max-parallel-nodes equal to that), kubectl
 //     drains the next Nodes/10 as that many processes in parallel (xargs -P), and kubectl
 //     drains Nodes/100 nodes sequentially (one command, reported per node too);
-//   - F3: a rolling drain --pool of a pool of Nodes/10 nodes, maxUnavailable 10% of them.
+//   - F3: a rolling drain --pool of a pool of Nodes/10 nodes, maxUnavailable 10% of them;
+//   - F4: every node uncordoned first, ours drains 3·Nodes/10 nodes at once
+//     (--max-parallel-nodes equal to that), then kubectl the next 3·Nodes/10 in parallel:
+//     how wall time and requests grow from F1's count to three times it.
 //
 // Between runs it waits until every pod is Ready and every budget full again.
 func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
@@ -47,7 +50,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 	// Every run but the last is followed by a settle (every pod Ready, every budget full).
 	runs := 0
 	for _, phase := range cfg.Fleet.Phases {
-		runs += map[string]int{"F2": 2, "F1": 3, "F3": 1}[phase]
+		runs += map[string]int{"F2": 2, "F1": 3, "F3": 1, "F4": 2}[phase]
 	}
 	add := func(r *Result, err error) error {
 		runs--
@@ -59,8 +62,8 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if cfg.Progress != nil {
 				cfg.Progress(rep)
 			}
-			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs), %d evicted, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
-				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)
+			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs, hold-free %.1fs, %d holds), %d evicted, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
+				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.HoldFreeLimitSec, r.Holds, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)
 		}
 		if err != nil || runs <= 0 {
 			return err
@@ -85,8 +88,18 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if err := add(f.drainPool(ctx, cfg)); err != nil {
 				return rep, err
 			}
+		case "F4":
+			// The earlier phases' nodes back, so that 600 more cordoned leave room.
+			if p := runProc(ctx, cfg.Kubectl, []string{"--kubeconfig", cfg.Cluster.Kubeconfig, "uncordon", "-l", "bench=fleet"}); p.code != 0 {
+				return rep, fmt.Errorf("uncordon exited %d: %s", p.code, tailErr(p.stderr))
+			}
+			for _, tool := range []string{"ours", "kubectl-par"} {
+				if err := add(f.drainGroup(ctx, cfg, "F4", tool)); err != nil {
+					return rep, err
+				}
+			}
 		default:
-			return rep, fmt.Errorf("unknown fleet phase %q (want F1, F2 or F3)", phase)
+			return rep, fmt.Errorf("unknown fleet phase %q (want F1, F2, F3 or F4)", phase)
 		}
 	}
 	return rep, nil
@@ -117,10 +130,15 @@ func (f *fleet) plan(ctx context.Context, cfg FleetConfig, sel string) (*Result,
 
 // drainF1 drains one F1 group with one tool.
 func (f *fleet) drainF1(ctx context.Context, cfg FleetConfig, tool string) (*Result, error) {
-	group := map[string]string{"ours": "f1-ours", "kubectl-par": "f1-kpar", "kubectl-seq": "f1-kseq"}[tool]
-	nodes := f.groups[group]
-	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "20m", "-v=6"}
-	return f.measure(ctx, cfg, "F1", tool, nodes, func() []proc {
+	return f.drainGroup(ctx, cfg, "F1", tool)
+}
+
+// drainGroup drains the phase's group of one tool (F1 or F4) with that tool.
+func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool string) (*Result, error) {
+	group := map[string]string{"ours": "-ours", "kubectl-par": "-kpar", "kubectl-seq": "-kseq"}[tool]
+	nodes := f.groups[strings.ToLower(phase)+group]
+	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "30m", "-v=6"}
+	return f.measure(ctx, cfg, phase, tool, nodes, func() []proc {
 		switch tool {
 		case "ours":
 			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
@@ -218,6 +236,9 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 		}
 	}
 	r.LimitSec = windowLimit(obs.allowances(), drained, width, obs.tcOf(), f.p.DeleteDelay).Seconds()
+	holds := obs.holds(f.p.DeleteDelay + f.p.ReadyDelay) // longer than the pod's termination + readiness
+	r.Holds = len(holds)
+	r.HoldFreeLimitSec = windowLimit(obs.allowances(), drained, width, obs.tcWithout(holds), f.p.DeleteDelay).Seconds()
 	obs.check(r, "")
 	r.Timeline = obs.disrupted()
 	if cfg.RawDir != "" {
@@ -225,6 +246,7 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	}
 	if tool == "ours" {
 		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
+		r.FirstEvictionSec = firstEviction(outs[0], began)
 	}
 	if tool == "kubectl-seq" && len(nodes) > 0 {
 		r.PerNodeSec = r.WallSec / float64(len(nodes))
@@ -315,6 +337,23 @@ func cordonOrder(ndjson []byte, nodes []string) []string {
 		sort.Strings(order)
 	}
 	return order
+}
+
+// firstEviction is the time from began to the first pod.eviction_started event of our
+// NDJSON (0 if none).
+func firstEviction(ndjson []byte, began time.Time) float64 {
+	sc := bufio.NewScanner(bytes.NewReader(ndjson))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type string    `json:"type"`
+			TS   time.Time `json:"ts"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "pod.eviction_started" {
+			return ev.TS.Sub(began).Seconds()
+		}
+	}
+	return 0
 }
 
 func keepRaw(cfg Config, r *Result, stdout, stderr []byte) {

@@ -136,6 +136,7 @@ func (o *observer) disrupted() [][2]float64 {
 // recovery is one eviction of a budget's pod and, when the budget then ran out and
 // allowed a disruption again, the time that took.
 type recovery struct {
+	pod      string // name/uid
 	at       time.Time
 	took     time.Duration
 	measured bool
@@ -150,7 +151,7 @@ func (o *observer) recoveries() map[string][]recovery {
 	out := map[string][]recovery{}
 	for key, at := range o.evicted {
 		app := o.appOf[strings.SplitN(key, "/", 2)[0]]
-		rc := recovery{at: at}
+		rc := recovery{pod: key, at: at}
 		sawZero := false
 		for _, p := range o.statuses[app] {
 			if p.at.Before(at) {
@@ -198,7 +199,11 @@ func (o *observer) tc() time.Duration {
 // slot frees only when theirs is. An eviction after which the budget never ran out
 // counts as the mean of b's measured ones, floored the same way; a budget with none, as
 // the median.
-func (o *observer) tcOf() func(app string, j int) time.Duration {
+func (o *observer) tcOf() func(app string, j int) time.Duration { return o.tcWithout(nil) }
+
+// tcWithout is tcOf with the recoveries after the evictions in holds (name/uid) counted
+// as the run's median instead of replayed: the limit the run would have had without them.
+func (o *observer) tcWithout(holds map[string]bool) func(app string, j int) time.Duration {
 	recs := o.recoveries()
 	var all []time.Duration
 	for _, rs := range recs {
@@ -209,6 +214,13 @@ func (o *observer) tcOf() func(app string, j int) time.Duration {
 		}
 	}
 	median := percentile(all, 0.5) // tc, from the same look
+	for _, rs := range recs {
+		for j := range rs {
+			if holds[rs[j].pod] {
+				rs[j].measured = false
+			}
+		}
+	}
 	mean := map[string]time.Duration{}
 	for app, rs := range recs {
 		var sum time.Duration
@@ -224,6 +236,9 @@ func (o *observer) tcOf() func(app string, j int) time.Duration {
 		}
 	}
 	return func(app string, j int) time.Duration {
+		if rs := recs[app]; j < len(rs) && holds[rs[j].pod] {
+			return median
+		}
 		if rs := recs[app]; j < len(rs) && rs[j].measured {
 			return max(rs[j].took, median)
 		}
@@ -232,6 +247,39 @@ func (o *observer) tcOf() func(app string, j int) time.Duration {
 		}
 		return median
 	}
+}
+
+// holds are the evictions (name/uid) after which the budget listed the pod in its
+// status.disruptedPods for longer than after: from the eviction to the first status, after
+// one listing it, that no longer does (or to the last status seen, if none).
+func (o *observer) holds(after time.Duration) map[string]bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]bool{}
+	for key, at := range o.evicted {
+		name := strings.SplitN(key, "/", 2)[0]
+		var listedAt, until time.Time
+		for _, p := range o.statuses[o.appOf[name]] {
+			if p.at.Before(at.Add(-2 * time.Second)) { // the eviction writes the entry just before the pod's deletion is seen
+				continue
+			}
+			if p.disrupted[name] {
+				if listedAt.IsZero() {
+					listedAt = p.at
+				}
+				until = p.at
+				continue
+			}
+			if !listedAt.IsZero() {
+				until = p.at // the first status that no longer lists it
+				break
+			}
+		}
+		if !listedAt.IsZero() && until.Sub(at) > after {
+			out[key] = true
+		}
+	}
+	return out
 }
 
 // dump writes what the observer saw (evictions with their node, every budget status) as

@@ -23,7 +23,7 @@ import (
 type FleetProfile struct {
 	Nodes, PodsPerNode      int
 	ReadyDelay, DeleteDelay time.Duration
-	// Phases to run, in order: F2 (plan, changes nothing), F1, F3.
+	// Phases to run, in order: F2 (plan, changes nothing), F1, F3, F4.
 	Phases []string
 }
 
@@ -31,7 +31,7 @@ type FleetProfile struct {
 // 100 to validate the harness on a small machine).
 func Fleet() FleetProfile {
 	p := FleetProfile{Nodes: 1000, PodsPerNode: 10, ReadyDelay: 2 * time.Second, DeleteDelay: time.Second,
-		Phases: []string{"F2", "F1", "F3"}}
+		Phases: []string{"F2", "F1", "F3", "F4"}}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_FLEET_NODES")); err == nil && n >= 20 {
 		p.Nodes = n
 	}
@@ -59,7 +59,7 @@ func FleetClusterArgs() map[string][]string {
 type fleet struct {
 	p     FleetProfile
 	nodes []string
-	// groups: f1-ours, f1-kpar, f1-kseq, f3-pool (node label fleet-group).
+	// groups: f1-ours, f1-kpar, f1-kseq, f3-pool, f4-ours, f4-kpar (node label fleet-group).
 	groups map[string][]string
 	apps   []fleetApp
 }
@@ -93,6 +93,10 @@ func newFleet(p FleetProfile) *fleet {
 			f.groups["f1-kseq"] = append(f.groups["f1-kseq"], name)
 		case i >= 3*tenth && i < 4*tenth:
 			f.groups["f3-pool"] = append(f.groups["f3-pool"], name)
+		case i >= 4*tenth && i < 7*tenth:
+			f.groups["f4-ours"] = append(f.groups["f4-ours"], name)
+		case i >= 7*tenth:
+			f.groups["f4-kpar"] = append(f.groups["f4-kpar"], name)
 		}
 	}
 	napps := max(4, p.Nodes/4)

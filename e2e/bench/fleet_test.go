@@ -53,3 +53,46 @@ func TestRunProcMeasuresTheChild(t *testing.T) {
 	}
 	_ = ballast[len(ballast)-1]
 }
+
+// holds: an eviction whose disruptedPods entry outlasts termination + readiness, and the
+// hold-free limit that replays it as the run's median instead.
+func TestHoldsAndTheHoldFreeLimit(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	listing := func(names ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	o := &observer{start: t0,
+		evicted: map[string]time.Time{"db-0/u1": at(0), "db-1/u2": at(10), "web-x/u3": at(0)},
+		appOf:   map[string]string{"db-0": "db", "db-1": "db", "web-x": "web"},
+		statuses: map[string][]pdbPoint{
+			// db-0's entry stays 120 s (a hold); db-1's goes 0.5 s after its eviction.
+			"db": {{at: at(-1), allowed: 1, expected: 3, desired: 2},
+				{at: at(0), allowed: 0, expected: 3, desired: 2, current: 2, disrupted: listing("db-0")},
+				{at: at(120), allowed: 1, expected: 3, desired: 2, current: 3},
+				{at: at(10), allowed: 0, expected: 3, desired: 2, current: 2, disrupted: listing("db-1")},
+				{at: at(10.5), allowed: 0, expected: 3, desired: 2, current: 2},
+				{at: at(13), allowed: 1, expected: 3, desired: 2, current: 3}},
+			"web": {{at: at(0), allowed: 0, expected: 3, desired: 2, current: 2, disrupted: listing("web-x")},
+				{at: at(0.2), allowed: 0, expected: 3, desired: 2, current: 2},
+				{at: at(3), allowed: 1, expected: 3, desired: 2, current: 3}}},
+	}
+	// The statuses in time order, as the watch records them.
+	pts := o.statuses["db"]
+	pts[2], pts[3], pts[4], pts[5] = pts[3], pts[4], pts[5], pts[2]
+	holds := o.holds(3 * time.Second)
+	if len(holds) != 1 || !holds["db-0/u1"] {
+		t.Fatalf("holds %v, want db-0/u1 only", holds)
+	}
+	replayed, free := o.tcOf(), o.tcWithout(holds)
+	if got := replayed("db", 0); got != 13*time.Second {
+		t.Errorf("replayed recovery after db-0 %s, want 13s (the budget allowed one again 13 s after it)", got)
+	}
+	if got, median := free("db", 0), o.tc(); got != median {
+		t.Errorf("hold-free recovery after db-0 %s, want the run's median %s", got, median)
+	}
+}

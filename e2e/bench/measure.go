@@ -36,6 +36,7 @@ type observer struct {
 type pdbPoint struct {
 	at                                  time.Time
 	allowed, current, desired, expected int32
+	disrupted                           map[string]bool // status.disruptedPods, by pod name (nil: none)
 }
 
 func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer, error) {
@@ -101,8 +102,15 @@ func (o *observer) record(b *policyv1.PodDisruptionBudget) {
 		return
 	}
 	s := b.Status
+	var disrupted map[string]bool
+	for name := range s.DisruptedPods {
+		if disrupted == nil {
+			disrupted = map[string]bool{}
+		}
+		disrupted[name] = true
+	}
 	o.mu.Lock()
-	o.statuses[b.Name] = append(o.statuses[b.Name], pdbPoint{time.Now(), s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods})
+	o.statuses[b.Name] = append(o.statuses[b.Name], pdbPoint{time.Now(), s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods, disrupted})
 	o.mu.Unlock()
 }
 

@@ -61,16 +61,16 @@ func TestReplacementWithNowhereToRunIsNamedWithTheSchedulersReason(t *testing.T)
 	if repeated == nil {
 		t.Error("the wait was not said again with waited_seconds >= 5 (--wait-interval 5s)")
 	}
-	if v := lines[0]["events_version"]; v != "1.1" {
-		t.Errorf("events_version %v, want 1.1", v)
+	if v := lines[0]["events_version"]; v != "1.2" {
+		t.Errorf("events_version %v, want 1.2", v)
 	}
 
-	// The human wait line says the same, under the wait.
+	// The human wait line says the same: the cause on the line, the remedy under it.
 	h := e.Run("drain", e.Nodes[0], "--timeout", "12s")
 	if h.Code != 124 {
 		t.Fatalf("drain exit %d, want 124", h.Code)
 	}
-	fixture.MustContain(t, "stderr", h.Stderr, "waits for pdb "+e.NS+"/web", "\n  cause: ", "is unschedulable: 0/", "\n  remedy: ")
+	fixture.MustContain(t, "stderr", h.Stderr, "waits for pdb "+e.NS+"/web", "; cause: ", "is unschedulable: 0/", "\n  remedy: ")
 	if g.Deleted != 1 {
 		t.Errorf("%d pods evicted, want 1", g.Deleted)
 	}

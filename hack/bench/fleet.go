@@ -34,23 +34,29 @@ func runFleet(ctx context.Context, out, phases string, logf func(string, ...any)
 func printFleet(rep *bench.Report) {
 	fmt.Printf("profile %s on %s, %s\n\n", rep.Profile, rep.Machine, rep.Date.Format("2006-01-02 15:04 MST"))
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\tpeak RSS MiB\tCPU s\t")
+	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\thold-free s\twall/hold-free\tholds\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\t1st evict s\tpeak RSS MiB\tCPU s\t")
 	walls := map[string]float64{}
 	for _, r := range rep.Results {
-		perPod, ratio := "-", "-"
+		perPod, ratio, free, freeRatio := "-", "-", "-", "-"
+		if r.HoldFreeLimitSec > 0 {
+			free, freeRatio = fmt.Sprintf("%.1f", r.HoldFreeLimitSec), fmt.Sprintf("%.2f", r.WallSec/r.HoldFreeLimitSec)
+		}
 		if r.Evicted > 0 {
 			perPod = fmt.Sprintf("%.2f", float64(r.ClientRequestsTotal)/float64(r.Evicted))
 		}
 		if r.LimitSec > 0 {
 			ratio = fmt.Sprintf("%.2f", r.WallSec/r.LimitSec)
 		}
-		lag50, lag99 := "-", "-"
+		lag50, lag99, first := "-", "-", "-"
 		if r.Tool == "ours" {
 			lag50, lag99 = fmt.Sprintf("%.2f", r.LagMedianMs), fmt.Sprintf("%.2f", r.LagP99Ms)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%.0f\t%.1f\t\n", r.Phase, r.Tool, r.Nodes,
-			r.WallSec, r.LimitSec, ratio, r.TcSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, perPod, r.Watches,
-			lag50, lag99, r.PeakRSSMiB, r.CPUSec)
+		if r.FirstEvictionSec > 0 {
+			first = fmt.Sprintf("%.2f", r.FirstEvictionSec)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.1f\t\n", r.Phase, r.Tool, r.Nodes,
+			r.WallSec, r.LimitSec, ratio, free, freeRatio, r.Holds, r.TcSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, perPod, r.Watches,
+			lag50, lag99, first, r.PeakRSSMiB, r.CPUSec)
 		walls[r.Phase+"/"+r.Tool] = r.WallSec
 		if r.Tool == "kubectl-seq" {
 			walls["seq-per-node"] = r.PerNodeSec
@@ -68,6 +74,16 @@ func printFleet(rep *bench.Report) {
 		}
 		if v := walls["seq-per-node"]; v > 0 {
 			line += fmt.Sprintf(" kubectl sequential %.1f s per node, so %.0f s for ours' %.0f nodes (/ours %.1f)", v, v*walls["F1/ours-nodes"], walls["F1/ours-nodes"], v*walls["F1/ours-nodes"]/o)
+		}
+		fmt.Println(line)
+	}
+	if o := walls["F4/ours"]; o > 0 {
+		line := fmt.Sprintf("F4: ours %.1f s for %.0f nodes", o, walls["F4/ours-nodes"])
+		if f1 := walls["F1/ours"]; f1 > 0 {
+			line += fmt.Sprintf(" (%.2fx F1's wall for %.1fx its nodes)", o/f1, walls["F4/ours-nodes"]/walls["F1/ours-nodes"])
+		}
+		if v := walls["F4/kubectl-par"]; v > 0 {
+			line += fmt.Sprintf("; kubectl parallel/ours %.2f", v/o)
 		}
 		fmt.Println(line)
 	}

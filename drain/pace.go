@@ -1,0 +1,403 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// Pacing keeps the eviction rate where the disruption controller (one worker in
+// kube-controller-manager) keeps up. An accepted eviction puts the pod in its budget's
+// status.disruptedPods; the controller takes it out when it next syncs the budget and sees
+// the pod terminating or gone. The time between is the controller's lag. While the lag is
+// shorter than the pod's termination, nothing is lost. When an entry outlives its pod, a
+// StatefulSet, which recreates the pod under the same name, meets the entry with the new
+// pod, and the controller keeps it, counting the new pod as disrupted, until it expires two
+// minutes after the eviction: the budget is held for two minutes. That is the signal.
+//
+// The controller is AIMD, as TCP's congestion avoidance, because the signal is the same
+// kind (a delay past a threshold, observed one round trip late) and AIMD converges to a
+// fair, stable share without knowing the capacity (Chiu and Jain, 1989):
+//   - while no entry outlives its pod by more than the margin, nothing is paced: an
+//     eviction a budget allows goes at once (the limiter is never asked);
+//   - the first entry that outlives its pod by more than the margin starts pacing the
+//     budgets whose pods keep their names (StatefulSets: the ones that pay for a late
+//     controller) at half the rate evictions were accepted over the last 10 s;
+//   - a later one, from an eviction sent after that cut, halves the rate again and paces
+//     every eviction that takes a budget's allowance (pacing StatefulSets alone did not
+//     bring the lag down: the other evictions keep the controller busy too);
+//   - signals from evictions sent before the last cut are the same congestion seen late
+//     and cut nothing (one decrease per round trip, as TCP NewReno);
+//   - each eviction whose entry the controller clears in time adds paceAlpha/rate, about
+//     paceAlpha evictions a second per second; pacing stops when the rate is back to the
+//     rate at which the lag began, or when it has delayed nothing for paceWindow.
+//
+// It never holds back an eviction of a pod without a budget: the controller does no work
+// for it.
+const (
+	// DefaultPaceMargin is how long a budget's disruptedPods entry may outlive its pod
+	// before the controller counts as behind: a StatefulSet's replacement takes about this
+	// long to be created after the old pod is gone.
+	DefaultPaceMargin = time.Second
+	// paceMinRate is the floor, in evictions a second: pacing slows, never stops.
+	paceMinRate = 1.0
+	paceBeta    = 0.5
+	paceAlpha   = 2.0
+	// paceWindow is the window of the acceptance rate, and how long pacing that delays
+	// nothing lasts before it stops.
+	paceWindow = 10 * time.Second
+	// paceLastsAfter is how long pacing lasts before the normal output says it.
+	paceLastsAfter = time.Minute
+	// paceTick is how often the pacer looks at entries that outlive their pods.
+	paceTick = time.Second
+	// paceForget is how long an eviction is followed at most.
+	paceForget = disruptedPodTimeout + 30*time.Second
+)
+
+// paceMode is what the pacer holds back.
+type paceMode int
+
+const (
+	// paceOpen: nothing.
+	paceOpen paceMode = iota
+	// paceNames: evictions of pods recreated under their names (StatefulSets).
+	paceNames
+	// paceAll: every eviction that takes a budget's allowance.
+	paceAll
+)
+
+func (m paceMode) String() string {
+	return [...]string{"open", "statefulsets", "all"}[m]
+}
+
+// pacer measures the disruption controller's lag and paces evictions. It is guarded by
+// run.mu (it makes no API call and sends on no channel); its limiter, passed in, has its
+// own lock.
+type pacer struct {
+	lim    *rate.Limiter
+	margin time.Duration
+
+	mode      paceMode
+	rate      float64   // evictions a second while paced
+	startRate float64   // the rate at which the lag began (the first cut's throughput)
+	cutAt     time.Time // the last cut
+	since     time.Time // pacing began
+	delayedAt time.Time // the last eviction the pacer delayed
+	lastsSaid bool
+
+	followed map[string]*followed // pod key -> accepted eviction not cleared from its budget yet
+	accepted []time.Time          // acceptances over the last paceWindow
+	budgets  map[string]*BudgetLag
+	overall  time.Duration // moving average of the lag, every budget
+}
+
+// followed is an accepted eviction the pacer follows until its budget's status no longer
+// lists the pod.
+type followed struct {
+	budget, name string
+	keepsName    bool
+	at           time.Time // accepted
+	listed       bool      // the status was seen listing it
+	goneAt       time.Time
+	signalled    bool
+}
+
+// BudgetLag is what the pacer measured of one budget.
+type BudgetLag struct {
+	// Last is the last lag: from an accepted eviction to the status no longer listing the pod.
+	Last time.Duration
+	// Outlived counts the entries that outlived their pod by more than the margin.
+	Outlived int
+}
+
+// paceChange is a change of the pacer's state, to be said.
+type paceChange struct {
+	from, to   paceMode
+	rate       float64
+	budget     string
+	pod        string
+	lag, term  time.Duration
+	lasts      bool // pacing has lasted paceLastsAfter (said once in the normal output)
+	since      time.Duration
+	overallLag time.Duration
+}
+
+func newPacer(lim *rate.Limiter, margin time.Duration) *pacer {
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Inf, 1)
+	}
+	if margin <= 0 {
+		margin = DefaultPaceMargin
+	}
+	lim.SetLimit(rate.Inf)
+	return &pacer{lim: lim, margin: margin, followed: map[string]*followed{}, budgets: map[string]*BudgetLag{}}
+}
+
+// delay returns how long an eviction that takes budget's allowance waits for its turn
+// (reserving the turn): 0 while nothing is paced, or for a pod that keeps no name while
+// only StatefulSets are.
+func (p *pacer) delay(keepsName bool, now time.Time) time.Duration {
+	if p.mode == paceOpen || (p.mode == paceNames && !keepsName) {
+		return 0
+	}
+	d := p.lim.ReserveN(now, 1).DelayFrom(now)
+	if d > 0 {
+		p.delayedAt = now
+	}
+	return d
+}
+
+// accepted starts following an accepted eviction of pod (namespace/name) that took
+// budget's allowance; listed is whether the budget's status lists it already.
+func (p *pacer) acceptedEviction(pod, name, budget string, keepsName, listed bool, now time.Time) {
+	p.followed[pod] = &followed{budget: budget, name: name, keepsName: keepsName, at: now, listed: listed}
+	p.accepted = append(p.accepted, now)
+	p.trim(now)
+}
+
+// gone records that the pod left (its entry, once seen listed, may now outlive it).
+func (p *pacer) gone(pod string, now time.Time) {
+	if f := p.followed[pod]; f != nil {
+		f.goneAt = now
+	}
+}
+
+// budgetSeen reads a budget's status: entries it no longer lists are lag samples.
+func (p *pacer) budgetSeen(b *policyv1.PodDisruptionBudget, now time.Time) []paceChange {
+	key := b.Namespace + "/" + b.Name
+	var out []paceChange
+	for pod, f := range p.followed {
+		if f.budget != key {
+			continue
+		}
+		if _, ok := b.Status.DisruptedPods[f.name]; ok {
+			f.listed = true
+			continue
+		}
+		if !f.listed {
+			continue
+		}
+		delete(p.followed, pod)
+		out = append(out, p.sample(pod, f, now)...)
+	}
+	return append(out, p.check(now)...)
+}
+
+// sample records the lag of a cleared entry.
+func (p *pacer) sample(pod string, f *followed, now time.Time) []paceChange {
+	lag := now.Sub(f.at)
+	bl := p.budget(f.budget)
+	bl.Last = lag
+	if p.overall == 0 {
+		p.overall = lag
+	} else {
+		p.overall = (7*p.overall + lag) / 8
+	}
+	late := !f.goneAt.IsZero() && now.Sub(f.goneAt) > p.margin
+	if late {
+		return p.signal(pod, f, now)
+	}
+	if p.mode == paceOpen || f.at.Before(p.cutAt) {
+		return nil
+	}
+	p.rate += paceAlpha / p.rate
+	if p.rate >= p.startRate {
+		return p.open(now, pod, f.budget, lag)
+	}
+	p.lim.SetLimitAt(now, rate.Limit(p.rate))
+	return nil
+}
+
+// check is the periodic look: entries that outlive their pods by more than the margin
+// are signals; pacing that has delayed nothing for paceWindow stops; pacing that lasts
+// is said once.
+func (p *pacer) check(now time.Time) []paceChange {
+	var out []paceChange
+	keys := make([]string, 0, len(p.followed))
+	for k := range p.followed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, pod := range keys {
+		f := p.followed[pod]
+		switch {
+		case now.Sub(f.at) > paceForget:
+			delete(p.followed, pod)
+		case f.listed && !f.goneAt.IsZero() && !f.signalled && now.Sub(f.goneAt) > p.margin:
+			out = append(out, p.signal(pod, f, now)...)
+		}
+	}
+	if p.mode != paceOpen && now.Sub(p.cutAt) >= paceWindow && now.Sub(p.delayedAt) >= paceWindow && !p.lagging(now) {
+		out = append(out, p.open(now, "", "", 0)...)
+	}
+	if p.mode != paceOpen && !p.lastsSaid && now.Sub(p.since) >= paceLastsAfter {
+		p.lastsSaid = true
+		out = append(out, paceChange{from: p.mode, to: p.mode, rate: p.rate, lasts: true, since: now.Sub(p.since), overallLag: p.overall})
+	}
+	return out
+}
+
+// lagging reports an entry that outlives its pod now.
+func (p *pacer) lagging(now time.Time) bool {
+	for _, f := range p.followed {
+		if f.listed && !f.goneAt.IsZero() && now.Sub(f.goneAt) > p.margin {
+			return true
+		}
+	}
+	return false
+}
+
+// signal is an entry that outlived its pod by more than the margin: a multiplicative
+// decrease, unless the eviction was sent before the last one.
+func (p *pacer) signal(pod string, f *followed, now time.Time) []paceChange {
+	if f.signalled {
+		return nil
+	}
+	f.signalled = true
+	p.budget(f.budget).Outlived++
+	if !p.cutAt.IsZero() && f.at.Before(p.cutAt) {
+		return nil // seen late: the last cut answers it already
+	}
+	from := p.mode
+	switch p.mode {
+	case paceOpen:
+		p.mode, p.since, p.lastsSaid = paceNames, now, false
+		p.rate = max(paceMinRate, paceBeta*p.throughput(now))
+		p.startRate = max(p.rate/paceBeta, p.rate+paceAlpha)
+	default:
+		p.mode = paceAll
+		p.rate = max(paceMinRate, p.rate*paceBeta)
+	}
+	p.cutAt = now
+	p.lim.SetLimitAt(now, rate.Limit(p.rate))
+	return []paceChange{{from: from, to: p.mode, rate: p.rate, budget: f.budget, pod: pod,
+		lag: now.Sub(f.at), term: f.goneAt.Sub(f.at), overallLag: p.overall}}
+}
+
+func (p *pacer) open(now time.Time, pod, budget string, lag time.Duration) []paceChange {
+	from := p.mode
+	p.mode, p.rate = paceOpen, 0
+	p.lim.SetLimitAt(now, rate.Inf)
+	return []paceChange{{from: from, to: paceOpen, budget: budget, pod: pod, lag: lag, since: now.Sub(p.since), overallLag: p.overall}}
+}
+
+// throughput is the acceptance rate over the last paceWindow, in evictions a second.
+func (p *pacer) throughput(now time.Time) float64 {
+	p.trim(now)
+	return float64(len(p.accepted)) / paceWindow.Seconds()
+}
+
+func (p *pacer) trim(now time.Time) {
+	i := sort.Search(len(p.accepted), func(i int) bool { return now.Sub(p.accepted[i]) <= paceWindow })
+	p.accepted = p.accepted[i:]
+}
+
+func (p *pacer) budget(key string) *BudgetLag {
+	bl := p.budgets[key]
+	if bl == nil {
+		bl = &BudgetLag{}
+		p.budgets[key] = bl
+	}
+	return bl
+}
+
+// message says a change for a person.
+func (c paceChange) message() string {
+	switch {
+	case c.lasts:
+		lag := "budgets' disruptedPods entries outlive their pods"
+		if c.overallLag > 0 {
+			lag += fmt.Sprintf(" (average lag %s)", c.overallLag.Round(10*time.Millisecond))
+		}
+		return fmt.Sprintf("evictions paced to %.1f/s (%s) for %s: the disruption controller (kube-controller-manager) is behind: %s",
+			c.rate, c.to, c.since.Round(time.Second), lag)
+	case c.to == paceOpen:
+		return fmt.Sprintf("pacing stopped after %s: the disruption controller keeps up (average lag %s)", c.since.Round(time.Second), c.overallLag.Round(10*time.Millisecond))
+	}
+	what := "evictions of StatefulSet pods"
+	if c.to == paceAll {
+		what = "every eviction under a budget"
+	}
+	return fmt.Sprintf("pacing %s at %.1f/s: pdb %s still listed pod %s in disruptedPods %s after the eviction, %s after the pod was gone; a StatefulSet's replacement meeting the entry holds the budget for 2 minutes",
+		what, c.rate, c.budget, c.pod, c.lag.Round(10*time.Millisecond), (c.lag - c.term).Round(10*time.Millisecond))
+}
+
+// paceLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
+// else how long it waits (its turn is reserved; it is not asked again meanwhile).
+func (r *run) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
+	if d.Budget() == nil || !d.Consumes() {
+		return 0 // no budget's allowance taken: the disruption controller does no work for it
+	}
+	now := r.e.cfg.Clock.Now()
+	if !st.pacedFor.IsZero() {
+		if wait := st.pacedFor.Sub(now); wait > 0 {
+			return wait
+		}
+		st.pacedFor = time.Time{} // its reserved turn
+		return 0
+	}
+	wait := r.pace.delay(recreatedUnderItsName(cur), now)
+	if wait > 0 {
+		st.pacedFor = now.Add(wait)
+	}
+	return wait
+}
+
+// paceAcceptedLocked follows an accepted eviction that took a budget's allowance.
+func (r *run) paceAcceptedLocked(ev *eviction) {
+	if ev.budget == "" {
+		return
+	}
+	listed := false
+	if b := r.budgetLocked(ev.budget); b != nil {
+		_, listed = b.PDB.Status.DisruptedPods[ev.pod.Name]
+	}
+	now := r.e.cfg.Clock.Now()
+	r.pace.acceptedEviction(ev.st.key, ev.pod.Name, ev.budget, recreatedUnderItsName(ev.pod), listed, now)
+	if ev.st.phase == finished { // its informer saw it go before the answer came
+		r.pace.gone(ev.st.key, now)
+	}
+}
+
+// paceGoneLocked tells the pacer a pod is gone.
+func (r *run) paceGoneLocked(st *podState) {
+	r.pace.gone(st.key, r.e.cfg.Clock.Now())
+}
+
+// paceBudgetLocked tells the pacer a budget's status changed.
+func (r *run) paceBudgetLocked(p *policyv1.PodDisruptionBudget) {
+	r.sayPaceLocked(r.pace.budgetSeen(p, r.e.cfg.Clock.Now()))
+}
+
+// paceTicks looks every paceTick at entries that outlive their pods.
+func (r *run) paceTicks(ctx context.Context) {
+	r.every(ctx, paceTick, func() {
+		r.lock()
+		r.sayPaceLocked(r.pace.check(r.e.cfg.Clock.Now()))
+		r.unlock()
+	})
+}
+
+// sayPaceLocked says the pacer's changes in the event stream and the -v log; pacing that
+// lasts is said once as a warning (the normal output).
+func (r *run) sayPaceLocked(cs []paceChange) {
+	for _, c := range cs {
+		msg := c.message()
+		if c.lasts {
+			r.e.emit(event.Event{Type: event.EventWarning, Reason: "EvictionsPaced", Message: msg})
+			continue
+		}
+		reason := map[paceMode]string{paceOpen: "PacingStopped", paceNames: "PacingStatefulSets", paceAll: "PacingAll"}[c.to]
+		r.e.cfg.Logger.V(1).Info("eviction pacing", "from", c.from.String(), "to", c.to.String(), "rate", c.rate,
+			"pdb", c.budget, "pod", c.pod, "lag", c.lag, "termination", c.term, "averageLag", c.overallLag)
+		r.e.emit(event.Event{Type: event.EventPacing, Reason: reason, PDB: c.budget, Pod: c.pod, Lag: c.lag, Rate: c.rate, Message: msg})
+	}
+}
