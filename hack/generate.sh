@@ -11,5 +11,5 @@ if [[ ! -x "$bin" ]]; then
   (cd "$here/tools/controller-gen" && go build -o "$bin" sigs.k8s.io/controller-tools/cmd/controller-gen)
 fi
 cd "$root"
-"$bin" object paths=./nodepool/api/...
-"$bin" crd paths=./nodepool/api/... output:crd:artifacts:config=config/crd/bases
+"$bin" object paths=./nodepool/api/... paths=./maintenance/api/...
+"$bin" crd paths=./nodepool/api/... paths=./maintenance/api/... output:crd:artifacts:config=config/crd/bases

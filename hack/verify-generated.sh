@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# verify-generated.sh regenerates the NodePool deepcopy code and CRD (hack/generate.sh) in
+# verify-generated.sh regenerates the NodePool and Maintenance deepcopy code and CRDs (hack/generate.sh) in
 # a copy of the working tree and fails, showing the difference, when the committed files
 # differ. The working tree is not touched.
 set -euo pipefail
@@ -11,7 +11,7 @@ cd "$root"
 git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$tmp"
 (cd "$tmp" && ./hack/generate.sh)
 status=0
-for d in nodepool/api config/crd; do
+for d in nodepool/api maintenance/api config/crd; do
   if ! diff -ru "$d" "$tmp/$d"; then status=1; fi
 done
 if [[ $status -ne 0 ]]; then

@@ -3,8 +3,10 @@ package operation
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,20 +17,28 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
-// ControllerConfig is the pool controller's settings (pool controller's flags) and its
-// REST config and scheme.
+// ControllerConfig is the controller's settings (the controller commands' flags), its
+// REST config and scheme, and the controllers it runs besides the pool reconciler.
 type ControllerConfig struct {
 	REST   *rest.Config
 	Scheme *runtime.Scheme
-	// LeaderElect elects a leader (Lease LeaderElectionID in LeaderNamespace).
+	// LeaderElect elects a leader (Lease LeaseName, default LeaderElectionID, in
+	// LeaderNamespace).
 	LeaderElect     bool
 	LeaderNamespace string
+	LeaseName       string
+	// LeaseDuration, when positive, replaces controller-runtime's lease timings with it,
+	// RenewDeadline and RetryPeriod.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// ProbeAddr serves /healthz and /readyz ("0": none); MetricsAddr the metrics ("0": none).
 	ProbeAddr, MetricsAddr string
 	// Only restricts the controller to these pools (every pool when empty).
 	Only []string
 	// Rollout rolls held-back NoExecute taints out (AutoRollout).
 	Rollout bool
+	// Controllers are set up on the same manager after the pool reconciler, each given
+	// the manager and the operator's clientset (e.g. maintenance.Setup: the Maintenances).
+	Controllers []func(mgr ctrl.Manager, kube kubernetes.Interface) error
 	// Started is called once the controller is set up, before it runs.
 	Started func()
 }
@@ -36,20 +46,32 @@ type ControllerConfig struct {
 // LeaderElectionID names the pool controller's leader election Lease.
 const LeaderElectionID = "kubectl-maintenance-nodepools"
 
-// RunController runs the pool reconciler as a long-running controller on the
-// operator's clientset until ctx ends: a controller-runtime manager with leader election,
-// probes, metrics and, with Rollout, the auto-rollout.
+// ControllerLeaseID names the leader election Lease of the controller that runs NodePools
+// and Maintenances in one manager ("kubectl maintenance controller").
+const ControllerLeaseID = "kubectl-maintenance-controller"
+
+// RunController runs the pool reconciler and cfg's Controllers as a long-running
+// controller on the operator's clientset until ctx ends: a controller-runtime manager with
+// leader election, probes, metrics and, with Rollout, the auto-rollout.
 func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) error {
 	ctrl.SetLogger(klog.NewKlogr())
-	mgr, err := ctrl.NewManager(cfg.REST, ctrl.Options{
+	lease := cfg.LeaseName
+	if lease == "" {
+		lease = LeaderElectionID
+	}
+	opts := ctrl.Options{
 		Scheme:                  cfg.Scheme,
 		LeaderElection:          cfg.LeaderElect,
-		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionID:        lease,
 		LeaderElectionNamespace: cfg.LeaderNamespace,
 		HealthProbeBindAddress:  cfg.ProbeAddr,
 		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
+	}
+	if cfg.LeaseDuration > 0 {
+		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &cfg.LeaseDuration, &cfg.RenewDeadline, &cfg.RetryPeriod
+	}
+	mgr, err := ctrl.NewManager(cfg.REST, opts)
 	if err != nil {
 		return fmt.Errorf("create controller manager: %w", err)
 	}
@@ -69,6 +91,11 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the pool controller: %w", err)
+	}
+	for _, setup := range cfg.Controllers {
+		if err := setup(mgr, o.Kube); err != nil {
+			return err
+		}
 	}
 	if cfg.ProbeAddr != "0" {
 		_ = mgr.AddHealthzCheck("healthz", healthz.Ping)

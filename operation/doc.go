@@ -8,7 +8,10 @@
 // event.Events every front end renders. A cordon emits node.cordoned and never
 // node.drained; an uncordon node.uncordoned; a drain the engine's events; a move or a
 // rollout the drain's events with node.moved and node.uncordoned after each node.drained. Runs runs several operations at once, each node in at most one, each
-// cancellable on its own (the dashboard).
+// cancellable on its own (the dashboard). It also installs the project's CRDs
+// (InstallCRD) and runs the controller (RunController: the pool reconciler and the
+// controllers the caller adds, such as the Maintenances' maintenance.Setup, in one
+// manager with leader election).
 //
 // It never prints and imports neither cobra nor bubbletea: front ends turn its events
 // into lines, NDJSON or a view, and cancel an operation through its context.

@@ -13,13 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/config/crd"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
 // The pools' actions besides moves and rollouts: one pass of the reconciler, deleting a
-// pool (what the finalizer does, so no controller is needed) and installing the CRD.
+// pool (what the finalizer does, so no controller is needed) and installing the CRDs.
 
 func (o *Operator) needPools() error {
 	if o.Pools == nil {
@@ -91,23 +90,45 @@ func (o *Operator) DeletePool(ctx context.Context, name string, dryRun bool) ([]
 	return nil, nil
 }
 
-// InstallCRD creates or updates the NodePool CRD and waits until it is Established. It
-// returns "created", "configured" or "unchanged".
-func InstallCRD(ctx context.Context, c client.Client) (string, error) {
-	want := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(crd.NodePools, want); err != nil {
-		return "", fmt.Errorf("decode the embedded NodePool CRD: %w", err)
+// InstalledCRD is what InstallCRD did to one CRD: its name and "created", "configured"
+// or "unchanged".
+type InstalledCRD struct {
+	Name, Verb string
+}
+
+// InstallCRD creates or updates the CRDs of manifests (YAML; crd.All() are the
+// project's), in order, each waiting until it is Established, and returns what it did to
+// each. It stops at the first that fails, returning those done before it.
+func InstallCRD(ctx context.Context, c client.Client, manifests [][]byte) ([]InstalledCRD, error) {
+	var done []InstalledCRD
+	for _, m := range manifests {
+		name, verb, err := installCRD(ctx, c, m)
+		if err != nil {
+			return done, err
+		}
+		done = append(done, InstalledCRD{Name: name, Verb: verb})
 	}
+	return done, nil
+}
+
+// installCRD creates or updates the CRD of manifest and waits until it is Established. It
+// returns the CRD's name and "created", "configured" or "unchanged".
+func installCRD(ctx context.Context, c client.Client, manifest []byte) (name, verb string, err error) {
+	want := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(manifest, want); err != nil {
+		return "", "", fmt.Errorf("decode an embedded CRD: %w", err)
+	}
+	name = want.Name
 	cur := &apiextensionsv1.CustomResourceDefinition{}
-	verb := "created"
-	err := c.Get(ctx, types.NamespacedName{Name: want.Name}, cur)
+	verb = "created"
+	err = c.Get(ctx, types.NamespacedName{Name: want.Name}, cur)
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := c.Create(ctx, want); err != nil {
-			return "", fmt.Errorf("create the NodePool CRD: %w", err)
+			return "", "", fmt.Errorf("create the CRD %s: %w", name, err)
 		}
 	case err != nil:
-		return "", fmt.Errorf("get the NodePool CRD: %w", err)
+		return "", "", fmt.Errorf("get the CRD %s: %w", name, err)
 	default:
 		// The stored spec carries the API server's defaults, so comparing it with the
 		// embedded one would always differ. The server knows: an update that changes the
@@ -115,7 +136,7 @@ func InstallCRD(ctx context.Context, c client.Client) (string, error) {
 		gen := cur.Generation
 		cur.Spec = want.Spec
 		if err := c.Update(ctx, cur); err != nil {
-			return "", fmt.Errorf("update the NodePool CRD: %w", err)
+			return "", "", fmt.Errorf("update the CRD %s: %w", name, err)
 		}
 		verb = "unchanged"
 		if cur.Generation != gen {
@@ -137,7 +158,7 @@ func InstallCRD(ctx context.Context, c client.Client) (string, error) {
 		return false, nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("wait for the NodePool CRD to be established: %w", err)
+		return "", "", fmt.Errorf("wait for the CRD %s to be established: %w", name, err)
 	}
-	return verb, nil
+	return name, verb, nil
 }

@@ -74,3 +74,11 @@ func (o *Operator) resolve(ctx context.Context, req Request) ([]string, *v1alpha
 	}
 	return names, pool, nil
 }
+
+// Nodes returns the nodes req acts on (Nodes as given, deduplicated; else the nodes
+// Selector or Pool selects, sorted), as Plan and Run resolve them. Nothing selected is a
+// UsageError.
+func (o *Operator) Nodes(ctx context.Context, req Request) ([]string, error) {
+	names, _, err := o.resolve(ctx, req)
+	return names, err
+}

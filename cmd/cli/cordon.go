@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
@@ -23,7 +24,8 @@ type CordonOptions struct {
 	// Uncordon makes the nodes schedulable instead.
 	Uncordon bool
 	// Force uncordons a node even when it was cordoned before this tool drained it.
-	Force bool
+	Force           bool
+	ServerSideFlags // --server-side, --detach, --name (serverside.go)
 }
 
 // NewCmdCordon builds "kubectl maintenance cordon".
@@ -42,6 +44,17 @@ func newCordonCmd(c *Common, uncordon bool) *cobra.Command {
 			o.Nodes.Names = args
 			if err := o.Validate(); err != nil {
 				return err
+			}
+			if err := o.validateServerSide(o.DryRun); err != nil {
+				return err
+			}
+			if o.ServerSide {
+				action := mntv1.ActionCordon
+				if o.Uncordon {
+					action = mntv1.ActionUncordon
+				}
+				return o.runServerSide(cmd.Context(), o.ServerSideFlags, mntv1.MaintenanceSpec{Action: action, Nodes: o.Nodes.Names,
+					Selector: o.Nodes.Selector, Pool: o.Nodes.Pool, Drain: mntv1.DrainSettings{Force: o.Force}})
 			}
 			cs, err := o.Client()
 			if err != nil {
@@ -62,6 +75,7 @@ A node cordoned by anyone else, before, during or after a drain, stays cordoned 
 		cmd.Flags().BoolVar(&o.Force, "force", o.Force, "uncordon even a node whose cordon someone else made")
 	}
 	o.Nodes.AddFlags(cmd, c)
+	o.addServerSideFlags(cmd)
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", "client" or "server"`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))

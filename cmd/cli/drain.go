@@ -13,6 +13,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
@@ -40,8 +41,9 @@ type DrainOptions struct {
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
 
-	PolicyFlags  // --on-blocked, --blocked-after, --not-after (drain_policy.go)
-	surgeOptions // --surge (drain_surge.go)
+	PolicyFlags     // --on-blocked, --blocked-after, --not-after (drain_policy.go)
+	ServerSideFlags // --server-side, --detach, --name (serverside.go)
+	surgeOptions    // --surge (drain_surge.go)
 
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
@@ -84,6 +86,12 @@ running the same command again, and "uncordon" restores a node as it was.
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if err := o.validateServerSide(o.DryRun); err != nil {
+				return err
+			}
+			if o.ServerSide {
+				return o.runServerSide(cmd.Context(), o.ServerSideFlags, o.maintenanceSpec(mntv1.ActionDrain))
+			}
 			cs, err := o.Client()
 			if err != nil {
 				return err
@@ -93,6 +101,7 @@ running the same command again, and "uncordon" restores a node as it was.
 	}
 	o.Nodes.AddFlags(cmd, c)
 	o.addFlags(cmd)
+	o.addServerSideFlags(cmd)
 	return cmd
 }
 

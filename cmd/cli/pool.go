@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -26,8 +25,8 @@ RuntimeClass named after it, so a pod picks the pool with runtimeClassName alone
 		Args: noArgsUsage,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newCmdPoolInstall(c), newCmdPoolListPrinted(c), newCmdPoolGetPrinted(c), newCmdPoolApplyFiles(c),
-		newCmdPoolDelete(c), NewCmdPoolMove(c), newCmdPoolSync(c), newCmdPoolController(c))
+	cmd.AddCommand(newCmdInstall(c, "install", "Install (or update) the NodePool and Maintenance CustomResourceDefinitions (as kubectl maintenance install); safe to run again"), newCmdPoolListPrinted(c), newCmdPoolGetPrinted(c), newCmdPoolApplyFiles(c),
+		newCmdPoolDelete(c), NewCmdPoolMove(c), newCmdPoolSync(c), newCmdController(c, false))
 	return cmd
 }
 
@@ -48,26 +47,6 @@ func poolClients(c *Common) (kubernetes.Interface, client.Client, error) {
 	}
 	pc, err := c.PoolClient()
 	return cs, pc, err
-}
-
-func newCmdPoolInstall(c *Common) *cobra.Command {
-	return &cobra.Command{
-		Use:   "install",
-		Short: "Install (or update) the NodePool CustomResourceDefinition; safe to run again",
-		Args:  noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, pc, err := poolClients(c)
-			if err != nil {
-				return err
-			}
-			verb, err := operation.InstallCRD(cmd.Context(), pc)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.Out, "customresourcedefinition.apiextensions.k8s.io/nodepools.maintenance.kubectl-maintenance.io %s\n", verb)
-			return nil
-		},
-	}
 }
 
 func exactlyOnePool(_ *cobra.Command, args []string) error {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
@@ -61,6 +62,17 @@ plan and the exact label and taint change per node.
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if err := o.validateServerSide(o.DryRun); err != nil {
+				return err
+			}
+			if o.ServerSide {
+				if len(o.From) > 0 || o.AllowMissingHandler {
+					return UsageErrorf("--from and --allow-missing-handler don't go with --server-side (a Maintenance's move leaves every pool and needs the handler)")
+				}
+				spec := o.maintenanceSpec(mntv1.ActionMove)
+				spec.To = o.To
+				return o.runServerSide(cmd.Context(), o.ServerSideFlags, spec)
+			}
 			cs, pc, err := poolClients(c)
 			if err != nil {
 				return err
@@ -69,6 +81,7 @@ plan and the exact label and taint change per node.
 		},
 	}
 	o.addFlags(cmd)
+	o.addServerSideFlags(cmd)
 	cmd.Flags().StringVar(&o.To, "to", o.To, "the pool to move the nodes to")
 	cmd.Flags().StringSliceVar(&o.From, "from", o.From, "the pool(s) the nodes leave (default: every pool a NodePool or the node's ownership record covers)")
 	cmd.Flags().BoolVar(&o.AllowMissingHandler, "allow-missing-handler", false, "move nodes that don't list the target pool's RuntimeClass handler (a warning instead of a stop)")

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
@@ -151,6 +152,7 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(v1alpha1.AddToScheme(s))
+	utilruntime.Must(mntv1.AddToScheme(s))
 	return s
 }
 
@@ -201,6 +203,14 @@ as the budgets allow.
 		NewCmdPool(common),
 		NewCmdDashboard(common),
 		NewCmdStatus(common),
+		newCmdController(common, true),
+		newCmdGet(common),
+		newCmdDescribe(common),
+		newCmdFollow(common),
+		newCmdCancel(common),
+		newCmdPause(common, true),
+		newCmdPause(common, false),
+		newCmdInstall(common, "install", "Install (or update) the NodePool and Maintenance CustomResourceDefinitions; safe to run again"),
 	)
 	addKubectlCompletion(root)
 	rejectUnknownCommands(root)

@@ -85,6 +85,9 @@ func run(plugin string, keep bool, kubeconfigOut string) error {
 		}
 		fmt.Printf("# exit code %d\n", code)
 	}
+	if err := serverSideDrain(ctx, plugin, kubeconfig); err != nil {
+		return err
+	}
 
 	fmt.Printf("\nThe cluster's kubeconfig: %s\n", kubeconfig)
 	fmt.Printf("  export KUBECONFIG=%s\n  kubectl get nodes\n  %s nodes\n", kubeconfig, plugin)
@@ -113,7 +116,7 @@ var demoSteps = []struct {
 		"blue-3 holds the pods of pdb shop/ledger (maxUnavailable 0): the drain evicts the rest, then times out naming it (exit 124)"},
 	{[]string{"nodes", "-l", "node-role.kubernetes.io/blue"}, ""},
 	{[]string{"uncordon", "-l", "node-role.kubernetes.io/blue"}, "restore the nodes as they were before the tool touched them"},
-	{[]string{"pool", "install"}, "the NodePool CRD (idempotent)"},
+	{[]string{"install"}, "the NodePool and Maintenance CRDs (idempotent)"},
 	{[]string{"pool", "apply", "-f", "config/samples/pool-blue.yaml"}, "labels, taints and a RuntimeClass for pool blue, applied to its nodes"},
 	{[]string{"pool", "apply", "-f", "config/samples/pool-green.yaml"}, ""},
 	{[]string{"pool", "list"}, ""},

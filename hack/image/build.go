@@ -134,12 +134,12 @@ func Image(bin string, o *Options, created time.Time) (v1.Image, error) {
 	cf.OS, cf.Architecture = "linux", o.Arch
 	cf.Created = v1.Time{Time: created}
 	cf.Config.Entrypoint = []string{"/" + Binary}
-	cf.Config.Cmd = []string{"pool", "controller"}
+	cf.Config.Cmd = []string{"controller"}
 	cf.Config.User = User
 	cf.Config.WorkingDir = "/"
 	cf.Config.Labels = map[string]string{
 		"org.opencontainers.image.title":       Binary,
-		"org.opencontainers.image.description": "kubectl-maintenance: the NodePool controller (pool controller)",
+		"org.opencontainers.image.description": "kubectl-maintenance: the controller (NodePools and Maintenances)",
 		"org.opencontainers.image.source":      o.Source,
 		"org.opencontainers.image.version":     o.labelVersion(),
 		"org.opencontainers.image.revision":    o.Commit,

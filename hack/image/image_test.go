@@ -53,8 +53,8 @@ func TestImageReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := cf.Config
-	if strings.Join(c.Entrypoint, " ") != "/kubectl-maintenance" || strings.Join(c.Cmd, " ") != "pool controller" {
-		t.Errorf("entrypoint %q cmd %q, want /kubectl-maintenance pool controller", c.Entrypoint, c.Cmd)
+	if strings.Join(c.Entrypoint, " ") != "/kubectl-maintenance" || strings.Join(c.Cmd, " ") != "controller" {
+		t.Errorf("entrypoint %q cmd %q, want /kubectl-maintenance controller", c.Entrypoint, c.Cmd)
 	}
 	if c.User != "65532:65532" {
 		t.Errorf("user %q, want 65532:65532", c.User)

@@ -1,6 +1,6 @@
 // Command image builds the in-cluster pool controller's container image without a
 // container runtime or a registry: the plugin, cross-built static for linux, is the one
-// layer on an empty base, run as the non-root user 65532 with `pool controller` as its
+// layer on an empty base, run as the non-root user 65532 with `controller` as its
 // default arguments. The image is written as one tar that is both an OCI image layout
 // (oci-layout, index.json, blobs/) and a `docker save` archive (manifest.json), as Docker
 // 25 and later write them: `docker load`, `podman load`, `kind load image-archive`,

@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// newCmdFollow builds "follow NAME": print a Maintenance's progress until it ends, with the
+// exit code of the same local run.
+func newCmdFollow(c *Common) *cobra.Command {
+	return &cobra.Command{
+		Use:   "follow NAME",
+		Short: "Follow a Maintenance until it ends: the lines and the exit code of the same local run",
+		Long:  "Follow a Maintenance until it ends: the lines and the exit code of the same local run. Ctrl-C detaches (the object runs on).\n\n" + ExitCodesHelp,
+		Args:  exactlyOne("maintenance"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := c.PoolClient()
+			if err != nil {
+				return err
+			}
+			return c.follow(cmd.Context(), mc, args[0])
+		},
+	}
+}
+
+func exactlyOne(what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return UsageErrorf("give exactly one %s name, got %d", what, len(args))
+		}
+		return nil
+	}
+}
+
+// newCmdCancel builds "cancel NAME": delete the Maintenance; the controller stops its run
+// (a finalizer) and the nodes keep their state.
+func newCmdCancel(c *Common) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel NAME",
+		Short: "Cancel a Maintenance: its run stops, its nodes stay cordoned with their state (uncordon them to undo)",
+		Args:  exactlyOne("maintenance"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := c.PoolClient()
+			if err != nil {
+				return err
+			}
+			m := &mntv1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: args[0]}}
+			if err := mc.Delete(cmd.Context(), m); err != nil {
+				if apierrors.IsNotFound(err) {
+					return UsageErrorf("maintenance %q not found", args[0])
+				}
+				return fmt.Errorf("delete maintenance/%s: %w", args[0], err)
+			}
+			fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s cancelled\n", args[0])
+			return nil
+		},
+	}
+}
+
+// newCmdPause builds "pause" (paused true) and "resume" (paused false).
+func newCmdPause(c *Common, pause bool) *cobra.Command {
+	var all bool
+	use, verb := "resume (NAME | --all)", "resumed"
+	short := "Resume paused Maintenances: the run continues from the nodes' records"
+	if pause {
+		use, verb = "pause (NAME | --all)", "paused"
+		short = "Pause Maintenances: no new eviction and no new node until resumed (nodes keep their state)"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) > 0) {
+				return UsageErrorf("give one Maintenance name or --all")
+			}
+			mc, err := c.PoolClient()
+			if err != nil {
+				return err
+			}
+			names := args
+			if all {
+				list := &mntv1.MaintenanceList{}
+				if err := mc.List(cmd.Context(), list); err != nil {
+					return fmt.Errorf("list maintenances: %w", err)
+				}
+				names = nil
+				for _, m := range list.Items {
+					if !m.Status.Phase.Done() && m.DeletionTimestamp == nil {
+						names = append(names, m.Name)
+					}
+				}
+			}
+			patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"paused":%t}}`, pause))
+			for _, name := range names {
+				m := &mntv1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name}}
+				if err := mc.Patch(cmd.Context(), m, patch); err != nil {
+					if apierrors.IsNotFound(err) {
+						return UsageErrorf("maintenance %q not found", name)
+					}
+					return fmt.Errorf("patch maintenance/%s: %w", name, err)
+				}
+				fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s %s\n", name, verb)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every Maintenance not finished")
+	return cmd
+}
+
+// newCmdGet builds "get [NAME...]": Maintenances with kubectl's printers.
+func newCmdGet(c *Common) *cobra.Command {
+	pf := genericclioptions.NewPrintFlags("").WithTypeSetter(Scheme())
+	var watch bool
+	cmd := &cobra.Command{
+		Use:     "get [NAME...]",
+		Aliases: []string{"list"},
+		Short:   "List Maintenances (-o wide|json|yaml|name|jsonpath=..., --watch)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := c.PoolClient()
+			if err != nil {
+				return err
+			}
+			out := ptrOr(pf.OutputFormat)
+			var p printers.ResourcePrinter
+			if out != "" && out != "wide" {
+				if p, err = pf.ToPrinter(); err != nil {
+					return WithExitCode(ExitUsage, err)
+				}
+			}
+			ctx := cmd.Context()
+			for first := true; ; first = false {
+				list, err := getMaintenances(ctx, mc, args)
+				if err != nil {
+					return err
+				}
+				if out == "" || out == "wide" {
+					p = printers.NewTablePrinter(printers.PrintOptions{Wide: out == "wide", NoHeaders: !first})
+				}
+				if err := printMaintenances(c, p, out, list); err != nil {
+					return err
+				}
+				if !watch {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(2 * time.Second):
+				}
+			}
+		},
+	}
+	pf.AddFlags(cmd)
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "list again every 2 seconds")
+	return cmd
+}
+
+func ptrOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func getMaintenances(ctx context.Context, mc client.Client, names []string) (*mntv1.MaintenanceList, error) {
+	list := &mntv1.MaintenanceList{}
+	if len(names) == 0 {
+		if err := mc.List(ctx, list); err != nil {
+			return nil, fmt.Errorf("list maintenances: %w", err)
+		}
+		return list, nil
+	}
+	for _, n := range names {
+		m := &mntv1.Maintenance{}
+		if err := mc.Get(ctx, types.NamespacedName{Name: n}, m); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, UsageErrorf("maintenance %q not found", n)
+			}
+			return nil, fmt.Errorf("get maintenance/%s: %w", n, err)
+		}
+		list.Items = append(list.Items, *m)
+	}
+	return list, nil
+}
+
+func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *mntv1.MaintenanceList) error {
+	if out != "" && out != "wide" {
+		list.SetGroupVersionKind(mntv1.GroupVersion.WithKind("MaintenanceList"))
+		for i := range list.Items {
+			list.Items[i].SetGroupVersionKind(mntv1.GroupVersion.WithKind("Maintenance"))
+		}
+		if out == "name" || len(list.Items) != 1 {
+			return p.PrintObj(list, c.Out)
+		}
+		return p.PrintObj(&list.Items[0], c.Out)
+	}
+	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string"}, {Name: "Action", Type: "string"}, {Name: "Phase", Type: "string"},
+		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Age", Type: "string"},
+		{Name: "Holds", Type: "string", Priority: 1}, {Name: "Message", Type: "string", Priority: 1},
+	}}
+	for i := range list.Items {
+		m := &list.Items[i]
+		s := m.Status
+		var held []string
+		for _, n := range s.Nodes {
+			held = append(held, n.Name)
+		}
+		phase := string(s.Phase)
+		if m.DeletionTimestamp != nil {
+			phase = "Cancelling"
+		}
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{m.Name, string(m.Spec.Action), phase,
+			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), int64(s.Counts.PodsEvicted),
+			duration.HumanDuration(time.Since(m.CreationTimestamp.Time)), strings.Join(held, ","), s.Message},
+			Object: runtime.RawExtension{Object: m}})
+	}
+	return p.PrintObj(t, c.Out)
+}

@@ -1,0 +1,292 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersion is the API group and version of Maintenance (NodePool's).
+var GroupVersion = schema.GroupVersion{Group: "maintenance.kubectl-maintenance.io", Version: "v1alpha1"}
+
+// AddToScheme registers Maintenance and MaintenanceList.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Maintenance{}, &MaintenanceList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
+
+// Action is what a Maintenance does to its nodes.
+type Action string
+
+// Actions.
+const (
+	// ActionDrain cordons the nodes and evicts their pods as far as the budgets allow.
+	ActionDrain Action = "Drain"
+	// ActionCordon marks the nodes unschedulable.
+	ActionCordon Action = "Cordon"
+	// ActionUncordon makes the nodes schedulable again (when the cordon is this tool's).
+	ActionUncordon Action = "Uncordon"
+	// ActionMove moves the nodes to pool spec.to: cordon, drain, relabel, uncordon.
+	ActionMove Action = "Move"
+)
+
+// MaintenanceSpec is the action, its nodes and its settings. Only paused and reason may
+// change once created.
+// +kubebuilder:validation:XValidation:rule="self.action != 'Move' || has(self.to)",message="a Move needs its target pool: set spec.to"
+// +kubebuilder:validation:XValidation:rule="self.action == 'Move' || !has(self.to)",message="spec.to (the target pool) is only for action Move"
+// +kubebuilder:validation:XValidation:rule="!(has(self.nodes) && has(self.selector))",message="give the nodes by name (spec.nodes) or by label (spec.selector), not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.pool) && (has(self.nodes) || has(self.selector)))",message="spec.pool selects the pool's members: don't also give spec.nodes or spec.selector"
+// +kubebuilder:validation:XValidation:rule="has(self.nodes) || has(self.selector) || has(self.pool)",message="no nodes: set spec.nodes, spec.selector or spec.pool"
+// +kubebuilder:validation:XValidation:rule="!has(self.policy) || !has(self.policy.surge) || !self.policy.surge || self.action in ['Drain', 'Move']",message="policy.surge is only for a Drain or a Move"
+type MaintenanceSpec struct {
+	// Action is Drain, Cordon, Uncordon or Move.
+	// +kubebuilder:validation:XValidation:rule="self in ['Drain', 'Cordon', 'Uncordon', 'Move']",message="action must be Drain, Cordon, Uncordon or Move"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="action cannot change: create another Maintenance"
+	Action Action `json:"action"`
+	// To is the target pool of a Move.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	To string `json:"to,omitempty"`
+	// Nodes names the nodes.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=5000
+	// +kubebuilder:validation:items:MaxLength=253
+	Nodes []string `json:"nodes,omitempty"`
+	// Selector is a label selector of the nodes, as kubectl's -l takes it.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Selector string `json:"selector,omitempty"`
+	// Pool selects a NodePool's members; a drain of them rolls at the pool's
+	// maxUnavailable unless policy.maxParallelNodes is set.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Pool string `json:"pool,omitempty"`
+	// Drain holds kubectl drain's settings, with its defaults.
+	// +optional
+	Drain DrainSettings `json:"drain,omitempty"`
+	// Policy says what to do with blocked nodes, deadlines and parallelism.
+	// +optional
+	Policy Policy `json:"policy,omitempty"`
+	// Paused, when true, stops new evictions and new nodes until set back to false; the
+	// run then continues from the nodes' records.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+	// Reason is free text for people (a ticket, a change request).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+}
+
+// DrainSettings are kubectl drain's flags, with the same meanings and defaults.
+type DrainSettings struct {
+	// Force allows pods without a controller (--force); for an Uncordon, it uncordons a
+	// node whose cordon someone else made (uncordon --force).
+	// +optional
+	Force bool `json:"force,omitempty"`
+	// IgnoreDaemonSets goes on when DaemonSet pods are present (--ignore-daemonsets).
+	// +optional
+	IgnoreDaemonSets bool `json:"ignoreDaemonSets,omitempty"`
+	// DeleteEmptyDirData allows pods with emptyDir volumes (--delete-emptydir-data).
+	// +optional
+	DeleteEmptyDirData bool `json:"deleteEmptyDirData,omitempty"`
+	// GracePeriodSeconds overrides the pods' grace period; -1 keeps each pod's own.
+	// +optional
+	// +kubebuilder:default=-1
+	// +kubebuilder:validation:XValidation:rule="self >= -1",message="gracePeriodSeconds must be -1 (each pod's own) or more"
+	GracePeriodSeconds *int32 `json:"gracePeriodSeconds,omitempty"`
+	// Timeout bounds the whole drain (a duration such as 30m); 0 or unset means no limit.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="timeout must not be negative (0 means no limit)"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// PodSelector restricts the pods evicted (a label selector).
+	// +optional
+	PodSelector string `json:"podSelector,omitempty"`
+	// SkipWaitForDeleteTimeoutSeconds: pods deleted longer ago than this are not waited for.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="skipWaitForDeleteTimeoutSeconds must not be negative"
+	SkipWaitForDeleteTimeoutSeconds int32 `json:"skipWaitForDeleteTimeoutSeconds,omitempty"`
+	// ChunkSize pages pod lists.
+	// +optional
+	// +kubebuilder:default=500
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="chunkSize must not be negative"
+	ChunkSize *int64 `json:"chunkSize,omitempty"`
+	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt like any other.
+	// +optional
+	IgnoreDoNotDisrupt bool `json:"ignoreDoNotDisrupt,omitempty"`
+}
+
+// Policy is what a run does about blocked nodes, deadlines and parallelism.
+type Policy struct {
+	// OnBlocked is wait (the default), skip or fail, as drain --on-blocked.
+	// +optional
+	// +kubebuilder:default=wait
+	// +kubebuilder:validation:XValidation:rule="self in ['wait', 'skip', 'fail']",message="onBlocked must be wait, skip or fail"
+	OnBlocked string `json:"onBlocked,omitempty"`
+	// BlockedAfter is how long a node must have been blocked before onBlocked=skip gives
+	// it up (default 5m).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="blockedAfter must not be negative"
+	BlockedAfter *metav1.Duration `json:"blockedAfter,omitempty"`
+	// NotAfter is the time after which no node starts; nodes in progress finish.
+	// +optional
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// Surge lets a drain or move surge the one-replica Deployment of a pod whose budget
+	// never allows a disruption.
+	// +optional
+	Surge bool `json:"surge,omitempty"`
+	// MaxParallelNodes is how many nodes drain at once; 0 or unset: the default (5, or a
+	// pool's maxUnavailable for spec.pool).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="maxParallelNodes must not be negative (0 means the default)"
+	MaxParallelNodes int32 `json:"maxParallelNodes,omitempty"`
+}
+
+// Phase is where a Maintenance is.
+type Phase string
+
+// Phases. The last four end the run, each with the exit code the CLI gives the same
+// outcome.
+const (
+	// PhasePending: not started (waiting for a controller, or for nodes another holds).
+	PhasePending Phase = "Pending"
+	// PhaseRunning: the run is in progress.
+	PhaseRunning Phase = "Running"
+	// PhasePaused: spec.paused stopped the run; nodes keep their state.
+	PhasePaused Phase = "Paused"
+	// PhaseSucceeded: done (exit 0).
+	PhaseSucceeded Phase = "Succeeded"
+	// PhaseFailed: an error ended the run (exit 1, or 2 for a spec that cannot run).
+	PhaseFailed Phase = "Failed"
+	// PhaseBlocked: blocked nodes were skipped, or onBlocked=fail stopped the run (exit 3).
+	PhaseBlocked Phase = "Blocked"
+	// PhaseDeadlinePassed: policy.notAfter passed with nodes not started (exit 4).
+	PhaseDeadlinePassed Phase = "DeadlinePassed"
+	// PhaseTimedOut: drain.timeout was reached (exit 124).
+	PhaseTimedOut Phase = "TimedOut"
+)
+
+// Done reports whether p ends the run.
+func (p Phase) Done() bool {
+	switch p {
+	case PhaseSucceeded, PhaseFailed, PhaseBlocked, PhaseDeadlinePassed, PhaseTimedOut:
+		return true
+	}
+	return false
+}
+
+// Condition types of a Maintenance.
+const (
+	// ConditionProgressing is True while the run goes on.
+	ConditionProgressing = "Progressing"
+	// ConditionWaitingForNodes is True while another Maintenance holds some of the nodes;
+	// its message names it.
+	ConditionWaitingForNodes = "WaitingForNodes"
+)
+
+// Blocker is a pod left on a node and what holds it: the same words as plan and the
+// wait lines.
+type Blocker struct {
+	Pod string `json:"pod"`
+	// +optional
+	PDB string `json:"pdb,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	Cause string `json:"cause,omitempty"`
+	// +optional
+	Remedy string `json:"remedy,omitempty"`
+}
+
+// NodeStatus is one node's progress.
+type NodeStatus struct {
+	Name string `json:"name"`
+	// State: Pending, Cordoned, Draining, Drained, Blocked, Failed, NotStarted, Moved,
+	// Uncordoned.
+	State string `json:"state"`
+	// Since is when the node entered State.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+	// PodsLeft is how many pods the drain still has to evict from the node.
+	// +optional
+	PodsLeft int32 `json:"podsLeft,omitempty"`
+	// Message says why the node failed or was given up.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Blockers are the pods waiting on a budget (or a rule), and why.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Blockers []Blocker `json:"blockers,omitempty"`
+}
+
+// Counts are the CLI summary's counts.
+type Counts struct {
+	NodesDrained int32 `json:"nodesDrained"`
+	NodesFailed  int32 `json:"nodesFailed"`
+	NodesPending int32 `json:"nodesPending"`
+	PodsEvicted  int32 `json:"podsEvicted"`
+	PodsPending  int32 `json:"podsPending"`
+	// Evictions counts eviction requests sent; Refusals those refused.
+	Evictions int32 `json:"evictions"`
+	Refusals  int32 `json:"refusals"`
+}
+
+// MaintenanceStatus is what the controller reports.
+type MaintenanceStatus struct {
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Message says how the run ended (the CLI's error line), or what it waits for.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Counts are the summary's counts.
+	// +optional
+	Counts Counts `json:"counts,omitempty"`
+	// Nodes is each node's progress, in plan order.
+	// +optional
+	// +kubebuilder:validation:MaxItems=5000
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+}
+
+// Maintenance is a maintenance action on nodes run by "kubectl maintenance controller".
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=mnt,categories=maintenance
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Action",type=string,JSONPath=`.spec.action`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Drained",type=integer,JSONPath=`.status.counts.nodesDrained`
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.counts.nodesPending`
+// +kubebuilder:printcolumn:name="Evicted",type=integer,JSONPath=`.status.counts.podsEvicted`
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Maintenance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MaintenanceSpec   `json:"spec"`
+	Status MaintenanceStatus `json:"status,omitempty"`
+}
+
+// MaintenanceList is a list of Maintenances.
+// +kubebuilder:object:root=true
+type MaintenanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Maintenance `json:"items"`
+}

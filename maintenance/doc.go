@@ -1,0 +1,11 @@
+// Package maintenance runs Maintenance objects (maintenance/api/v1alpha1) in the cluster:
+// Request turns a Maintenance's spec into the operations layer's Request, and Reconciler
+// runs each Running object as one operation.Run, writing what it does into the object's
+// status (when something changed, at most every StatusInterval, never per eviction).
+// A node is in at most one run at a time: an object that wants a node another holds
+// waits with a condition naming it. Pausing or deleting an object cancels its run; the
+// nodes keep their state and a later run resumes from their records, as a re-run of the
+// CLI does.
+//
+// It never prints and imports neither cobra nor bubbletea.
+package maintenance

@@ -1,0 +1,150 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+func TestRequest(t *testing.T) {
+	notAfter := metav1.NewTime(time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC))
+	cases := map[string]struct {
+		spec    v1alpha1.MaintenanceSpec
+		check   func(t *testing.T, r operation.Request)
+		wantErr bool
+	}{
+		"a drain takes kubectl drain's defaults": {
+			spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}},
+			check: func(t *testing.T, r operation.Request) {
+				d := r.Drain
+				if r.Action != operation.Drain || d.GracePeriodSeconds != -1 || d.ChunkSize != drain.DefaultChunkSize ||
+					d.MaxParallelNodes != drain.DefaultMaxParallelNodes || d.Timeout != 0 || !d.RecordEvents || d.Origin.Command != "maintenance/m" || r.Command != "maintenance/m" {
+					t.Errorf("request %+v", r)
+				}
+			},
+		},
+		"a pool drain leaves parallelism to the pool": {
+			spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Pool: "blue"},
+			check: func(t *testing.T, r operation.Request) {
+				if r.Pool != "blue" || r.Drain.MaxParallelNodes != 0 {
+					t.Errorf("pool %q, max parallel %d", r.Pool, r.Drain.MaxParallelNodes)
+				}
+			},
+		},
+		"every setting carried": {
+			spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionMove, To: "green", Selector: "rack=7",
+				Drain: v1alpha1.DrainSettings{Force: true, IgnoreDaemonSets: true, DeleteEmptyDirData: true, GracePeriodSeconds: ptr.To(int32(30)),
+					Timeout: &metav1.Duration{Duration: time.Hour}, PodSelector: "app=web", SkipWaitForDeleteTimeoutSeconds: 5, ChunkSize: ptr.To(int64(50)), IgnoreDoNotDisrupt: true},
+				Policy: v1alpha1.Policy{OnBlocked: "skip", BlockedAfter: &metav1.Duration{Duration: time.Minute}, NotAfter: &notAfter, Surge: true, MaxParallelNodes: 3}},
+			check: func(t *testing.T, r operation.Request) {
+				d := r.Drain
+				if r.Action != operation.Move || r.To != "green" || r.Selector != "rack=7" || !r.Surge || !d.Force || !d.IgnoreDaemonSets || !d.DeleteEmptyDirData ||
+					d.GracePeriodSeconds != 30 || d.Timeout != time.Hour || d.PodSelector != "app=web" || d.SkipWaitForDeleteTimeoutSeconds != 5 ||
+					d.ChunkSize != 50 || !d.IgnoreDoNotDisrupt || d.OnBlocked != drain.OnBlockedSkip || d.BlockedAfter != time.Minute ||
+					!d.NotAfter.Equal(notAfter.Time) || d.MaxParallelNodes != 3 {
+					t.Errorf("request %+v", r)
+				}
+			},
+		},
+		"a move without a target": {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionMove, Nodes: []string{"n1"}}, wantErr: true},
+		"an unknown action":       {spec: v1alpha1.MaintenanceSpec{Action: "Reboot", Nodes: []string{"n1"}}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: tc.spec}
+			r, err := Request(m)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error %v, want error %v", err, tc.wantErr)
+			}
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	cases := map[string]struct {
+		err   error
+		phase v1alpha1.Phase
+	}{
+		"done":                {nil, v1alpha1.PhaseSucceeded},
+		"nodes skipped":       {&drain.SkippedError{}, v1alpha1.PhaseBlocked},
+		"stopped by fail":     {fmt.Errorf("run: %w", &drain.StoppedError{}), v1alpha1.PhaseBlocked},
+		"deadline passed":     {&drain.NotStartedError{}, v1alpha1.PhaseDeadlinePassed},
+		"timed out":           {fmt.Errorf("drain: %w", context.DeadlineExceeded), v1alpha1.PhaseTimedOut},
+		"an error of the API": {errors.New("boom"), v1alpha1.PhaseFailed},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got, _ := outcome(tc.err); got != tc.phase {
+				t.Errorf("phase %s, want %s", got, tc.phase)
+			}
+		})
+	}
+}
+
+func TestRemaining(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	cases := map[string]struct {
+		timeout time.Duration
+		now     time.Time
+		left    time.Duration
+		ok      bool
+	}{
+		"no timeout":         {0, start.Add(time.Hour), 0, true},
+		"some left":          {time.Hour, start.Add(20 * time.Minute), 40 * time.Minute, true},
+		"spent by a restart": {time.Hour, start.Add(2 * time.Hour), -time.Hour, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			left, ok := remaining(tc.timeout, start, tc.now)
+			if left != tc.left || ok != tc.ok {
+				t.Errorf("remaining = %s, %v; want %s, %v", left, ok, tc.left, tc.ok)
+			}
+		})
+	}
+}
+
+func TestTrackerFoldsEvents(t *testing.T) {
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	tr := newTracker(nil, []string{"n1", "n2"})
+	steps := []pdb.Step{{}, {}}
+	tr.apply(event.Event{Type: event.EventPlan, Time: now, Plan: &event.Plan{Nodes: []event.NodePlan{{Name: "n1", Steps: steps}, {Name: "n2"}}}})
+	tr.apply(event.Event{Type: event.EventNodeCordoned, Time: now, Node: "n1"})
+	tr.apply(event.Event{Type: event.EventEvictionStarted, Time: now, Node: "n1", Pod: "ns/a"})
+	blocked := event.Event{Type: event.EventEvictionBlocked, Time: now, Node: "n1", Pod: "ns/b", PDB: "ns/web", Message: "needs 3, has 3", Cause: "replacement not Ready"}
+	tr.apply(blocked)
+	tr.apply(event.Event{Type: event.EventPodEvicted, Time: now, Node: "n1", Pod: "ns/a"})
+	tr.take()
+	tr.apply(blocked) // said again, unchanged
+	if tr.dirty {
+		t.Errorf("a wait said again unchanged made the status dirty")
+	}
+	got := tr.take()
+	if n := got[0]; n.State != NodeDraining || n.PodsLeft != 1 || len(n.Blockers) != 1 || n.Blockers[0].PDB != "ns/web" || n.Since == nil {
+		t.Errorf("n1 %+v", n)
+	}
+	tr.apply(event.Event{Type: event.EventPodEvicted, Time: now, Node: "n1", Pod: "ns/b"})
+	tr.apply(event.Event{Type: event.EventNodeDrained, Time: now, Node: "n1"})
+	tr.apply(event.Event{Type: event.EventNodeBlocked, Time: now, Node: "n2", Message: "pdb ns/db"})
+	got = tr.take()
+	if got[0].State != NodeDrained || got[0].PodsLeft != 0 || len(got[0].Blockers) != 0 || got[1].State != NodeBlocked || got[1].Message != "pdb ns/db" {
+		t.Errorf("nodes %+v", got)
+	}
+	c := tr.counts(v1alpha1.Counts{PodsEvicted: 3}, nil)
+	if c.NodesDrained != 1 || c.NodesPending != 1 || c.PodsEvicted != 5 {
+		t.Errorf("counts %+v, want 1 drained, 1 pending, 5 evicted (3 before)", c)
+	}
+}

@@ -1,0 +1,381 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+)
+
+// Finalizer keeps a Maintenance until its run has stopped.
+const Finalizer = "maintenance.kubectl-maintenance.io/run"
+
+// DefaultStatusInterval is the least time between two status writes of one object.
+const DefaultStatusInterval = 5 * time.Second
+
+// waitRetry is how often an object waiting for nodes another holds looks again.
+const waitRetry = 3 * time.Second
+
+// Why a run was stopped.
+const (
+	stopPaused  = "paused"
+	stopDeleted = "deleted"
+)
+
+// Reconciler runs Maintenances. Add it to a manager with SetupWithManager; it is also the
+// manager's Runnable that owns the runs (they end when the manager stops or loses the
+// lease).
+type Reconciler struct {
+	// Client reads Maintenances (the manager's cache) and writes them.
+	Client client.Client
+	// APIReader reads an object afresh before a status write.
+	APIReader client.Reader
+	// Kube is the clientset the runs use (evictions, nodes, budgets).
+	Kube kubernetes.Interface
+	// Recorder writes the object's Events (what a deleted object left).
+	Recorder record.EventRecorder
+	// Clock paces status writes. Default: the real clock.
+	Clock clock.WithTicker
+	// Logger receives diagnostics.
+	Logger klog.Logger
+	// StatusInterval is the least time between two status writes of one object.
+	StatusInterval time.Duration
+
+	mu     sync.Mutex
+	base   context.Context // the manager's, once Start ran; the runs' parent
+	runs   map[string]*run
+	holder map[string]string // node -> the Maintenance whose run holds it
+	wg     sync.WaitGroup
+}
+
+// run is one object's operation in progress.
+type run struct {
+	nodes  []string
+	cancel context.CancelFunc
+	done   chan struct{}
+	stop   string // why it was cancelled (stopPaused, stopDeleted); "" for a shutdown
+}
+
+// Start holds the runs' parent context until ctx ends, then stops every run and waits for
+// them (manager.Runnable; it needs the lease like the controller).
+func (r *Reconciler) Start(ctx context.Context) error {
+	r.mu.Lock()
+	r.base = ctx
+	r.mu.Unlock()
+	<-ctx.Done()
+	r.wg.Wait()
+	return nil
+}
+
+func (r *Reconciler) defaults() {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.StatusInterval <= 0 {
+		r.StatusInterval = DefaultStatusInterval
+	}
+	if r.Logger.GetSink() == nil {
+		r.Logger = klog.Background()
+	}
+	if r.runs == nil {
+		r.runs, r.holder = map[string]*run{}, map[string]string{}
+	}
+}
+
+// SetupWithManager adds the reconciler (and its runs' owner) to mgr.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.mu.Lock()
+	r.defaults()
+	r.mu.Unlock()
+	if err := mgr.Add(r); err != nil {
+		return fmt.Errorf("add the maintenance runs: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Maintenance{}).Named("maintenance").Complete(r)
+}
+
+// Setup adds a Reconciler to mgr on its client, API reader and event recorder, the runs on
+// kube: a controller for operation.ControllerConfig's Controllers.
+func Setup(mgr ctrl.Manager, kube kubernetes.Interface) error {
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube,
+		Recorder: mgr.GetEventRecorderFor("kubectl-maintenance"), Logger: klog.NewKlogr().WithName("maintenance")}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the maintenance controller: %w", err)
+	}
+	return nil
+}
+
+// Reconcile moves one Maintenance on: finalizer, pause, start, stop on delete.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	m := &v1alpha1.Maintenance{}
+	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.stopRun(req.Name, stopDeleted)
+			r.release(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("get maintenance %s: %w", req.Name, err)
+	}
+	if m.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.finalize(ctx, m)
+	}
+	if !controllerutil.ContainsFinalizer(m, Finalizer) {
+		controllerutil.AddFinalizer(m, Finalizer)
+		if err := r.Client.Update(ctx, m); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add the finalizer to maintenance %s: %w", m.Name, err)
+		}
+	}
+	if m.Status.Phase.Done() {
+		r.release(m.Name)
+		return ctrl.Result{}, nil
+	}
+	r.mu.Lock()
+	rn, base := r.runs[m.Name], r.base
+	r.mu.Unlock()
+	if m.Spec.Paused {
+		if rn != nil {
+			r.stopRun(m.Name, stopPaused) // the run's end writes Paused
+			return ctrl.Result{}, nil
+		}
+		if m.Status.Phase != v1alpha1.PhasePaused {
+			return ctrl.Result{}, r.writeStatus(ctx, m.Name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+				s.Phase = v1alpha1.PhasePaused
+				setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "spec.paused is true: no new eviction, no new node")
+			})
+		}
+		return ctrl.Result{}, nil
+	}
+	switch {
+	case rn != nil && rn.stop == "":
+		return ctrl.Result{}, nil // running
+	case rn != nil, base == nil:
+		return ctrl.Result{RequeueAfter: time.Second}, nil // a run stopping, or runs not yet allowed
+	}
+	return r.start(ctx, base, m)
+}
+
+// start starts m's run unless another run holds some of its nodes.
+func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (ctrl.Result, error) {
+	req, err := Request(m)
+	if err != nil {
+		return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseFailed, ReasonInvalid, err.Error())
+	}
+	op := &operation.Operator{Kube: r.Kube, Pools: r.Client, Logger: r.Logger.WithValues("maintenance", m.Name)}
+	names, err := op.Nodes(ctx, req)
+	if err != nil {
+		if drain.IsUsage(err) {
+			return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseFailed, ReasonInvalid, err.Error())
+		}
+		return ctrl.Result{}, err
+	}
+	other, held, err := r.heldBy(ctx, m.Name, names)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if other != "" {
+		msg := fmt.Sprintf("waiting for maintenance/%s, which holds node(s) %s", other, strings.Join(held, ", "))
+		err := r.writeStatus(ctx, m.Name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+			s.Phase, s.Message = v1alpha1.PhasePending, msg
+			setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, "HeldByAnother", msg)
+		})
+		return ctrl.Result{RequeueAfter: waitRetry}, err
+	}
+	now := r.Clock.Now()
+	start := now
+	if m.Status.StartTime != nil {
+		start = m.Status.StartTime.Time
+	}
+	left, ok := remaining(req.Drain.Timeout, start, now)
+	if !ok {
+		return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseTimedOut, ReasonTimedOut, fmt.Sprintf("the drain's timeout of %s passed", req.Drain.Timeout))
+	}
+	req.Drain.Timeout = left
+	if req.Selector != "" {
+		req.Nodes, req.Selector = names, "" // the nodes held are the nodes run
+	}
+	t := newTracker(m.Status.Nodes, names)
+	if err := r.writeStatus(ctx, m.Name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+		s.Phase, s.Message = v1alpha1.PhaseRunning, ""
+		if s.StartTime == nil {
+			ts := metav1.NewTime(now)
+			s.StartTime = &ts
+		}
+		s.Nodes = t.take()
+		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionFalse, "NodesFree", "no other maintenance holds the nodes")
+		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Running", "the run is in progress")
+	}); err != nil {
+		return ctrl.Result{}, err
+	}
+	runCtx, cancel := context.WithCancel(base)
+	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{})}
+	r.mu.Lock()
+	r.runs[m.Name] = rn
+	for _, n := range names {
+		r.holder[n] = m.Name
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	r.Logger.Info("maintenance run started", "maintenance", m.Name, "nodes", len(names))
+	go r.execute(runCtx, base, rn, m.Name, m.Status.Counts, op, req, t)
+	return ctrl.Result{}, nil
+}
+
+// heldBy names another Maintenance that holds some of names (a run of this process, or
+// an object Running or Paused per its status: a run a former leader started), and which.
+func (r *Reconciler) heldBy(ctx context.Context, self string, names []string) (string, []string, error) {
+	held := map[string][]string{}
+	r.mu.Lock()
+	for _, n := range names {
+		if h := r.holder[n]; h != "" && h != self {
+			held[h] = append(held[h], n)
+		}
+	}
+	r.mu.Unlock()
+	if len(held) == 0 {
+		list := &v1alpha1.MaintenanceList{}
+		if err := r.Client.List(ctx, list); err != nil {
+			return "", nil, fmt.Errorf("list maintenances: %w", err)
+		}
+		want := map[string]bool{}
+		for _, n := range names {
+			want[n] = true
+		}
+		for _, o := range list.Items {
+			if o.Name == self || (o.Status.Phase != v1alpha1.PhaseRunning && o.Status.Phase != v1alpha1.PhasePaused) {
+				continue
+			}
+			for _, ns := range o.Status.Nodes {
+				if want[ns.Name] {
+					held[o.Name] = append(held[o.Name], ns.Name)
+				}
+			}
+		}
+	}
+	if len(held) == 0 {
+		return "", nil, nil
+	}
+	others := make([]string, 0, len(held))
+	for o := range held {
+		others = append(others, o)
+	}
+	sort.Strings(others)
+	return others[0], held[others[0]], nil
+}
+
+// stopRun cancels name's run, if any, for why, and waits until it has ended.
+func (r *Reconciler) stopRun(name, why string) {
+	r.mu.Lock()
+	rn := r.runs[name]
+	if rn != nil && rn.stop == "" {
+		rn.stop = why
+	}
+	r.mu.Unlock()
+	if rn == nil {
+		return
+	}
+	rn.cancel()
+	<-rn.done
+}
+
+// release frees the nodes name holds.
+func (r *Reconciler) release(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for n, h := range r.holder {
+		if h == name {
+			delete(r.holder, n)
+		}
+	}
+}
+
+// finalize stops a deleted object's run, says in an Event what it left, and lets the
+// object go.
+func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) error {
+	if !controllerutil.ContainsFinalizer(m, Finalizer) {
+		return nil
+	}
+	r.stopRun(m.Name, stopDeleted)
+	r.release(m.Name)
+	fresh := &v1alpha1.Maintenance{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if left := leftOver(fresh.Status.Nodes); left != "" && !fresh.Status.Phase.Done() && r.Recorder != nil {
+		r.Recorder.Eventf(fresh, corev1.EventTypeWarning, "Stopped", "deleted: the run stopped; nodes left cordoned with their state: %s", left)
+	}
+	controllerutil.RemoveFinalizer(fresh, Finalizer)
+	if err := r.Client.Update(ctx, fresh); err != nil {
+		return fmt.Errorf("remove the finalizer of maintenance %s: %w", m.Name, err)
+	}
+	return nil
+}
+
+// leftOver says the nodes not finished: "n1 (Draining, 2 pods left), n2 (Pending)".
+func leftOver(nodes []v1alpha1.NodeStatus) string {
+	var parts []string
+	for _, n := range nodes {
+		switch n.State {
+		case NodeDrained, NodeMoved, NodeUncordoned:
+			continue
+		}
+		s := n.Name + " (" + n.State
+		if n.PodsLeft > 0 {
+			s += fmt.Sprintf(", %d pods left", n.PodsLeft)
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// finish ends name with phase without a run (a spec that can't run, a timeout spent).
+func (r *Reconciler) finish(ctx context.Context, name string, phase v1alpha1.Phase, reason, msg string) error {
+	now := metav1.NewTime(r.Clock.Now())
+	return r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+		s.Phase, s.Message, s.CompletionTime = phase, msg, &now
+		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msg)
+	})
+}
+
+// writeStatus reads name afresh, applies mutate and writes the status when it changed,
+// again on a conflict.
+func (r *Reconciler) writeStatus(ctx context.Context, name string, mutate func(*v1alpha1.MaintenanceStatus, int64)) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		m := &v1alpha1.Maintenance{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, m); err != nil {
+			return err
+		}
+		before := m.Status.DeepCopy()
+		mutate(&m.Status, m.Generation)
+		m.Status.ObservedGeneration = m.Generation
+		if equalStatus(before, &m.Status) {
+			return nil
+		}
+		return r.Client.Status().Update(ctx, m)
+	})
+	if err != nil {
+		return fmt.Errorf("write the status of maintenance %s: %w", name, client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+func setCondition(s *v1alpha1.MaintenanceStatus, gen int64, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen})
+}

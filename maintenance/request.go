@@ -1,0 +1,85 @@
+package maintenance
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+)
+
+// OriginPrefix starts the origin command recorded on the nodes a Maintenance touches:
+// "maintenance/<name>" (noderecord's MaintenanceCommandPrefix).
+const OriginPrefix = noderecord.MaintenanceCommandPrefix
+
+// Origin is what a run of m records on its nodes as the command that started the work.
+func Origin(name string) string { return OriginPrefix + name }
+
+// Request turns m's spec into the operations layer's request. The CRD's rules have
+// refused what can never run; Request checks again what it relies on (an object stored
+// before a rule existed) and returns an operation.UsageError-like error for it.
+func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
+	s := m.Spec
+	// Command is the origin operation records on the nodes (it decides the origin).
+	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To,
+		Command: Origin(m.Name)}
+	switch s.Action {
+	case v1alpha1.ActionDrain:
+		req.Action = operation.Drain
+	case v1alpha1.ActionCordon:
+		req.Action = operation.Cordon
+	case v1alpha1.ActionUncordon:
+		req.Action, req.Force = operation.Uncordon, s.Drain.Force
+	case v1alpha1.ActionMove:
+		req.Action = operation.Move
+		if s.To == "" {
+			return req, fmt.Errorf("spec.to: a Move needs its target pool")
+		}
+	default:
+		return req, fmt.Errorf("spec.action: unknown action %q", s.Action)
+	}
+	d := s.Drain
+	cfg := drain.Config{
+		Force: d.Force, IgnoreDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData,
+		GracePeriodSeconds: -1, PodSelector: d.PodSelector, SkipWaitForDeleteTimeoutSeconds: int(d.SkipWaitForDeleteTimeoutSeconds),
+		ChunkSize: drain.DefaultChunkSize, MaxParallelNodes: int(s.Policy.MaxParallelNodes), RecordEvents: true,
+		IgnoreDoNotDisrupt: d.IgnoreDoNotDisrupt,
+		Policy:             drain.Policy{OnBlocked: drain.OnBlocked(s.Policy.OnBlocked), Origin: drain.Origin{Command: Origin(m.Name)}},
+	}
+	if d.GracePeriodSeconds != nil {
+		cfg.GracePeriodSeconds = int(*d.GracePeriodSeconds)
+	}
+	if d.ChunkSize != nil {
+		cfg.ChunkSize = *d.ChunkSize
+	}
+	if d.Timeout != nil {
+		cfg.Timeout = d.Timeout.Duration
+	}
+	if s.Policy.BlockedAfter != nil {
+		cfg.BlockedAfter = s.Policy.BlockedAfter.Duration
+	}
+	if s.Policy.NotAfter != nil {
+		cfg.NotAfter = s.Policy.NotAfter.Time
+	}
+	if s.Pool == "" && cfg.MaxParallelNodes == 0 {
+		cfg.MaxParallelNodes = drain.DefaultMaxParallelNodes
+	}
+	if cfg.Timeout < 0 || cfg.BlockedAfter < 0 {
+		return req, fmt.Errorf("spec: negative durations can't run")
+	}
+	req.Drain = cfg
+	return req, nil
+}
+
+// remaining is what is left of the drain's timeout for a run resumed at now of an object
+// started at start (a new leader, a resume after a pause): the timeout bounds the whole
+// Maintenance, not each run of it. ok is false once nothing is left.
+func remaining(timeout time.Duration, start, now time.Time) (left time.Duration, ok bool) {
+	if timeout == 0 || start.IsZero() {
+		return timeout, true
+	}
+	left = timeout - now.Sub(start)
+	return left, left > 0
+}

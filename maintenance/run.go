@@ -1,0 +1,126 @@
+package maintenance
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+)
+
+// statusWriteTimeout bounds one status write of a run.
+const statusWriteTimeout = 30 * time.Second
+
+// execute runs req for name, folding its events into the status (written at most every
+// StatusInterval, and only when it changed), and writes how it ended.
+func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, counts v1alpha1.Counts, op *operation.Operator, req operation.Request, t *tracker) {
+	defer r.wg.Done()
+	defer close(rn.done)
+	defer rn.cancel()
+	events := make(chan event.Event, 256)
+	type result struct {
+		sum operation.Summary
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		sum, err := op.Run(ctx, req, events)
+		res <- result{sum, err}
+	}()
+	ticker := r.Clock.NewTicker(r.StatusInterval)
+	defer ticker.Stop()
+	progress := func() {
+		wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
+		defer cancel()
+		nodes, c := t.take(), t.counts(counts, nil)
+		if err := r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, _ int64) { s.Nodes, s.Counts = nodes, c }); err != nil {
+			r.Logger.Error(err, "status write", "maintenance", name)
+		}
+	}
+	var out result
+loop:
+	for {
+		select {
+		case ev := <-events:
+			t.apply(ev)
+		case <-ticker.C():
+			if t.dirty {
+				progress()
+			}
+		case out = <-res:
+			break loop
+		}
+	}
+	for { // what Run sent before it returned
+		select {
+		case ev := <-events:
+			t.apply(ev)
+			continue
+		default:
+		}
+		break
+	}
+	r.mu.Lock()
+	why := rn.stop
+	delete(r.runs, name)
+	r.mu.Unlock()
+	wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
+	defer cancel()
+	nodes := t.take()
+	var err error
+	switch {
+	case why == stopPaused:
+		c := t.counts(counts, &out.sum.Summary)
+		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+			s.Phase, s.Nodes, s.Counts = v1alpha1.PhasePaused, nodes, c
+			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "spec.paused is true: no new eviction, no new node")
+		})
+	case why == stopDeleted || base.Err() != nil:
+		r.release(name)
+		c := t.counts(counts, &out.sum.Summary)
+		if base.Err() == nil {
+			err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, _ int64) { s.Nodes, s.Counts = nodes, c })
+		}
+	default:
+		r.release(name)
+		phase, reason := outcome(out.err)
+		msg := ""
+		if out.err != nil {
+			msg = oneLine(out.err.Error())
+		}
+		c := t.counts(counts, &out.sum.Summary)
+		now := metav1.NewTime(r.Clock.Now())
+		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+			s.Phase, s.Message, s.Nodes, s.Counts, s.CompletionTime = phase, msg, nodes, c, &now
+			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msgOr(msg, "the run finished"))
+		})
+		r.Logger.Info("maintenance run ended", "maintenance", name, "phase", phase)
+	}
+	if err != nil {
+		r.Logger.Error(err, "final status write", "maintenance", name)
+	}
+}
+
+func msgOr(msg, dflt string) string {
+	if msg == "" {
+		return dflt
+	}
+	return msg
+}
+
+// oneLine folds a multi-line message into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")), " ")
+}
+
+// equalStatus reports whether a write would change nothing (condition times aside:
+// SetStatusCondition keeps them when nothing else changed).
+func equalStatus(a, b *v1alpha1.MaintenanceStatus) bool {
+	return equality.Semantic.DeepEqual(a, b) || reflect.DeepEqual(a, b)
+}

@@ -1,0 +1,179 @@
+package maintenance
+
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// Node states in a Maintenance's status.
+const (
+	NodePending    = "Pending"
+	NodeCordoned   = "Cordoned"
+	NodeDraining   = "Draining"
+	NodeDrained    = "Drained"
+	NodeBlocked    = "Blocked"
+	NodeFailed     = "Failed"
+	NodeNotStarted = "NotStarted"
+	NodeMoved      = "Moved"
+	NodeUncordoned = "Uncordoned"
+)
+
+// maxBlockers bounds the blockers kept per node (the CRD's limit).
+const maxBlockers = 64
+
+// tracker folds a run's events into per-node status. It is not safe for concurrent use:
+// one goroutine (the run's) owns it. dirty says whether something a reader cares about
+// changed since the last take: a wait said again unchanged is not a change.
+type tracker struct {
+	nodes map[string]*v1alpha1.NodeStatus
+	order []string
+	dirty bool
+	// evicted counts the pods this run evicted.
+	evicted int32
+}
+
+// newTracker starts from the nodes of an earlier status (a resumed run) and names, the
+// run's nodes in order.
+func newTracker(prev []v1alpha1.NodeStatus, names []string) *tracker {
+	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}}
+	for i := range prev {
+		n := prev[i]
+		t.nodes[n.Name] = &n
+	}
+	for _, name := range names {
+		t.order = append(t.order, name)
+		if _, ok := t.nodes[name]; !ok {
+			t.nodes[name] = &v1alpha1.NodeStatus{Name: name, State: NodePending}
+			t.dirty = true
+		}
+	}
+	return t
+}
+
+func (t *tracker) node(name string) *v1alpha1.NodeStatus {
+	n, ok := t.nodes[name]
+	if !ok {
+		n = &v1alpha1.NodeStatus{Name: name, State: NodePending}
+		t.nodes[name] = n
+		t.order = append(t.order, name)
+	}
+	return n
+}
+
+func (t *tracker) setState(n *v1alpha1.NodeStatus, state string, ev event.Event) {
+	if n.State == state {
+		return
+	}
+	n.State = state
+	ts := metav1.NewTime(ev.Time)
+	n.Since = &ts
+	t.dirty = true
+}
+
+// apply folds one event in.
+func (t *tracker) apply(ev event.Event) {
+	switch ev.Type {
+	case event.EventPlan:
+		if ev.Plan == nil {
+			return
+		}
+		for _, np := range ev.Plan.Nodes {
+			n := t.node(np.Name)
+			if left := int32(len(np.Steps)); n.PodsLeft != left && n.State != NodeDrained {
+				n.PodsLeft = left
+				t.dirty = true
+			}
+		}
+	case event.EventNodeCordoned:
+		if n := t.node(ev.Node); n.State == NodePending {
+			t.setState(n, NodeCordoned, ev)
+		}
+	case event.EventEvictionStarted, event.EventEvictionAccepted:
+		t.setState(t.node(ev.Node), NodeDraining, ev)
+	case event.EventPodEvicted:
+		n := t.node(ev.Node)
+		if n.PodsLeft > 0 {
+			n.PodsLeft--
+		}
+		n.Blockers = slices.DeleteFunc(n.Blockers, func(b v1alpha1.Blocker) bool { return b.Pod == ev.Pod })
+		t.evicted++
+		t.dirty = true
+	case event.EventEvictionBlocked:
+		n := t.node(ev.Node)
+		b := v1alpha1.Blocker{Pod: ev.Pod, PDB: ev.PDB, Message: ev.Message, Cause: ev.Cause, Remedy: ev.Remedy}
+		i := slices.IndexFunc(n.Blockers, func(o v1alpha1.Blocker) bool { return o.Pod == ev.Pod })
+		switch {
+		case i >= 0 && n.Blockers[i] == b:
+			// the same wait said again: not a change
+		case i >= 0:
+			n.Blockers[i] = b
+			t.dirty = true
+		case len(n.Blockers) < maxBlockers:
+			n.Blockers = append(n.Blockers, b)
+			t.dirty = true
+		}
+	case event.EventNodeDrained:
+		n := t.node(ev.Node)
+		n.PodsLeft, n.Blockers, n.Message = 0, nil, ""
+		t.setState(n, NodeDrained, ev)
+		t.dirty = true
+	case event.EventNodeFailed:
+		n := t.node(ev.Node)
+		n.Message = ev.Message
+		t.setState(n, NodeFailed, ev)
+	case event.EventNodeBlocked:
+		n := t.node(ev.Node)
+		n.Message = ev.Message
+		t.setState(n, NodeBlocked, ev)
+	case event.EventNodeNotStarted:
+		t.setState(t.node(ev.Node), NodeNotStarted, ev)
+	case event.EventNodeMoved:
+		t.setState(t.node(ev.Node), NodeMoved, ev)
+	case event.EventNodeUncordoned:
+		t.setState(t.node(ev.Node), NodeUncordoned, ev)
+	}
+}
+
+// take returns the nodes' status in order and clears dirty.
+func (t *tracker) take() []v1alpha1.NodeStatus {
+	t.dirty = false
+	out := make([]v1alpha1.NodeStatus, 0, len(t.order))
+	for _, name := range t.order {
+		n := *t.nodes[name]
+		n.Blockers = slices.Clone(n.Blockers)
+		out = append(out, n)
+	}
+	return out
+}
+
+// counts are the status counts: the nodes' from their states, the pods' from base (the
+// earlier runs of the object) plus this run's (its summary once it ended, when sum is set).
+func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Counts {
+	c := v1alpha1.Counts{PodsEvicted: base.PodsEvicted + t.evicted, Evictions: base.Evictions, Refusals: base.Refusals}
+	if sum != nil {
+		c.PodsEvicted = base.PodsEvicted + int32(sum.PodsEvicted)
+		c.Evictions += int32(sum.Evictions)
+		c.Refusals += int32(sum.Refusals)
+	}
+	for _, name := range t.order {
+		n := t.nodes[name]
+		switch n.State {
+		case NodeDrained, NodeMoved, NodeUncordoned:
+			c.NodesDrained++
+		case NodeFailed:
+			c.NodesFailed++
+		default:
+			c.NodesPending++
+		}
+		c.PodsPending += n.PodsLeft
+	}
+	if sum != nil {
+		c.PodsPending = int32(sum.PodsPending)
+	}
+	return c
+}
