@@ -88,6 +88,9 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	nodePlans := map[string]*event.NodePlan{}
 	for _, name := range ordered {
 		np := &event.NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
+		if Disrupting(pf.nodes[name]) {
+			np.Warnings = append(np.Warnings, DisruptingWarning)
+		}
 		h := helper
 		if listed != nil {
 			hc := *helper // the same filters (the rule sink too), served from the one list
