@@ -34,13 +34,13 @@ type DrainOptions struct {
 	SkipWaitForDeleteTimeout int
 	ChunkSize                int64
 	DryRun                   string
-	// IncludeDisrupting drains nodes Karpenter is already disrupting too.
-	IncludeDisrupting bool
 	MaxParallelNodes         int
 	Output                   string
 	// Progress is auto (the live progress view when stdin and stdout are terminals and
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
+	// IncludeDisrupting drains nodes Karpenter is already disrupting too (drain only).
+	IncludeDisrupting bool
 
 	PolicyFlags  // --on-blocked, --blocked-after, --not-after (drain_policy.go)
 	surgeOptions // --surge (drain_surge.go)
