@@ -144,6 +144,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	for i := range pf.plan.Nodes {
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
 	}
+	pf.plan.ETA = EstimateETA(pf.plan, e.cfg.GracePeriodSeconds)
 	return pf, e.surgePlan(ctx, pf)
 }
 

@@ -67,6 +67,8 @@ type summaryJSON struct {
 	// Skipped (--on-blocked=skip) and NotStarted (--not-after) were added in 1.1.
 	Skipped    []drain.BlockedNode `json:"skipped,omitempty"`
 	NotStarted []string            `json:"not_started,omitempty"`
+	// ETA is what the plans expected (eta.go); elapsed_seconds is the actual time.
+	ETA *etaJSON `json:"eta,omitempty"`
 }
 
 // ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
@@ -75,6 +77,7 @@ type ndjsonPrinter struct {
 	enc      *json.Encoder
 	now      func() time.Time
 	requests func() int64
+	eta      etaTally
 }
 
 func newNDJSONPrinter(w io.Writer, now func() time.Time, requests func() int64) *ndjsonPrinter {
@@ -110,6 +113,7 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 	}
 	if ev.Plan != nil {
 		e.Plan = toPlanJSON(ev.Plan)
+		p.eta.add(ev.Plan)
 		e.Message = planHeadline(ev.Plan)
 	}
 	p.write(e)
@@ -122,6 +126,9 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
 		Skipped: sum.Skipped, NotStarted: sum.NotStarted,
 	}}
+	if p.eta.plans > 0 {
+		e.Summary.ETA = toETAJSON(p.eta.eta)
+	}
 	if err != nil {
 		e.Level, e.Error = "error", oneLine(describe(err))
 	}
@@ -131,6 +138,7 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 // planJSON is the machine form of a plan (plan -o json, and the "plan" event).
 type planJSON struct {
 	Waves   int            `json:"waves"`
+	ETA     *etaJSON       `json:"eta"`
 	Verdict string         `json:"verdict"`
 	Nodes   []nodePlanJSON `json:"nodes"`
 }
@@ -173,7 +181,7 @@ func nodeVerdict(n event.NodePlan) string {
 }
 
 func toPlanJSON(p *event.Plan) *planJSON {
-	out := &planJSON{Waves: p.Waves, Verdict: verdictReady}
+	out := &planJSON{Waves: p.Waves, ETA: toETAJSON(p.ETA), Verdict: verdictReady}
 	for _, n := range p.Nodes {
 		nj := nodePlanJSON{Name: n.Name, AlreadyCordoned: n.AlreadyCordoned, Verdict: nodeVerdict(n),
 			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}}

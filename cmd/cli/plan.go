@@ -154,7 +154,7 @@ func printPlan(w io.Writer, plan *event.Plan) {
 		_ = tw.Flush()
 		printCauses(w, n)
 	}
-	fmt.Fprintf(w, "\n%s\n", planHeadline(plan))
+	fmt.Fprintf(w, "\n%s\n%s\n", planHeadline(plan), etaLine(plan))
 }
 
 // PlanKind and PlanAPIVersion type the plan when it is printed as an object (-o

@@ -24,6 +24,7 @@ type EventPrinter interface {
 // retries on stderr, each naming the PDB and its numbers.
 type humanPrinter struct {
 	out, errOut io.Writer
+	eta         etaTally // the plans' ETAs, for the summary (eta.go)
 }
 
 func dryRunSuffix(mode string) string {
@@ -41,6 +42,8 @@ func (p *humanPrinter) Event(ev event.Event) {
 	switch ev.Type {
 	case event.EventPlan:
 		fmt.Fprintln(p.errOut, planHeadline(ev.Plan))
+		fmt.Fprintln(p.errOut, etaLine(ev.Plan))
+		p.eta.add(ev.Plan)
 	case event.EventWarning:
 		fmt.Fprintf(p.errOut, "Warning: %s\n", ev.Message)
 	case event.EventNodeCordoned:
@@ -152,6 +155,9 @@ func (p *humanPrinter) Summary(sum drain.Summary, err error, code int) {
 	printPolicySummary(p.errOut, sum)
 	fmt.Fprintf(p.errOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d waiting; %d eviction request(s), %d refused; %s\n",
 		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
+	if l := p.eta.line(sum.Elapsed); l != "" {
+		fmt.Fprintln(p.errOut, l)
+	}
 	if code == ExitInterrupted {
 		fmt.Fprintln(p.errOut, "interrupted: the nodes keep their state; run the same command again to finish, or `kubectl maintenance uncordon` to undo the cordon")
 	}
