@@ -39,3 +39,17 @@ func normalizeDryRun(errOut io.Writer, v *string) error {
 func nodeObject(name string) *corev1.Node {
 	return &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
+
+// poolArgs turns pool arguments (NAME, or nodepool.maintenance.kubectl-maintenance.io/NAME
+// as pool get -o name prints) into pool names; see operation.PoolArg.
+func poolArgs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		n, err := operation.PoolArg(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -62,6 +62,11 @@ func (s *NodeSelection) Validate() error {
 		return err
 	}
 	s.Names = names
+	if s.Pool != "" {
+		if s.Pool, err = operation.PoolArg(s.Pool); err != nil {
+			return err
+		}
+	}
 	return ValidateSelector("--selector", s.Selector)
 }
 
