@@ -93,6 +93,9 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	nodePlans := map[string]*event.NodePlan{}
 	for _, name := range ordered {
 		np := &event.NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
+		if Disrupting(pf.nodes[name]) {
+			np.Warnings = append(np.Warnings, DisruptingWarning)
+		}
 		h := helper
 		if listed != nil {
 			hc := *helper // the same filters (the rule sink too), served from the one list
@@ -146,6 +149,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	for i := range pf.plan.Nodes {
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
 	}
+	pf.plan.ETA = EstimateETA(pf.plan, e.cfg.GracePeriodSeconds)
 	return pf, e.surgePlan(ctx, pf)
 }
 

@@ -109,6 +109,8 @@ type Plan struct {
 	Nodes []NodePlan
 	// Waves is the number of eviction waves the budgets need.
 	Waves int
+	// ETA is how long the drain is expected to take (drain.EstimateETA).
+	ETA ETA
 }
 
 // NodePlan is the plan for one node.

@@ -76,18 +76,14 @@ A node cordoned by anyone else, before, during or after a drain, stays cordoned 
 	}
 	o.Nodes.AddFlags(cmd, c)
 	o.addServerSideFlags(cmd)
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", "client" or "server"`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
+	addDryRunFlag(cmd, &o.DryRun, `"none", "client" or "server"`)
 	return cmd
 }
 
 // Validate checks the flags without calling the API.
 func (o *CordonOptions) Validate() error {
-	switch o.DryRun {
-	case "none", "client", "server":
-	default:
-		return UsageErrorf(`invalid --dry-run %q: must be "none", "client" or "server"`, o.DryRun)
+	if err := normalizeDryRun(o.ErrOut, &o.DryRun); err != nil {
+		return err
 	}
 	return o.Nodes.Validate()
 }

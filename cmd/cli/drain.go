@@ -40,6 +40,8 @@ type DrainOptions struct {
 	// Progress is auto (the live progress view when stdin and stdout are terminals and
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
+	// IncludeDisrupting drains nodes Karpenter is already disrupting too (drain only).
+	IncludeDisrupting bool
 
 	PolicyFlags     // --on-blocked, --blocked-after, --not-after (drain_policy.go)
 	ServerSideFlags // --server-side, --detach, --name (serverside.go)
@@ -102,6 +104,7 @@ running the same command again, and "uncordon" restores a node as it was.
 	o.Nodes.AddFlags(cmd, c)
 	o.addFlags(cmd)
 	o.addServerSideFlags(cmd)
+	cmd.Flags().BoolVar(&o.IncludeDisrupting, "include-disrupting", o.IncludeDisrupting, "also drain nodes Karpenter is already disrupting (taint karpenter.sh/disrupted); without it they are left to Karpenter, untouched, and the drain exits 3")
 	return cmd
 }
 
@@ -117,8 +120,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.DisableEviction, "disable-eviction", o.DisableEviction, "not supported: this tool never bypasses PodDisruptionBudgets (use kubectl drain --disable-eviction)")
 	f.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", o.SkipWaitForDeleteTimeout, "if a pod's DeletionTimestamp is older than N seconds, skip waiting for it")
 	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, "return large lists in chunks rather than all at once")
-	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", "client" (print what would happen) or "server" (send every change with dryRun=All)`)
-	f.Lookup("dry-run").NoOptDefVal = "client"
+	addDryRunFlag(cmd, &o.DryRun, `"none", "client" (print what would happen) or "server" (send every change with dryRun=All)`)
 	f.IntVar(&o.MaxParallelNodes, "max-parallel-nodes", o.MaxParallelNodes, "how many nodes are cordoned and drained at once")
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
@@ -126,7 +128,6 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	o.addPolicyFlags(cmd)
 	o.addSurgeFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
 }
 
@@ -168,10 +169,8 @@ func (o *DrainOptions) Validate() error {
 	if _, err := labels.Parse(o.PodSelector); err != nil {
 		return UsageErrorf("invalid --pod-selector %q: %v", o.PodSelector, err)
 	}
-	switch o.DryRun {
-	case "none", "client", "server":
-	default:
-		return UsageErrorf(`invalid --dry-run %q: must be "none", "client" or "server"`, o.DryRun)
+	if err := normalizeDryRun(o.ErrOut, &o.DryRun); err != nil {
+		return err
 	}
 	if err := o.validatePolicy(); err != nil {
 		return err
@@ -209,6 +208,10 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
+	left, err := o.leaveDisrupting(ctx, cs, &req)
+	if err != nil {
+		return err
+	}
 	p := o.eventPrinter()
 	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
@@ -220,6 +223,9 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	var denied *access.Denied
 	if errors.As(err, &denied) {
 		return err // the permission preflight's one line; nothing was changed
+	}
+	if err == nil && left != nil {
+		err = left // the others drained; the nodes left to Karpenter make it exit 3
 	}
 	p.Summary(sum.Summary, err, ExitCode(err))
 	return err

@@ -75,6 +75,8 @@ type summaryJSON struct {
 	// Skipped (--on-blocked=skip) and NotStarted (--not-after) were added in 1.1.
 	Skipped    []drain.BlockedNode `json:"skipped,omitempty"`
 	NotStarted []string            `json:"not_started,omitempty"`
+	// ETA is what the plans expected (eta.go); elapsed_seconds is the actual time.
+	ETA *etaJSON `json:"eta,omitempty"`
 }
 
 // ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
@@ -83,6 +85,7 @@ type ndjsonPrinter struct {
 	enc      *json.Encoder
 	now      func() time.Time
 	requests func() int64
+	eta      etaTally
 }
 
 func newNDJSONPrinter(w io.Writer, now func() time.Time, requests func() int64) *ndjsonPrinter {
@@ -118,6 +121,7 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 	}
 	if ev.Plan != nil {
 		e.Plan = toPlanJSON(ev.Plan)
+		p.eta.add(ev.Plan)
 		e.Message = planHeadline(ev.Plan)
 	}
 	p.write(e)
@@ -130,6 +134,9 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
 		Skipped: sum.Skipped, NotStarted: sum.NotStarted,
 	}}
+	if p.eta.plans > 0 {
+		e.Summary.ETA = toETAJSON(p.eta.eta)
+	}
 	if err != nil {
 		e.Level, e.Error = "error", oneLine(describe(err))
 	}
@@ -139,6 +146,7 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 // planJSON is the machine form of a plan (plan -o json, and the "plan" event).
 type planJSON struct {
 	Waves   int            `json:"waves"`
+	ETA     *etaJSON       `json:"eta"`
 	Verdict string         `json:"verdict"`
 	Nodes   []nodePlanJSON `json:"nodes"`
 }
@@ -181,7 +189,7 @@ func nodeVerdict(n event.NodePlan) string {
 }
 
 func toPlanJSON(p *event.Plan) *planJSON {
-	out := &planJSON{Waves: p.Waves, Verdict: verdictReady}
+	out := &planJSON{Waves: p.Waves, ETA: toETAJSON(p.ETA), Verdict: verdictReady}
 	for _, n := range p.Nodes {
 		nj := nodePlanJSON{Name: n.Name, AlreadyCordoned: n.AlreadyCordoned, Verdict: nodeVerdict(n),
 			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}}

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -60,12 +57,14 @@ func (s *NodeSelection) Validate() error {
 	case given == 0:
 		return UsageErrorf("no nodes given: name them (NODE...), or use --selector or --pool")
 	}
-	for _, n := range s.Names {
-		if n == "" {
-			return UsageErrorf("empty node name")
-		}
-		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
-			return UsageErrorf("invalid node name %q: %s", n, strings.Join(errs, "; "))
+	names, err := operation.NodeArgs(s.Names) // NAME, node/NAME, nodes/NAME, as kubectl
+	if err != nil {
+		return err
+	}
+	s.Names = names
+	if s.Pool != "" {
+		if s.Pool, err = operation.PoolArg(s.Pool); err != nil {
+			return err
 		}
 	}
 	return ValidateSelector("--selector", s.Selector)

@@ -9,8 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -158,7 +156,7 @@ func printPlan(w io.Writer, plan *event.Plan) {
 		_ = tw.Flush()
 		printCauses(w, n, said)
 	}
-	fmt.Fprintf(w, "\n%s\n", planHeadline(plan))
+	fmt.Fprintf(w, "\n%s\n%s\n", planHeadline(plan), etaLine(plan))
 }
 
 // PlanKind and PlanAPIVersion type the plan when it is printed as an object (-o
@@ -174,7 +172,7 @@ func (o *PlanOptions) printObject(plan *event.Plan) error {
 	if o.Printer.Format == "name" {
 		var nodes []runtime.Object
 		for _, n := range plan.Nodes {
-			nodes = append(nodes, &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: n.Name}})
+			nodes = append(nodes, nodeObject(n.Name))
 		}
 		return o.Printer.Print(o.Out, nil, asList(nodes, false))
 	}

@@ -22,6 +22,10 @@ hand or by another pool. --dry-run prints each node's change and changes nothing
 real delete reports each node.`,
 		Args: exactlyOnePool,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := poolArgs(args)
+			if err != nil {
+				return err
+			}
 			op, err := poolOperator(cmd.Context(), c)
 			if err != nil {
 				return err

@@ -97,6 +97,13 @@ func (o *PoolMoveOptions) Validate() error {
 	if o.To == "" {
 		return UsageErrorf("--to POOL is required")
 	}
+	var err error
+	if o.To, err = operation.PoolArg(o.To); err != nil {
+		return err
+	}
+	if o.From, err = poolArgs(o.From); err != nil {
+		return err
+	}
 	if len(o.Nodes.Names) == 0 {
 		return UsageErrorf("name the nodes to move (NODE...)")
 	}

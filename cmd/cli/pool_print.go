@@ -60,7 +60,11 @@ a name that does not exist is a usage error (exit 2) after the others are printe
 }
 
 func (o *PoolGetOptions) runE(cmd *cobra.Command, args []string) error {
-	o.Names = args
+	names, err := poolArgs(args)
+	if err != nil {
+		return err
+	}
+	o.Names = names
 	if err := o.Output.Validate(); err != nil {
 		return err
 	}

@@ -44,6 +44,10 @@ budget it waits on.
 			return completePools(c)(cmd, args, s)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := poolArgs(args)
+			if err != nil {
+				return err
+			}
 			if o.Rollout && len(args) != 1 {
 				return UsageErrorf("--rollout takes exactly one pool, got %d", len(args))
 			}

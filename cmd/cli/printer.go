@@ -34,6 +34,7 @@ type humanPrinter struct {
 	// remedies are the remedies already said, by budget (or pod) and text: each is said
 	// once per run (the NDJSON stream carries it on every event).
 	remedies map[string]bool
+	eta         etaTally // the plans' ETAs, for the summary (eta.go)
 }
 
 func dryRunSuffix(mode string) string {
@@ -54,6 +55,8 @@ func (p *humanPrinter) Event(ev event.Event) {
 		if p.verbose || p.dry || len(ev.Plan.Blocked()) > 0 {
 			fmt.Fprintln(p.errOut, planHeadline(ev.Plan))
 		}
+		fmt.Fprintln(p.errOut, etaLine(ev.Plan)) // one line: how long it should take (issue 24)
+		p.eta.add(ev.Plan)
 	case event.EventWarning:
 		fmt.Fprintf(p.errOut, "Warning: %s\n", ev.Message)
 	case event.EventNodeCordoned:
@@ -170,6 +173,9 @@ func (p *humanPrinter) Summary(sum drain.Summary, err error, code int) {
 	}
 	fmt.Fprintf(p.errOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d waiting; %d eviction request(s), %d refused; %s\n",
 		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
+	if l := p.eta.line(sum.Elapsed); l != "" {
+		fmt.Fprintln(p.errOut, l)
+	}
 	if code == ExitInterrupted {
 		fmt.Fprintln(p.errOut, "interrupted: the nodes keep their state; run the same command again to finish, or `kubectl maintenance uncordon` to undo the cordon")
 	}

@@ -59,7 +59,11 @@ shell to follow a drain running elsewhere. The state is also a node label:
   kubectl maintenance status --watch`,
 		ValidArgsFunction: completeNodes(c),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Names = args
+			names, err := operation.NodeArgs(args) // NAME, node/NAME, nodes/NAME, as kubectl
+			if err != nil {
+				return err
+			}
+			o.Names = names
 			if err := validateListing(o.Output, o.Selector); err != nil {
 				return err
 			}
@@ -110,6 +114,10 @@ func (o *StatusOptions) print(st []operation.NodeStatus, noHeaders bool) error {
 	}
 	objs := make([]runtime.Object, 0, len(st))
 	for _, s := range st {
+		if o.Output.Format == "name" { // node/NAME, as plan -o name: input to every command
+			objs = append(objs, nodeObject(s.Name))
+			continue
+		}
 		u, err := statusObject(s)
 		if err != nil {
 			return err

@@ -101,7 +101,7 @@ type NodePoolStatus struct {
 // NodePool is a pool of nodes: the nodes labelled node-role.kubernetes.io/<name>="".
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Cluster,shortName=np
+// +kubebuilder:resource:scope=Cluster,shortName=mntpool,categories=maintenance
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`
 // +kubebuilder:printcolumn:name="Labels",type=string,JSONPath=`.spec.labels`
