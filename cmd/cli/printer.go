@@ -34,7 +34,7 @@ type humanPrinter struct {
 	// remedies are the remedies already said, by budget (or pod) and text: each is said
 	// once per run (the NDJSON stream carries it on every event).
 	remedies map[string]bool
-	eta         etaTally // the plans' ETAs, for the summary (eta.go)
+	eta      etaTally // the plans' ETAs, for the summary (eta.go)
 }
 
 func dryRunSuffix(mode string) string {
