@@ -116,7 +116,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // kube: a controller for operation.ControllerConfig's Controllers.
 func Setup(mgr ctrl.Manager, kube kubernetes.Interface) error {
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube,
-		Recorder: mgr.GetEventRecorderFor("kubectl-maintenance"), Logger: klog.NewKlogr().WithName("maintenance")}
+		Logger:   klog.NewKlogr().WithName("maintenance"),
+		Recorder: mgr.GetEventRecorderFor("kubectl-maintenance"), //nolint:staticcheck // core/v1 Events, which config/rbac grants; the events.k8s.io recorder is a follow-up
+	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the maintenance controller: %w", err)
 	}

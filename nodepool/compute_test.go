@@ -166,7 +166,7 @@ func TestCompute(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Compute: %v", err)
 			}
-			if !maps.Equal(d.Labels, tt.want.labels) && !(len(d.Labels) == 0 && len(tt.want.labels) == 0) {
+			if !maps.Equal(d.Labels, tt.want.labels) && (len(d.Labels) != 0 || len(tt.want.labels) != 0) {
 				t.Errorf("labels %v, want %v", d.Labels, tt.want.labels)
 			}
 			var taints []string

@@ -36,7 +36,7 @@ func notReady(n *corev1.Node) *corev1.Node {
 // ours gives the node this tool's cordon (managedFields) and state.
 func ours(n *corev1.Node, state string) *corev1.Node {
 	n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: drain.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:unschedulable":{}}}`)}}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)}}
 	if state != "" {
 		n.Labels[drain.LabelState] = state
 		n.Annotations[drain.AnnotationDrain] = state
