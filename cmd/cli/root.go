@@ -42,7 +42,7 @@ const (
 // limits and the streams.
 type Common struct {
 	// rateFlags is set once --qps and --burst are registered (they are then validated).
-	rateFlags bool
+	rateFlags   bool
 	ConfigFlags *genericclioptions.ConfigFlags
 	// QPS and Burst are --qps and --burst, set on every REST config (ConfigFlags' WrapConfigFn).
 	QPS   float32
