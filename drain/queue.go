@@ -196,6 +196,13 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		r.movedLocked(st.node)
 		r.later(func() { r.queue.Forget(key) })
 		r.e.emit(event.Event{Type: event.EventEvictionAccepted, Node: st.node, Pod: key, Attempt: ev.attempt})
+		if r.nodes[st.node].finished {
+			// The node ended (failed) while this eviction was in flight: the pod is
+			// going, and counts as evicted like those accepted before the end.
+			st.phase = finished
+			r.sum.PodsEvicted++
+			return
+		}
 		r.addAfter(key, r.terminationCheckDelay(ev.pod))
 	case gone:
 		r.goneLocked(st)

@@ -81,8 +81,8 @@ func (r Run) String() string {
 	}
 	if r.Command != "" {
 		cmd := r.Command
-		if len(cmd) > 80 {
-			cmd = cmd[:77] + "..."
+		if len(cmd) > 80 { // the middle goes: the verb's nodes and flags are at the end
+			cmd = cmd[:30] + "..." + cmd[len(cmd)-47:]
 		}
 		parts = append(parts, fmt.Sprintf("(%s)", cmd))
 	}

@@ -58,9 +58,21 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 		o.emit(events, event.Event{Type: event.EventNodeFailed, Node: node, Message: msg, DryRun: dryRunLabel(req.DryRun)})
 	}
 	server := req.DryRun == drain.DryRunServer
+	held := map[string]bool{}
 	if req.Action == Uncordon {
+		// A node another live run holds is that run's: uncordon neither uncordons it nor
+		// unwinds its surges (unless --force).
+		for _, name := range names {
+			if err := o.heldByLiveRun(ctx, req, name); err != nil {
+				held[name] = true
+				fail(name, err)
+			}
+		}
 		// What a --surge drain left surged for pods of the nodes goes back first.
 		for _, name := range names {
+			if held[name] {
+				continue
+			}
 			for _, msg := range o.unwindSurges(ctx, req, name, events) {
 				failed = append(failed, msg)
 				o.emit(events, event.Event{Type: event.EventNodeFailed, Node: name, Message: msg, DryRun: dryRunLabel(req.DryRun)})
@@ -70,6 +82,9 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return sum, err
+		}
+		if held[name] {
+			continue
 		}
 		n, err := o.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if ctx.Err() != nil {
@@ -104,6 +119,25 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 		return sum, &NodesError{Failed: failed}
 	}
 	return sum, nil
+}
+
+// heldByLiveRun returns a *noderecord.HeldError (wrapped, with what to do) when another
+// live run holds the node: an uncordon without Force leaves it to that run.
+func (o *Operator) heldByLiveRun(ctx context.Context, req Request, name string) error {
+	if req.Force {
+		return nil
+	}
+	n, err := o.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil // the uncordon's own read says it
+	}
+	rec := noderecord.Read(n, "")
+	holder, ok := noderecord.DefaultLiveness.HeldBy(rec, "", o.now())
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("%w: uncordon leaves it to that run; stop that run first (Ctrl-C, or kubectl maintenance cancel for a Maintenance) or use --force",
+		&noderecord.HeldError{Node: name, Holder: holder, Heartbeat: rec.Heartbeat, Since: rec.Since})
 }
 
 // UncordonEvent is the node.uncordoned event of an uncordon that ended in res: Reason is

@@ -267,6 +267,20 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 		}
 	}
 	o.withOrigin(ctx, &req)
+	if tap := o.newConditionTap(req); tap != nil {
+		// The Node conditions (KEP-5683) follow the events (conditions.go).
+		in, out := make(chan event.Event), events
+		tapped := make(chan struct{})
+		go func() {
+			defer close(tapped)
+			tap.run(ctx, in, out)
+		}()
+		defer func() {
+			close(in)
+			<-tapped
+		}()
+		events = in
+	}
 	switch req.Action {
 	case Cordon, Uncordon:
 		return o.runCordon(ctx, req, names, events)

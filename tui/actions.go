@@ -221,7 +221,8 @@ func (a App) describeLeft(req confirm.Request, left []progress.Node) string {
 	}
 	list := strings.Join(names, " ")
 	cmd := func(args ...string) string {
-		return "`" + strings.Join(append([]string{a.command}, args...), " ") + "`"
+		words := append(append([]string{"kubectl maintenance"}, args...), a.clusterFlags...)
+		return "`" + strings.Join(words, " ") + "`"
 	}
 	opts := req.Options.Flags()
 	switch req.Action {

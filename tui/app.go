@@ -113,9 +113,9 @@ type App struct {
 	status      string
 	// left describes, after a quit that stopped work, what each stopped action left.
 	left []string
-	// command starts every command the dashboard prints: "kubectl maintenance" and the
-	// cluster flags it was started with (WithCommand).
-	command string
+	// clusterFlags end every command the dashboard prints: the cluster flags it was
+	// started with (WithClusterFlags).
+	clusterFlags []string
 }
 
 // run is an action started from the dashboard.
@@ -135,8 +135,7 @@ func New(b Backend, noColor bool) App {
 	fi.Prompt = "/"
 	a := App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
 		selected: map[string]bool{}, runs: map[int]*run{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
-		progress: progress.New(), events: eventlog.New(), help: h, filter: fi, width: 80, height: 24,
-		command: "kubectl maintenance"}
+		progress: progress.New(), events: eventlog.New(), help: h, filter: fi, width: 80, height: 24}
 	// The cursor's row is reversed even without colors (NO_COLOR forbids colors, not
 	// attributes): it is the only mark of the cursor.
 	for _, g := range []*grid.Model{a.nodes.Grid(), a.pools.Grid(), a.pdbs.Grid()} {
@@ -145,13 +144,11 @@ func New(b Backend, noColor bool) App {
 	return a
 }
 
-// WithCommand sets how the commands the dashboard prints begin: "kubectl maintenance"
-// followed by the cluster flags it was started with (--kubeconfig, --context, ...), so
-// that a printed command acts on the same cluster.
-func (a App) WithCommand(prefix string) App {
-	if prefix != "" {
-		a.command = prefix
-	}
+// WithClusterFlags sets the cluster flags the dashboard was started with (--kubeconfig,
+// --context, ...); every command it prints ends with them, so that a printed command acts
+// on the same cluster: `kubectl maintenance drain NODE ... --kubeconfig=...`.
+func (a App) WithClusterFlags(flags ...string) App {
+	a.clusterFlags = append([]string(nil), flags...)
 	return a
 }
 

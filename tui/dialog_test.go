@@ -181,7 +181,7 @@ func TestHeaderCountsWhatTheFilterShows(t *testing.T) {
 
 func TestQuitHintsAreWholeCommandsWithTheDialogsOptions(t *testing.T) {
 	f := newFake()
-	m := New(f, true).WithCommand("kubectl maintenance --kubeconfig=/tmp/kc")
+	m := New(f, true).WithClusterFlags("--kubeconfig=/tmp/kc")
 	m = step(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
 	m = step(t, m, SnapshotMsg{Snapshot: snapshot()})
 	m = step(t, m, press("d"))
@@ -197,8 +197,8 @@ func TestQuitHintsAreWholeCommandsWithTheDialogsOptions(t *testing.T) {
 	m = step(t, m, ActionDoneMsg{ID: 1})
 	got := strings.Join(m.Stopped(), "\n")
 	for _, want := range []string{
-		"finish with `kubectl maintenance --kubeconfig=/tmp/kc drain node-a --ignore-daemonsets --delete-emptydir-data --grace-period=30 --on-blocked=skip`",
-		"undo with `kubectl maintenance --kubeconfig=/tmp/kc uncordon node-a`",
+		"finish with `kubectl maintenance drain node-a --ignore-daemonsets --delete-emptydir-data --grace-period=30 --on-blocked=skip --kubeconfig=/tmp/kc`",
+		"undo with `kubectl maintenance uncordon node-a --kubeconfig=/tmp/kc`",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the quit hint does not say %q:\n%s", want, got)

@@ -72,7 +72,7 @@ field manager that owns spec.unschedulable; this tool writes as "kubectl-mainten
 A node cordoned by anyone else, before, during or after a drain, stays cordoned unless
 --force is given. Running it twice gives the same answer, and --dry-run=client and
 --dry-run=server print what the real command does.`
-		cmd.Flags().BoolVar(&o.Force, "force", o.Force, "uncordon even a node whose cordon someone else made")
+		cmd.Flags().BoolVar(&o.Force, "force", o.Force, "uncordon even a node whose cordon someone else made, or that a live run is draining")
 	}
 	o.Nodes.AddFlags(cmd, c)
 	o.addServerSideFlags(cmd)

@@ -42,25 +42,25 @@ Data comes from watches, live.`,
 			if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 				return UsageErrorf("the dashboard needs a terminal (stdin and stdout); use plan, drain and -o json in scripts")
 			}
-			return runDashboard(cmd.Context(), c, logFile, commandPrefix(cmd))
+			return runDashboard(cmd.Context(), c, logFile, clusterFlags(cmd))
 		},
 	}
 	cmd.Flags().StringVar(&logFile, "log-file", "", "write client logs (-v) to this file while the dashboard owns the screen (default: discarded)")
 	return cmd
 }
 
-// commandPrefix is "kubectl maintenance" and the cluster flags the command was given
+// clusterFlags are the cluster flags the command was given
 // (--kubeconfig, --context, ...; credentials never), for the commands the dashboard
 // prints: they then act on the same cluster as the dashboard did.
-func commandPrefix(cmd *cobra.Command) string {
-	out := []string{"kubectl maintenance"}
+func clusterFlags(cmd *cobra.Command) []string {
+	var out []string
 	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
 		if !f.Changed || f.Name == "v" || secretFlags["--"+f.Name] {
 			return
 		}
 		out = append(out, "--"+f.Name+"="+shellQuote(f.Value.String()))
 	})
-	return strings.Join(out, " ")
+	return out
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -71,7 +71,7 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func runDashboard(parent context.Context, c *Common, logFile, prefix string) error {
+func runDashboard(parent context.Context, c *Common, logFile string, flags []string) error {
 	cs, err := c.Client()
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func runDashboard(parent context.Context, c *Common, logFile, prefix string) err
 	}()
 	b := newBackend(ctx, c, cs, pc, src)
 	_, noColor := os.LookupEnv("NO_COLOR")
-	p := tea.NewProgram(tui.New(b, noColor).WithCommand(prefix), tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
+	p := tea.NewProgram(tui.New(b, noColor).WithClusterFlags(flags...), tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
 	final, runErr := p.Run()
 	// Whatever ended the program, stop what still runs and wait for it: the source's
 	// informers and every action's goroutines end before the command returns.

@@ -80,21 +80,26 @@ type summaryJSON struct {
 }
 
 // ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
-// "summary" with the counts and the exit code.
+// "summary" with the counts and the exit code. The version event is written with the first
+// other event, so a run refused before it starts (a bad flag, a missing permission) prints
+// nothing on stdout and its one error line on stderr.
 type ndjsonPrinter struct {
 	enc      *json.Encoder
 	now      func() time.Time
 	requests func() int64
 	eta      etaTally
+	started  bool
 }
 
 func newNDJSONPrinter(w io.Writer, now func() time.Time, requests func() int64) *ndjsonPrinter {
-	p := &ndjsonPrinter{enc: json.NewEncoder(w), now: now, requests: requests}
-	p.write(jsonEvent{Type: "version", Level: "info", EventsVersion: EventsVersion, Version: version})
-	return p
+	return &ndjsonPrinter{enc: json.NewEncoder(w), now: now, requests: requests}
 }
 
 func (p *ndjsonPrinter) write(e jsonEvent) {
+	if !p.started {
+		p.started = true
+		p.write(jsonEvent{Type: "version", Level: "info", EventsVersion: EventsVersion, Version: version})
+	}
 	e.V = 1
 	if e.Time.IsZero() {
 		e.Time = p.now()

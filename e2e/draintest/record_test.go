@@ -1,6 +1,7 @@
 package draintest
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"syscall"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // schedulable renders each node's schedulability.
@@ -163,5 +165,40 @@ func TestBadInputIsOneLineAndChangesNothing(t *testing.T) {
 	}
 	if now := versions(e, n); now != was {
 		t.Errorf("bad input changed the cluster:\nbefore %s\nafter  %s", was, now)
+	}
+}
+
+// Issue 21: runs own their nodes. An uncordon of a node a live run is draining leaves it
+// to that run (one line naming the run, exit 1, the node still cordoned with the run's
+// record); --force takes it.
+func TestUncordonLeavesALiveRunsNode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "a")
+	e.AddNodes(0)
+	oneReplica(t, e, "db", 0, fixture.PDBSpec{MinAvailable: fixture.Int(1)}) // never allows
+	e.Guard()
+	ctx, cancel := context.WithCancel(e.Ctx)
+	done := make(chan fixture.Result, 1)
+	go func() { done <- e.RunCtx(ctx, nil, "drain", e.Nodes[0], "--timeout", "2m") }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, e, "the drain's heartbeat on the node", func() bool {
+		return !noderecord.Read(e.Node(e.Nodes[0]), "").Heartbeat.IsZero()
+	})
+
+	r := e.Run("uncordon", e.Nodes[0])
+	if r.Code != 1 {
+		t.Errorf("uncordon of a node a live run holds: exit %d, want 1", r.Code)
+	}
+	fixture.MustContain(t, "stderr", r.Stderr, "node "+e.Nodes[0]+" is held by", "drain "+e.Nodes[0])
+	n := e.Node(e.Nodes[0])
+	if rec := noderecord.Read(n, ""); !n.Spec.Unschedulable || rec.State == "" || rec.Run.ID == "" {
+		t.Errorf("after the refused uncordon: unschedulable %v, record %+v; want the run's cordon and record", n.Spec.Unschedulable, rec)
+	}
+
+	if r := e.Run("uncordon", e.Nodes[0], "--force"); r.Code != 0 {
+		t.Errorf("uncordon --force: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if e.Node(e.Nodes[0]).Spec.Unschedulable {
+		t.Errorf("uncordon --force left %s cordoned", e.Nodes[0])
 	}
 }

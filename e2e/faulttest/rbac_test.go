@@ -22,6 +22,7 @@ import (
 func maintainerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},
@@ -177,6 +178,69 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 			t.Errorf("node %s still runs %v", e.Nodes[0], left)
 		}
 	})
+}
+
+// Issue 22, test 7: the Node conditions (KEP-5683) are best effort too: a user who may
+// not patch nodes/status gets one warning, the drain finishes and leaves no condition;
+// the same drain by a user who may sets Drained, and an uncordon clears it.
+func TestNodeConditionsWithAndWithoutNodesStatus(t *testing.T) {
+	t.Parallel()
+	e := fixture.NewEnv(t, shared, plugin, "a", "b", "c")
+	e.AddNodes(0, 1)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 4, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 4)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	e.AddNodes(2)
+	e.Guard()
+	conds := func(node string) map[corev1.NodeConditionType]corev1.NodeCondition {
+		out := map[corev1.NodeConditionType]corev1.NodeCondition{}
+		for _, c := range e.Node(node).Status.Conditions {
+			switch c.Type {
+			case "DrainInProgress", "Drained", "MaintenanceInProgress":
+				out[c.Type] = c
+			}
+		}
+		return out
+	}
+
+	noStatus, _ := userKubeconfig(t, e, "no-status", without(maintainerRules(), "nodes/status", "patch"))
+	res := run(t, e.Ctx, noStatus, "drain", e.Nodes[0], "--ignore-daemonsets", "--timeout", "2m")
+	if res.Code != 0 {
+		t.Errorf("drain by a user who may not patch nodes/status: exit %d, want 0", res.Code)
+	}
+	if n := strings.Count(res.Stderr, "cannot patch nodes/status"); n != 1 {
+		t.Errorf("%d warnings about nodes/status, want 1:\n%s", n, res.Stderr)
+	}
+	if left := appPodsOn(e, "web", e.Nodes[0]); len(left) > 0 {
+		t.Errorf("node %s still runs %v", e.Nodes[0], left)
+	}
+	if c := conds(e.Nodes[0]); len(c) != 0 {
+		t.Errorf("node %s has conditions %v written without the permission", e.Nodes[0], c)
+	}
+
+	maintainer, _ := userKubeconfig(t, e, "maintainer", maintainerRules())
+	res = run(t, e.Ctx, maintainer, "drain", e.Nodes[1], "--ignore-daemonsets", "--timeout", "2m")
+	if res.Code != 0 || strings.Contains(res.Stderr, "nodes/status") {
+		t.Errorf("drain by a maintainer: exit %d, stderr:\n%s", res.Code, res.Stderr)
+	}
+	c := conds(e.Nodes[1])
+	if c["Drained"].Status != corev1.ConditionTrue || c["DrainInProgress"].Status != corev1.ConditionFalse ||
+		!strings.Contains(c["Drained"].Message, "drain "+e.Nodes[1]) {
+		t.Errorf("node %s after its drain: conditions %+v; want Drained True naming the command, DrainInProgress False", e.Nodes[1], c)
+	}
+	if ready := e.Node(e.Nodes[1]).Status.Conditions; len(ready) == 0 {
+		t.Errorf("node %s lost its other conditions", e.Nodes[1])
+	}
+	res = run(t, e.Ctx, maintainer, "uncordon", e.Nodes[1])
+	if res.Code != 0 {
+		t.Errorf("uncordon: exit %d:\n%s", res.Code, res.Stderr)
+	}
+	c = conds(e.Nodes[1])
+	if c["Drained"].Status != corev1.ConditionFalse || c["Drained"].Reason != "Uncordoned" {
+		t.Errorf("node %s after uncordon: conditions %+v; want Drained False (Uncordoned)", e.Nodes[1], c)
+	}
 }
 
 // --surge scales Deployments: a user who may read them but not patch them gets one line

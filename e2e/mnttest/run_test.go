@@ -2,9 +2,11 @@ package mnttest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,10 +33,19 @@ func TestMaintenanceDrainsThreeNodes(t *testing.T) {
 	mc := mclient(t)
 	startController(e)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0, 1, 2), Reason: "test 1"})
-	m, seen := waitFor(e, mc, e.NS, "the end", func(m *mntv1.Maintenance) bool { return m.Status.Phase.Done() })
+	drainingSeen := false // DrainInProgress True on some node while the object runs
+	m, seen := waitFor(e, mc, e.NS, "the end", func(m *mntv1.Maintenance) bool {
+		for _, n := range names(e, 0, 1, 2) {
+			drainingSeen = drainingSeen || nodeCondition(e, n, "DrainInProgress").Status == corev1.ConditionTrue
+		}
+		return m.Status.Phase.Done()
+	})
 	t.Logf("phases seen: %v; nodes: %s; counts %+v", seen, nodeStates(m), m.Status.Counts)
 	if m.Status.Phase != mntv1.PhaseSucceeded {
 		t.Fatalf("phase %s (%s), want Succeeded", m.Status.Phase, m.Status.Message)
+	}
+	if !drainingSeen {
+		t.Errorf("no node had the condition DrainInProgress True while the Maintenance ran")
 	}
 	ran := false
 	for _, p := range seen {
@@ -64,6 +75,34 @@ func TestMaintenanceDrainsThreeNodes(t *testing.T) {
 	if m.Status.StartTime == nil || m.Status.CompletionTime == nil || m.Status.ObservedGeneration != m.Generation {
 		t.Errorf("status times/generation: %+v", m.Status)
 	}
+	// The Node conditions (KEP-5683): Drained naming the Maintenance, then cleared by a
+	// later uncordon.
+	for _, n := range names(e, 0, 1, 2) {
+		if c := nodeCondition(e, n, "Drained"); c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, maintenance.Origin(e.NS)) {
+			t.Errorf("node %s: condition Drained %+v, want True naming %s", n, c, maintenance.Origin(e.NS))
+		}
+		if c := nodeCondition(e, n, "DrainInProgress"); c.Status != corev1.ConditionFalse {
+			t.Errorf("node %s: condition DrainInProgress %+v, want False", n, c)
+		}
+	}
+	if r := e.Run(append([]string{"uncordon"}, names(e, 0, 1, 2)...)...); r.Code != 0 {
+		t.Fatalf("uncordon: exit %d", r.Code)
+	}
+	for _, n := range names(e, 0, 1, 2) {
+		if c := nodeCondition(e, n, "Drained"); c.Status != corev1.ConditionFalse || c.Reason != "Uncordoned" {
+			t.Errorf("node %s after uncordon: condition Drained %+v, want False (Uncordoned)", n, c)
+		}
+	}
+}
+
+// nodeCondition is node's condition of type typ (empty when it has none).
+func nodeCondition(e *fixture.Env, node string, typ corev1.NodeConditionType) corev1.NodeCondition {
+	for _, c := range e.Node(node).Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return corev1.NodeCondition{}
 }
 
 // slowDrain sets up n nodes whose pods drain one at a time with a slow readiness, so

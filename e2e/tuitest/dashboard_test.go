@@ -124,10 +124,19 @@ func dashboardCmd(kubeconfig string) string {
 // selectAndDrain filters the nodes view to node, selects it and confirms a drain.
 func selectAndDrain(tm *term, node string) {
 	tm.t.Helper()
-	tm.waitFor(node, 30*time.Second)
 	tm.keys("1", "/", "C-u") // a filter typed before is cleared
 	tm.keys("-l", node)
-	tm.keys("Enter", "Space")
+	tm.keys("Enter")
+	// The node's row (not the filter line, which names it too) before it is selected.
+	tm.waitUntil(node+" listed", 30*time.Second, func(s string) bool {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, " *>"), node+" ") {
+				return true
+			}
+		}
+		return false
+	})
+	tm.keys("Space")
 	tm.waitFor("1 selected", 5*time.Second)
 	tm.keys("d")
 	tm.waitFor("Proceed?", 15*time.Second)

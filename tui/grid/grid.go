@@ -187,9 +187,31 @@ func Layout(cols []Column, w int) (idx, widths []int) {
 	return shown, widths
 }
 
+// Fit returns the columns with each preferred width cut to its content (the title and
+// the widest cell): a column whose cells are short gives its width to the others, so a
+// node's name is not cut while STATUS keeps room for a status nobody has.
+func Fit(cols []Column, rows [][]string) []Column {
+	out := append([]Column(nil), cols...)
+	for i := range out {
+		want := ansi.StringWidth(out[i].Title)
+		for _, r := range rows {
+			if i < len(r) {
+				want = max(want, ansi.StringWidth(r[i]))
+			}
+		}
+		if want < out[i].Width {
+			out[i].Width = want
+			if out[i].Min > want {
+				out[i].Min = 0
+			}
+		}
+	}
+	return out
+}
+
 // View renders exactly height lines, none wider than width.
 func (m Model) View() string {
-	idx, widths := Layout(m.cols, m.width)
+	idx, widths := Layout(Fit(m.cols, m.rows), m.width)
 	line := func(cells func(i int) string) string {
 		var b strings.Builder
 		for j, i := range idx {

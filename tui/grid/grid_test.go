@@ -33,6 +33,29 @@ func TestLayout(t *testing.T) {
 	}
 }
 
+func TestFitGivesShortColumnsWidthToTheOthers(t *testing.T) {
+	cols := []Column{{Title: "  NAME", Width: 13, Min: 8, Grow: true}, {Title: "STATUS", Width: 24, Min: 8},
+		{Title: "PODS", Width: 4}, {Title: "BLOCKER", Width: 11, Min: 7, Grow: true}}
+	tests := []struct {
+		name   string
+		rows   [][]string
+		width  int
+		widths []int
+	}{
+		{"short statuses: NAME and BLOCKER take STATUS's width", [][]string{{"  drain-k78wk-a", "Ready", "4", "-"}}, 50, []int{20, 6, 4, 14}},
+		{"a long status keeps its preferred width", [][]string{{"  n", "Ready,SchedulingDisabled draining", "4", "-"}}, 60, []int{12, 24, 4, 14}},
+		{"no rows: the titles", nil, 40, []int{11, 6, 4, 13}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, widths := Layout(Fit(cols, tc.rows), tc.width)
+			if !equal(widths, tc.widths) {
+				t.Errorf("widths %v, want %v", widths, tc.widths)
+			}
+		})
+	}
+}
+
 func equal(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
