@@ -40,7 +40,9 @@ type nodeState struct {
 	// failing: its failed state is being written (failNodeLocked).
 	failing bool
 	// cordoning: a rolling drain admitted the node; it counts as in progress from then on.
-	cordoning        bool
+	cordoning bool
+	// soaking: drained, its slot held for Policy.Soak (rolling.go soak).
+	soaking          bool
 	finished, failed bool
 	finishedCh       chan struct{}
 	pol              nodePolicy

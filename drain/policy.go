@@ -40,6 +40,11 @@ type Policy struct {
 	// NotAfter, when set, is the time after which no node starts draining; nodes in
 	// progress finish (or reach Timeout). Nodes not started end in a NotStartedError.
 	NotAfter time.Time
+	// Soak, in a rolling drain (Config.Rolling: drain --pool, a pool move, a rollout), is
+	// how long a drained node keeps its slot before the next node starts: time to see that
+	// the workloads settled elsewhere. 0: the next starts at once. A node the run leaves
+	// with nothing pending after it does not soak.
+	Soak time.Duration
 	// Origin is the run recorded on every node the drain holds: its ID (NewEngine makes
 	// one when empty), command line (or "maintenance/<name>") and user.
 	Origin Origin
@@ -55,6 +60,9 @@ func (p Policy) validatePolicy() []string {
 	}
 	if p.BlockedAfter < 0 {
 		errs = append(errs, fmt.Sprintf("blockedAfter must be positive, got %s", p.BlockedAfter))
+	}
+	if p.Soak < 0 {
+		errs = append(errs, fmt.Sprintf("soak must not be negative, got %s", p.Soak))
 	}
 	return errs
 }

@@ -188,6 +188,8 @@ func (r *run) admission(node string) Admission {
 	a := Admission{Node: node}
 	for _, np := range r.pf.plan.Nodes {
 		switch ns := r.nodes[np.Name]; {
+		case ns.soaking:
+			a.Running = append(a.Running, ns.name) // its slot is held while it soaks
 		case ns.finished && !ns.failed:
 			a.Done = append(a.Done, ns.name)
 		case ns.cordoning && !ns.finished:
@@ -277,8 +279,38 @@ func (r *run) drainRolling(ctx context.Context) {
 				}
 			}()
 			r.drainNode(ctx, ns)
+			r.soak(ctx, w, ns)
 		})
 	}
+}
+
+// soak holds a drained node's slot for Policy.Soak (counted as in progress by the
+// window) while another node of the run is still to start; it ends early when the run
+// halts or is cancelled.
+func (r *run) soak(ctx context.Context, w *rolling, ns *nodeState) {
+	d := r.e.cfg.Policy.Soak
+	r.lock()
+	waiting := false
+	for _, other := range r.nodes {
+		waiting = waiting || (!other.cordoning && !other.finished)
+	}
+	do := d > 0 && ns.finished && !ns.failed && waiting
+	ns.soaking = do
+	r.unlock()
+	if !do {
+		return
+	}
+	r.e.cfg.Logger.V(1).Info("soaking", "node", ns.name, "for", d)
+	t := r.e.cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-w.halt:
+	case <-ctx.Done():
+	}
+	r.lock()
+	ns.soaking = false
+	r.unlock()
 }
 
 // stopLocked records the pending nodes as not started when the run may start no more

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,5 +130,41 @@ func TestRollingDrainStartsTheFreeNodeFirst(t *testing.T) {
 	// Pending: n1 (started, waiting) and n3 (held too, never started), in plan order.
 	if want := []string{"n1", "n3"}; !slices.Equal(res.sum.PendingNodes, want) || res.sum.NodesPending != 2 {
 		t.Errorf("pending %v (%d), want %v", res.sum.PendingNodes, res.sum.NodesPending, want)
+	}
+}
+
+// Policy.Soak: a drained node of a rolling drain keeps its slot for the soak before the
+// next node starts; the last node does not soak (the run ends when it is drained).
+func TestRollingDrainSoaksADrainedNode(t *testing.T) {
+	adm := &admitLog{}
+	cfg := Config{MaxParallelNodes: 1, Rolling: adm, Policy: Policy{Soak: 10 * time.Minute}}
+	g := newRig(t, cfg, testNode("n1"), testNode("n2"))
+	adm.client = g.client
+	g.start("n1", "n2")
+	admitted := func() int {
+		adm.mu.Lock()
+		defer adm.mu.Unlock()
+		return len(adm.calls)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for admitted() < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // n1 drains (it has no pods) and soaks
+	if n := admitted(); n != 1 {
+		t.Fatalf("%d admission(s) before the soak ended, want 1 (n1): %q", n, adm.calls)
+	}
+	select {
+	case res := <-g.done:
+		t.Fatalf("the run ended during the soak: %v", res.err)
+	default:
+	}
+	g.clock.Step(10 * time.Minute)
+	res := <-g.done
+	if res.err != nil {
+		t.Fatalf("run: %v", res.err)
+	}
+	if want := []string{"n1 running=0 cordoned=", "n2 running=0 cordoned=n1"}; !slices.Equal(adm.calls, want) {
+		t.Errorf("admissions\n got %q\nwant %q", adm.calls, want)
 	}
 }

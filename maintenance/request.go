@@ -63,10 +63,13 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	if s.Policy.NotAfter != nil {
 		cfg.NotAfter = s.Policy.NotAfter.Time
 	}
+	if s.Policy.Soak != nil {
+		cfg.Soak = s.Policy.Soak.Duration
+	}
 	if s.Pool == "" && cfg.MaxParallelNodes == 0 {
 		cfg.MaxParallelNodes = drain.DefaultMaxParallelNodes
 	}
-	if cfg.Timeout < 0 || cfg.BlockedAfter < 0 {
+	if cfg.Timeout < 0 || cfg.BlockedAfter < 0 || cfg.Soak < 0 {
 		return req, fmt.Errorf("spec: negative durations can't run")
 	}
 	req.Drain = cfg

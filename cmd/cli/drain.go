@@ -172,6 +172,7 @@ func (o *DrainOptions) Validate() error {
 	if err := normalizeDryRun(o.ErrOut, &o.DryRun); err != nil {
 		return err
 	}
+	o.pool = o.Nodes.Pool
 	if err := o.validatePolicy(); err != nil {
 		return err
 	}

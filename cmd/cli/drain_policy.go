@@ -21,6 +21,13 @@ type PolicyFlags struct {
 	BlockedAfter time.Duration
 	// NotAfter is an RFC 3339 time or a duration from now; "" for none.
 	NotAfter string
+	// Soak is how long a drained node of a rolling drain keeps its slot (--soak).
+	Soak time.Duration
+	// rollingCommand: the command is rolling whatever its nodes (pool move), so --soak
+	// needs no --pool.
+	rollingCommand bool
+	// pool is the --pool of the command's nodes ("" for none), for --soak's check.
+	pool string
 
 	// notAfter is NotAfter resolved when the flags were validated.
 	notAfter time.Time
@@ -34,6 +41,7 @@ func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command) {
 	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3) or "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3)`)
 	f.DurationVar(&p.BlockedAfter, "blocked-after", drain.DefaultBlockedAfter, "with --on-blocked=skip: how long every pod left on a node must have been blocked, by budgets whose status did not move, before the node is given up")
 	f.StringVar(&p.NotAfter, "not-after", "", "no node starts draining after this time (RFC 3339, e.g. 2026-11-25T06:00:00Z, or a duration from now, e.g. 2h); nodes in progress finish; nodes not started are listed (exit 4)")
+	f.DurationVar(&p.Soak, "soak", 0, "in a rolling drain (--pool) or a pool move: how long a drained node keeps its slot before the next node starts (e.g. 2m, to see the workloads settle); 0: at once")
 	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail"))
 }
 
@@ -46,6 +54,12 @@ func (p *PolicyFlags) validatePolicy() error {
 	}
 	if p.BlockedAfter < 0 {
 		return UsageErrorf("invalid --blocked-after %s: must be positive (0 for the default, %s)", p.BlockedAfter, drain.DefaultBlockedAfter)
+	}
+	if p.Soak < 0 {
+		return UsageErrorf("invalid --soak %s: must not be negative", p.Soak)
+	}
+	if p.Soak > 0 && p.pool == "" && !p.rollingCommand {
+		return UsageErrorf("--soak needs a rolling drain: --pool POOL (or pool move)")
 	}
 	t, err := parseNotAfter(p.NotAfter, p.clock())
 	if err != nil {
@@ -83,7 +97,7 @@ func parseNotAfter(s string, now time.Time) (time.Time, error) {
 
 // policy is the engine's Policy from the flags (the operations layer adds the origin).
 func (p *PolicyFlags) policy() drain.Policy {
-	return drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter}
+	return drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter, Soak: p.Soak}
 }
 
 // fallbackUser names the user as far as the kubeconfig can tell (the client

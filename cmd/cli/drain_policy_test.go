@@ -20,6 +20,8 @@ func TestPolicyFlagsAreValidatedBeforeAnyCall(t *testing.T) {
 		"a --not-after that is no time":   {[]string{"drain", "n1", "--not-after", "tomorrow"}, `invalid --not-after "tomorrow"`},
 		"a negative --not-after duration": {[]string{"drain", "n1", "--not-after", "-5m"}, "a duration must be positive"},
 		"a pool move checks them too":     {[]string{"pool", "move", "n1", "--to", "blue", "--on-blocked", "later"}, `invalid --on-blocked "later"`},
+		"a negative --soak":               {[]string{"drain", "--pool", "blue", "--soak", "-1m"}, "invalid --soak -1m0s"},
+		"--soak without a rolling drain":  {[]string{"drain", "n1", "--soak", "1m"}, "--soak needs a rolling drain"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

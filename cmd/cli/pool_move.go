@@ -27,6 +27,7 @@ type PoolMoveOptions struct {
 // NewCmdPoolMove builds "kubectl maintenance pool move".
 func NewCmdPoolMove(c *Common) *cobra.Command {
 	o := &PoolMoveOptions{DrainOptions: NewDrainOptions(c)}
+	o.rollingCommand = true
 	cmd := &cobra.Command{
 		Use:   "move NODE... --to POOL [--from POOL]",
 		Short: "Move nodes to another pool, rolling: cordon, PDB-aware drain, relabel and retaint, uncordon",

@@ -71,6 +71,9 @@ func (o *DrainOptions) maintenanceSpec(action mntv1.Action) mntv1.MaintenanceSpe
 	if !o.notAfter.IsZero() {
 		s.Policy.NotAfter = &metav1.Time{Time: o.notAfter}
 	}
+	if o.Soak > 0 {
+		s.Policy.Soak = &metav1.Duration{Duration: o.Soak}
+	}
 	if o.maxParallelSet {
 		s.Policy.MaxParallelNodes = int32(o.MaxParallelNodes)
 	}

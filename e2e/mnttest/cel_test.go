@@ -35,6 +35,8 @@ func TestMaintenanceCELRefusesBadSpecs(t *testing.T) {
 		"a grace period below -1": {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Drain: mntv1.DrainSettings{GracePeriodSeconds: ptr.To(int32(-5))}}, "gracePeriodSeconds must be -1"},
 		"negative parallelism":    {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Policy: mntv1.Policy{MaxParallelNodes: -1}}, "maxParallelNodes must not be negative"},
 		"surge on a cordon":       {mntv1.MaintenanceSpec{Action: mntv1.ActionCordon, Nodes: nodes, Policy: mntv1.Policy{Surge: true}}, "policy.surge is only for a Drain or a Move"},
+		"a negative soak":         {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Pool: "blue", Policy: mntv1.Policy{Soak: neg}}, "soak must not be negative"},
+		"a soak without a pool":   {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Policy: mntv1.Policy{Soak: &metav1.Duration{Duration: 6e10}}}, "policy.soak is for a rolling pool operation"},
 	}
 	i := 0
 	for name, tc := range cases {

@@ -39,6 +39,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.pool) && (has(self.nodes) || has(self.selector)))",message="spec.pool selects the pool's members: don't also give spec.nodes or spec.selector"
 // +kubebuilder:validation:XValidation:rule="has(self.nodes) || has(self.selector) || has(self.pool)",message="no nodes: set spec.nodes, spec.selector or spec.pool"
 // +kubebuilder:validation:XValidation:rule="!has(self.policy) || !has(self.policy.surge) || !self.policy.surge || self.action in ['Drain', 'Move']",message="policy.surge is only for a Drain or a Move"
+// +kubebuilder:validation:XValidation:rule="!has(self.policy) || !has(self.policy.soak) || has(self.pool) || self.action == 'Move'",message="policy.soak is for a rolling pool operation: set spec.pool, or use action Move"
 type MaintenanceSpec struct {
 	// Action is Drain, Cordon, Uncordon or Move.
 	// +kubebuilder:validation:XValidation:rule="self in ['Drain', 'Cordon', 'Uncordon', 'Move']",message="action must be Drain, Cordon, Uncordon or Move"
@@ -145,6 +146,12 @@ type Policy struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self >= 0",message="maxParallelNodes must not be negative (0 means the default)"
 	MaxParallelNodes int32 `json:"maxParallelNodes,omitempty"`
+	// Soak, for a rolling pool operation (spec.pool, or a Move), is how long a drained
+	// node keeps its slot before the next node starts (time to see the workloads settle
+	// elsewhere). Unset or 0: the next starts at once.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="soak must not be negative"
+	Soak *metav1.Duration `json:"soak,omitempty"`
 }
 
 // Phase is where a Maintenance is.
