@@ -74,7 +74,7 @@ func describeMaintenance(w io.Writer, m *mntv1.Maintenance, events []corev1.Even
 		fmt.Fprintf(w, "Completed:    %s\n", st.CompletionTime.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	k := st.Counts
-	fmt.Fprintf(w, "Counts:       %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d waiting; %d eviction request(s), %d refused\n",
+	fmt.Fprintf(w, "Counts:       %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d left; %d eviction request(s), %d refused\n",
 		k.NodesDrained, k.NodesFailed, k.NodesPending, k.PodsEvicted, k.PodsPending, k.Evictions, k.Refusals)
 	fmt.Fprintln(w, "Conditions:")
 	for _, cond := range st.Conditions {

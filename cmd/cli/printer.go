@@ -171,7 +171,7 @@ func (p *humanPrinter) Summary(sum drain.Summary, err error, code int) {
 	if code == 0 && !p.verbose && !p.dry {
 		return // kubectl's lines said it all
 	}
-	fmt.Fprintf(p.errOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d waiting; %d eviction request(s), %d refused; %s\n",
+	fmt.Fprintf(p.errOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d left; %d eviction request(s), %d refused; %s\n",
 		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
 	if l := p.eta.line(sum.Elapsed); l != "" {
 		fmt.Fprintln(p.errOut, l)
