@@ -25,16 +25,7 @@ import (
 
 // Test 1 runs first and alone (not parallel), so its figures are not mixed with others'.
 func TestDrainOneNodeUnderMaxUnavailableOne(t *testing.T) {
-	e := newEnv(t, "a", "b")
-	e.AddNodes(0)
-	slow := e.Here(fixture.PodOptions{ReadyDelay: 2 * time.Second})
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 4, slow); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 4)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	e.AddNodes(1)
-	g := e.Guard()
+	e, g := oneNodeUnderMaxUnavailableOne(t, 4, 2*time.Second)
 
 	r := e.Run("drain", e.Nodes[0], "-o", "json")
 	if r.Code != 0 {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
 // planETA returns the plan event's waves and expected seconds from a -o json run.
@@ -41,16 +39,7 @@ func planETA(t *testing.T, stdout string) (waves, expected float64) {
 // seconds to become Ready drain in three waves; the plan's ETA, read from those pods'
 // readiness, is within half of the actual time either way, and the summary carries both.
 func TestETAOfAThreeWaveDrain(t *testing.T) {
-	e := newEnv(t, "a", "b")
-	e.AddNodes(0)
-	slow := e.Here(fixture.PodOptions{ReadyDelay: 5 * time.Second})
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 3, slow); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 3)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	e.AddNodes(1)
-	g := e.Guard()
+	e, g := oneNodeUnderMaxUnavailableOne(t, 3, 5*time.Second)
 
 	r := e.Run("drain", e.Nodes[0], "-o", "json")
 	if r.Code != 0 {

@@ -1,11 +1,9 @@
 package draintest
 
 import (
-	"bytes"
 	"encoding/json"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -224,24 +222,6 @@ func statusOf(t *testing.T, e *fixture.Env, names ...string) map[string]map[stri
 	return out
 }
 
-// syncBuffer is a bytes.Buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls cond (the test's own deadline bounds it).
 func waitFor(t *testing.T, e *fixture.Env, what string, cond func() bool) {
 	t.Helper()
@@ -270,7 +250,7 @@ func TestStatusFromASecondProcessWhileADrainRunsAndAfterKill9(t *testing.T) {
 	e.Guard()
 	node := e.Nodes[0]
 
-	var watchOut, watchErr syncBuffer
+	var watchOut, watchErr fixture.SyncBuffer
 	watch := exec.CommandContext(e.Ctx, plugin, "--kubeconfig", shared.Kubeconfig, "status", "--watch", "-o", "json", node)
 	watch.Stdout, watch.Stderr = &watchOut, &watchErr
 	if err := watch.Start(); err != nil {

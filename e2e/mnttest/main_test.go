@@ -60,26 +60,8 @@ func mclient(t *testing.T) client.Client {
 // controller is one "controller" process.
 type controller struct {
 	cmd  *exec.Cmd
-	logs *syncBuffer
+	logs *fixture.SyncBuffer
 	stop func()
-}
-
-// syncBuffer is a log buffer the process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startController runs "controller" as a process until the test ends (or stop is
@@ -97,7 +79,7 @@ func runController(e *fixture.Env, extra ...string) *controller {
 		args = append(args, "--leader-elect=false")
 	}
 	ctl := exec.CommandContext(ctx, plugin, args...)
-	logs := &syncBuffer{}
+	logs := &fixture.SyncBuffer{}
 	ctl.Stderr = logs
 	if err := ctl.Start(); err != nil {
 		e.T.Fatal(err)
