@@ -22,12 +22,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
@@ -67,6 +69,7 @@ type Source struct {
 
 	mu      sync.Mutex
 	pools   cache.SharedIndexInformer // set once NodePools are found installed
+	mnts    cache.SharedIndexInformer // set once Maintenances are found installed
 	problem string                    // from the last probe
 	watchEr map[string]watchError     // resource -> its last watch error
 }
@@ -80,7 +83,10 @@ type watchError struct {
 
 const watchErrorFor = 65 * time.Second
 
-var poolsGVR = v1alpha1.GroupVersion.WithResource("nodepools")
+var (
+	poolsGVR = v1alpha1.GroupVersion.WithResource("nodepools")
+	mntsGVR  = mntv1.GroupVersion.WithResource("maintenances")
+)
 
 // New validates cfg, fills its defaults and builds the informers (not started yet).
 func New(cfg Config) (*Source, error) {
@@ -241,40 +247,44 @@ func (s *Source) probe(ctx context.Context, wg *sync.WaitGroup) string {
 			return Describe(err, c.resource, s.cfg.Server, s.cfg.RequestTimeout)
 		}
 	}
-	s.findPools(ctx, wg)
+	s.findOptional(ctx, wg, poolsGVR, &s.pools)
+	s.findOptional(ctx, wg, mntsGVR, &s.mnts)
 	return ""
 }
 
-// findPools starts the NodePool informer the first time a list of NodePools succeeds.
-// A cluster without the CRD (or a user who may not list pools) simply has no pools.
-func (s *Source) findPools(ctx context.Context, wg *sync.WaitGroup) {
+// findOptional starts the informer of a custom resource (NodePools, Maintenances) into
+// *inf the first time a list of it succeeds. A cluster without the CRD (or a user who may
+// not list it) simply has none.
+func (s *Source) findOptional(ctx context.Context, wg *sync.WaitGroup, gvr schema.GroupVersionResource, inf *cache.SharedIndexInformer) {
 	s.mu.Lock()
-	found := s.pools != nil
+	found := *inf != nil
 	s.mu.Unlock()
 	if found || s.cfg.Dynamic == nil {
 		return
 	}
+	res := s.cfg.Dynamic.Resource(gvr)
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-	_, err := s.cfg.Dynamic.Resource(poolsGVR).List(rctx, metav1.ListOptions{Limit: 1})
+	_, err := res.List(rctx, metav1.ListOptions{Limit: 1})
 	cancel()
 	if err != nil {
 		return
 	}
-	res := s.cfg.Dynamic.Resource(poolsGVR)
-	inf := s.informer("nodepools", &unstructured.Unstructured{},
+	i := s.informer(gvr.Resource, &unstructured.Unstructured{},
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return res.List(ctx, o) },
 		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return res.Watch(ctx, o) })
 	s.mu.Lock()
-	s.pools = inf
+	*inf = i
 	s.mu.Unlock()
-	wg.Go(func() { inf.RunWithContext(ctx) })
+	wg.Go(func() { i.RunWithContext(ctx) })
 }
 
 // synced reports whether every started informer has listed once. Call with s.mu held.
 func (s *Source) synced() bool {
 	ok := s.nodes.HasSynced() && s.pods.HasSynced() && s.pdbs.HasSynced()
-	if s.pools != nil {
-		ok = ok && s.pools.HasSynced()
+	for _, inf := range []cache.SharedIndexInformer{s.pools, s.mnts} {
+		if inf != nil {
+			ok = ok && inf.HasSynced()
+		}
 	}
 	return ok
 }
@@ -308,9 +318,9 @@ func (s *Source) feed(ctx context.Context) {
 // Snapshot builds the read model from the caches as they are now, with the status.
 func (s *Source) Snapshot() data.Snapshot {
 	s.mu.Lock()
-	poolsInf, problem, synced := s.pools, s.problem, s.synced()
+	poolsInf, mntsInf, problem, synced := s.pools, s.mnts, s.problem, s.synced()
 	if problem == "" {
-		for _, r := range []string{"nodes", "pods", "poddisruptionbudgets", "nodepools"} {
+		for _, r := range []string{"nodes", "pods", "poddisruptionbudgets", "nodepools", "maintenances"} {
 			if we, ok := s.watchEr[r]; ok && s.cfg.Clock.Since(we.at) < watchErrorFor {
 				problem = we.msg
 				break
@@ -341,6 +351,17 @@ func (s *Source) Snapshot() data.Snapshot {
 		}
 	}
 	snap := Build(nodes, pods, pdbs, pools, s.cfg.Clock.Now())
+	if mntsInf != nil {
+		var ms []*mntv1.Maintenance
+		for _, o := range mntsInf.GetStore().List() {
+			u, ok := o.(*unstructured.Unstructured)
+			m := &mntv1.Maintenance{}
+			if ok && runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), m) == nil {
+				ms = append(ms, m)
+			}
+		}
+		snap.Maintenances = MaintenanceRows(ms)
+	}
 	snap.Synced, snap.Problem = synced, problem
 	return snap
 }

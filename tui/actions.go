@@ -260,6 +260,7 @@ func (a *App) refresh() {
 	a.nodes.SetRows(a.snap.Nodes, a.selected, f)
 	a.pools.SetRows(a.snap.Pools)
 	a.pdbs.SetRows(a.snap.PDBs, f)
+	a.progress.SetMaintenances(a.snap.Maintenances)
 }
 
 // resize fits every component between the header (tabs) and the footer (status, help).

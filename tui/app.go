@@ -39,7 +39,17 @@ type Backend interface {
 	// function that cancels it (its nodes stay resumable). Several actions may run at once,
 	// on different nodes.
 	Start(req confirm.Request) (events <-chan event.Event, cancel func(), err error)
+	// ControlMaintenance pauses, resumes or cancels (deletes) the Maintenance name; op is
+	// MaintenancePause, MaintenanceResume or MaintenanceCancel. It may block on the API.
+	ControlMaintenance(name, op string) error
 }
+
+// What ControlMaintenance does.
+const (
+	MaintenancePause  = "pause"
+	MaintenanceResume = "resume"
+	MaintenanceCancel = "cancel"
+)
 
 // View indexes.
 const (
@@ -64,6 +74,11 @@ type (
 	}
 	// ActionDoneMsg says action ID ended (its event channel closed).
 	ActionDoneMsg struct{ ID int }
+	// MaintenanceDoneMsg says how a pause, resume or cancel of Maintenance Name ended.
+	MaintenanceDoneMsg struct {
+		Name, Op string
+		Err      error
+	}
 	// PlanMsg carries the plan of the dialog's request.
 	PlanMsg struct {
 		Req  confirm.Request
@@ -197,6 +212,9 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, waitEvent(r.id, r.events)
 		}
 		return a, nil
+	case MaintenanceDoneMsg:
+		a.status = maintenanceResult(msg)
+		return a, nil
 	case ActionDoneMsg:
 		return a.actionDone(msg.ID)
 	case PlanMsg:
@@ -296,8 +314,8 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			a.selected[n] = true
 		}
 		a.refresh()
-	case a.view == ViewProgress && key.Matches(msg, k.CancelAction):
-		return a.cancelCurrent()
+	case a.view == ViewProgress && key.Matches(msg, k.CancelAction, k.Pause, k.Resume):
+		return a.controlCurrent(msg)
 	case a.view != ViewProgress && key.Matches(msg, k.Cordon, k.Uncordon, k.Drain, k.Move):
 		return a.openDialog(msg.String())
 	default:

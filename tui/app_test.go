@@ -25,6 +25,7 @@ type fakeBackend struct {
 	events   []chan event.Event // one per started action
 	canceled []bool
 	plan     string // the plan Plan answers (a one-line plan when empty)
+	controls []string // "op name" per ControlMaintenance
 }
 
 func newFake() *fakeBackend {
@@ -53,6 +54,13 @@ func (f *fakeBackend) Start(req confirm.Request) (<-chan event.Event, func(), er
 	f.events = append(f.events, ch)
 	f.canceled = append(f.canceled, false)
 	return ch, func() { f.mu.Lock(); f.canceled[i] = true; f.mu.Unlock() }, nil
+}
+
+func (f *fakeBackend) ControlMaintenance(name, op string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.controls = append(f.controls, op+" "+name)
+	return nil
 }
 
 func (f *fakeBackend) wasCanceled(i int) bool {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
@@ -122,3 +123,19 @@ func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error)
 
 // wait waits for every action to end (after the backend's context is cancelled).
 func (b *backend) wait() { b.runs.Wait() }
+
+// ControlMaintenance pauses, resumes or cancels a Maintenance for the dashboard.
+func (b *backend) ControlMaintenance(name, op string) error {
+	if b.op.Pools == nil {
+		return fmt.Errorf("no client for Maintenances")
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	switch op {
+	case tui.MaintenancePause, tui.MaintenanceResume:
+		return maintenance.SetPaused(ctx, b.op.Pools, name, op == tui.MaintenancePause)
+	case tui.MaintenanceCancel:
+		return maintenance.Cancel(ctx, b.op.Pools, name)
+	}
+	return fmt.Errorf("unknown maintenance action %q", op)
+}

@@ -40,11 +40,27 @@ type PDBRow struct {
 	Never          bool
 }
 
+// MaintenanceRow is one Maintenance object: work the controller runs in the cluster.
+type MaintenanceRow struct {
+	Name   string
+	Action string // Drain, Cordon, Uncordon, Move
+	Phase  string // Pending, Running, Paused, Succeeded, ...
+	// Nodes says how far it is, e.g. "2/3 drained".
+	Nodes string
+	// Paused is spec.paused; Done is a phase that ends the run; Deleting is set once the
+	// object is being deleted (cancelled).
+	Paused, Done, Deleting bool
+	// Message is the status message (why it waits, how it ended).
+	Message string
+}
+
 // Snapshot is everything the dashboard shows at one moment.
 type Snapshot struct {
 	Nodes []NodeRow
 	Pools []PoolRow
 	PDBs  []PDBRow
+	// Maintenances are the Maintenance objects (none when their CRD is not installed).
+	Maintenances []MaintenanceRow
 	// PoolNames lists the pools, for the move picker.
 	PoolNames []string
 	// Synced is false until every watch has listed once.

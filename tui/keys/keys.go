@@ -8,6 +8,7 @@ type KeyMap struct {
 	NextView, Nodes, Pools, PDBs, Progress, Events key.Binding
 	Up, Down, Select, SelectAll, Filter            key.Binding
 	Cordon, Uncordon, Drain, Move, CancelAction    key.Binding
+	Pause, Resume                                  key.Binding
 	Confirm, Cancel, Help, Quit                    key.Binding
 }
 
@@ -33,6 +34,8 @@ func Default() KeyMap {
 		Drain:        b("drain", "d"),
 		Move:         b("move", "m"),
 		CancelAction: b("cancel action", "x"),
+		Pause:        b("pause", "p"),
+		Resume:       b("resume", "r"),
 		Confirm:      b("confirm", "y", "enter"),
 		Cancel:       b("cancel", "esc", "n"),
 		Help:         b("help", "?"),
@@ -47,7 +50,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // ProgressHelp is the one-line help of the Progress view.
 func (k KeyMap) ProgressHelp() []key.Binding {
-	return []key.Binding{k.NextView, k.Up, k.Down, k.CancelAction, k.Help, k.Quit}
+	return []key.Binding{k.NextView, k.Up, k.Down, k.CancelAction, k.Pause, k.Resume, k.Help, k.Quit}
 }
 
 // FullHelp is the help page (it fits 80 columns).
@@ -55,7 +58,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NextView, k.Nodes, k.Pools, k.PDBs, k.Progress, k.Events},
 		{k.Up, k.Down, k.Select, k.SelectAll, k.Filter},
-		{k.Cordon, k.Uncordon, k.Drain, k.Move, k.CancelAction},
+		{k.Cordon, k.Uncordon, k.Drain, k.Move, k.CancelAction, k.Pause, k.Resume},
 		{k.Confirm, k.Cancel, k.Help, k.Quit},
 	}
 }

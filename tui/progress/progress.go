@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
 // Node is one node's progress in one action.
@@ -55,6 +56,8 @@ type Model struct {
 	height  int
 	next    int
 	cursor  int
+	// mnts are the cluster's Maintenances, listed below the nodes (SetMaintenances).
+	mnts []data.MaintenanceRow
 }
 
 // New returns an empty progress model.
@@ -217,13 +220,17 @@ func (m Model) Active() bool {
 	return false
 }
 
-// Current returns the node under the cursor (ok false when there is none).
+// Current returns the node under the cursor (ok false when there is none, or the cursor
+// is on a Maintenance).
 func (m Model) Current() (Node, bool) {
 	nodes := m.Nodes()
 	if len(nodes) == 0 {
 		return Node{}, false
 	}
-	return nodes[min(max(m.cursor, 0), len(nodes)-1)], true
+	if c := min(max(m.cursor, 0), m.rows()-1); c < len(nodes) {
+		return nodes[c], true
+	}
+	return Node{}, false
 }
 
 // Update advances the spinner and moves the cursor.
@@ -233,7 +240,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		case "up", "k":
 			m.cursor = max(m.cursor-1, 0)
 		case "down", "j":
-			m.cursor = min(m.cursor+1, max(len(m.nodes)-1, 0))
+			m.cursor = min(m.cursor+1, max(m.rows()-1, 0))
 		}
 		return m, nil
 	}
@@ -249,10 +256,10 @@ func (m Model) Tick() tea.Cmd { return m.spinner.Tick }
 // cursor's node marked and kept in sight.
 func (m Model) View(now time.Time) string {
 	nodes := m.Nodes()
-	if len(nodes) == 0 {
+	if m.rows() == 0 {
 		return "No action running. Select nodes on the Nodes view (space) and press d to drain."
 	}
-	cur := min(max(m.cursor, 0), len(nodes)-1)
+	cur := min(max(m.cursor, 0), m.rows()-1)
 	var lines []string
 	curLine := 0
 	for i, n := range nodes {
@@ -265,6 +272,19 @@ func (m Model) View(now time.Time) string {
 			lines = append(lines, "    error: "+oneLine(n.Failed))
 		} else if n.Blocker != "" && !n.Done && !n.Stopped {
 			lines = append(lines, "    waits: "+oneLine(n.Blocker))
+		}
+	}
+	if len(m.mnts) > 0 {
+		if len(nodes) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, "Maintenances (run by the controller; p pause, r resume, x cancel):")
+		for i, r := range m.mnts {
+			mark := "  "
+			if len(nodes)+i == cur {
+				mark, curLine = "> ", len(lines)
+			}
+			lines = append(lines, mark+maintenanceLine(r))
 		}
 	}
 	off := 0

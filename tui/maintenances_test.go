@@ -1,0 +1,62 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+)
+
+// The Progress view lists the cluster's Maintenances below the nodes; p, r and x on one
+// pause, resume and cancel it through the backend; what cannot apply is said, not sent.
+func TestProgressListsMaintenancesAndControlsThem(t *testing.T) {
+	f := newFake()
+	m := New(f, true)
+	m = step(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	snap := snapshot()
+	snap.Maintenances = []data.MaintenanceRow{
+		{Name: "rack-7", Action: "Drain", Phase: "Running", Nodes: "1/3 nodes", Message: "waiting on pdb shop/web"},
+		{Name: "old", Action: "Drain", Phase: "Succeeded", Nodes: "2/2 nodes", Done: true},
+	}
+	m = step(t, m, SnapshotMsg{Snapshot: snap})
+	m = step(t, m, press("4"))
+	s := screen(m)
+	for _, want := range []string{"Maintenances (run by the controller; p pause, r resume, x cancel)", "rack-7", "Running", "1/3 nodes", "waiting on pdb shop/web", "old"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Progress does not show %q:\n%s", want, s)
+		}
+	}
+	tests := []struct {
+		name    string
+		keys    []string
+		control string // what reached the backend, "" for nothing
+		status  string
+	}{
+		{"p pauses the one under the cursor", []string{"p"}, "pause rack-7", "maintenance/rack-7 paused"},
+		{"r on a running one is said, not sent", []string{"r"}, "", "already running"},
+		{"x cancels it", []string{"x"}, "cancel rack-7", "maintenance/rack-7 cancelled"},
+		{"p on a finished one is said, not sent", []string{"down", "p"}, "", "has ended (Succeeded)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(f.controls)
+			mm := m
+			for _, k := range tc.keys {
+				mm = step(t, mm, press(k))
+			}
+			var got []string
+			if len(f.controls) > before {
+				got = f.controls[before:]
+			}
+			if want := []string{tc.control}; tc.control == "" && len(got) != 0 || tc.control != "" && !slices.Equal(got, want) {
+				t.Errorf("backend got %q, want %q", got, tc.control)
+			}
+			if !strings.Contains(mm.status, tc.status) {
+				t.Errorf("status %q, want it to say %q", mm.status, tc.status)
+			}
+		})
+	}
+}

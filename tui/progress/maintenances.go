@@ -1,0 +1,39 @@
+package progress
+
+import (
+	"fmt"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+)
+
+// SetMaintenances sets the Maintenances the view lists below the nodes.
+func (m *Model) SetMaintenances(rows []data.MaintenanceRow) { m.mnts = rows }
+
+// rows is how many rows the cursor moves over: the nodes, then the Maintenances.
+func (m Model) rows() int { return len(m.nodes) + len(m.mnts) }
+
+// CurrentMaintenance returns the Maintenance under the cursor (ok false when the cursor
+// is on a node or there is none).
+func (m Model) CurrentMaintenance() (data.MaintenanceRow, bool) {
+	c := min(max(m.cursor, 0), m.rows()-1) - len(m.nodes)
+	if c < 0 || c >= len(m.mnts) {
+		return data.MaintenanceRow{}, false
+	}
+	return m.mnts[c], true
+}
+
+// maintenanceLine is one Maintenance: name, action, phase, nodes and its message.
+func maintenanceLine(r data.MaintenanceRow) string {
+	phase := r.Phase
+	switch {
+	case r.Deleting:
+		phase = "Cancelling"
+	case r.Paused && !r.Done && phase != "Paused":
+		phase += " (pausing)"
+	}
+	line := fmt.Sprintf("%-24s %-8s %-14s %-11s", trunc(r.Name, 24), r.Action, phase, r.Nodes)
+	if r.Message != "" {
+		line += " " + oneLine(r.Message)
+	}
+	return line
+}
