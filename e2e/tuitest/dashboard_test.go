@@ -124,7 +124,8 @@ func dashboardCmd(kubeconfig string) string {
 // selectAndDrain filters the nodes view to node, selects it and confirms a drain.
 func selectAndDrain(tm *term, node string) {
 	tm.t.Helper()
-	tm.keys("1", "/", "C-u") // a filter typed before is cleared
+	tm.waitFor(" nodes, ", 30*time.Second) // the dashboard is up and has listed the nodes
+	tm.keys("1", "/", "C-u")               // a filter typed before is cleared
 	tm.keys("-l", node)
 	tm.keys("Enter")
 	// The node's row (not the filter line, which names it too) before it is selected.
