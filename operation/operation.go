@@ -76,6 +76,10 @@ type Request struct {
 	// Command is the front end's command line, recorded on the nodes a cordon or a drain
 	// changes with the user who ran it (drain.Origin; status shows both).
 	Command string
+	// IncludeDisrupting drains (or moves) nodes Karpenter is already disrupting (taint
+	// karpenter.sh/disrupted) too. Without it they are left to Karpenter, untouched: one
+	// warning each, and the run ends in a *drain.DisruptingError (blocked by policy).
+	IncludeDisrupting bool
 }
 
 // Plan is what a Request would do, computed without changing anything.
@@ -257,10 +261,23 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 	if req.Action == Rollout {
 		return o.runRollout(ctx, req, events)
 	}
-	names, pool, err := o.resolve(ctx, req)
+	names, pool, disrupting, err := o.resolveNodes(ctx, req)
 	if err != nil {
 		return Summary{}, err
 	}
+	names, left := o.leaveDisrupting(req, names, disrupting, events)
+	if left != nil && len(names) == 0 {
+		return Summary{}, left // every node left to Karpenter
+	}
+	sum, err := o.run(ctx, req, names, pool, events)
+	if err == nil && left != nil {
+		err = left // the others went; the nodes left to Karpenter make it blocked by policy
+	}
+	return sum, err
+}
+
+// run is Run once the nodes are resolved and those Karpenter disrupts left out.
+func (o *Operator) run(ctx context.Context, req Request, names []string, pool *v1alpha1.NodePool, events chan<- event.Event) (Summary, error) {
 	if req.Moves == nil { // a move planned by Plan was asked about there
 		if err := o.preflight(ctx, req, names); err != nil {
 			return Summary{}, err
