@@ -49,6 +49,10 @@ func (r *run) sayPastDeadline(ctx context.Context) {
 			r.e.cfg.NotAfter.UTC().Format(time.RFC3339), strings.Join(busy, ", "), ends)})
 }
 
+// ReasonWaitsForever is the Reason of the warning a run gives, once per budget, when it
+// starts waiting on a budget that never allows a disruption with nothing to end the wait.
+const ReasonWaitsForever = "WaitsUntilBudgetChanges"
+
 // sayEndlessWaitLocked says once per budget, when a pod starts waiting on a budget that
 // never allows a disruption and the run has no --timeout (and waits, --on-blocked=wait),
 // that the run waits until the budget changes, and how to stop it.
@@ -64,7 +68,7 @@ func (r *run) sayEndlessWaitLocked(reason string, budgets []*pdb.Budget) {
 			r.pol.endless = map[string]bool{}
 		}
 		r.pol.endless[b.Key()] = true
-		r.e.emit(event.Event{Type: event.EventWarning, PDB: b.Key(), Reason: "WaitsUntilTheBudgetChanges",
-			Message: fmt.Sprintf("pdb %s never allows a disruption: with no --timeout this run waits until the budget changes; stop it with Ctrl-C, or run with --timeout or --on-blocked=skip", b.Key())})
+		r.e.emit(event.Event{Type: event.EventWarning, PDB: b.Key(), Reason: ReasonWaitsForever,
+			Message: fmt.Sprintf("pdb %s never allows a disruption: with no --timeout this run waits until the budget changes; stop it with Ctrl-C (running the same command again resumes), or run it with --timeout or --on-blocked=skip", b.Key())})
 	}
 }

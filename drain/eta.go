@@ -64,6 +64,9 @@ func EstimateETA(plan *event.Plan, gracePeriodSeconds int) event.ETA {
 	var lastGrace time.Duration
 	for _, n := range plan.Nodes {
 		for _, s := range n.Steps {
+			if s.Wave == 0 {
+				eta.Never++
+			}
 			if s.Wave == plan.Waves && s.Wave > 0 {
 				lastGrace = max(lastGrace, grace(s.Pod, gracePeriodSeconds))
 			}

@@ -124,9 +124,6 @@ func (r *run) decideLocked(key string) *eviction {
 		if d.Verdict == pdb.Never && r.surgeLocked(st, cur, d.Budget()) {
 			return nil // --surge moves it (surge.go)
 		}
-		if d.Verdict == pdb.Never {
-			r.waitsForeverLocked(d.Budget())
-		}
 		// The server would refuse; wait for the budget's status to change instead.
 		msg := d.Reason
 		if b := d.Budget(); b != nil && d.Verdict == pdb.Exhausted {

@@ -101,7 +101,6 @@ type run struct {
 	shared   sharedPods             // one pod informer for every node, when many drain at once (pods.go)
 	roll     *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
 	stepErr  error                  // the first error of a caller's node step (Config.Steps)
-	forever  bool                   // the run said it waits until a budget changes (forever.go)
 	pace     *pacer                 // the disruption controller's lag and the eviction pace (pace.go)
 	fast     fastStart              // the run's own cordons (faststart.go; its own lock)
 	sum      Summary

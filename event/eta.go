@@ -15,6 +15,10 @@ type ETA struct {
 	// NoHistory names the budgets a wave waits on whose pods show no readiness (none
 	// Ready): their waits are not counted, so Expected says nothing about them.
 	NoHistory []string
+	// Never counts the plan's pods that can never go as things stand (wave 0: a budget
+	// that never allows a disruption, ...): with any, the drain does not end by itself, and
+	// Expected covers only the others.
+	Never int
 }
 
 // Known reports whether the estimate covers every wait of the plan.
