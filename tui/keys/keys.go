@@ -50,7 +50,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // ProgressHelp is the one-line help of the Progress view.
 func (k KeyMap) ProgressHelp() []key.Binding {
-	return []key.Binding{k.NextView, k.Up, k.Down, k.CancelAction, k.Pause, k.Resume, k.Help, k.Quit}
+	return []key.Binding{k.NextView, k.Up, k.Down, k.CancelAction, k.Help, k.Quit, k.Pause, k.Resume} // quit before what a narrow footer may cut
 }
 
 // FullHelp is the help page (it fits 80 columns).
