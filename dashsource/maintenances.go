@@ -30,7 +30,7 @@ func MaintenanceRows(ms []*mntv1.Maintenance) []data.MaintenanceRow {
 		}
 		out = append(out, data.MaintenanceRow{Name: m.Name, Action: string(m.Spec.Action), Phase: phase,
 			Nodes: fmt.Sprintf("%d/%d nodes", done, len(m.Status.Nodes)), Paused: m.Spec.Paused,
-			Done: m.Status.Phase.Done(), Deleting: m.DeletionTimestamp != nil, Message: m.Status.Message})
+			Done: m.Status.Phase.Done(), Deleting: m.DeletionTimestamp != nil, Message: message(m)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Done != out[j].Done {
@@ -39,4 +39,19 @@ func MaintenanceRows(ms []*mntv1.Maintenance) []data.MaintenanceRow {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// message is the status message, or while the object runs, what its first waiting node
+// waits on (the pod and the budget's words).
+func message(m *mntv1.Maintenance) string {
+	if m.Status.Message != "" || m.Status.Phase.Done() {
+		return m.Status.Message
+	}
+	for _, n := range m.Status.Nodes {
+		if len(n.Blockers) > 0 {
+			b := n.Blockers[0]
+			return fmt.Sprintf("%s waits: %s: %s", n.Name, b.Pod, b.Message)
+		}
+	}
+	return ""
 }
