@@ -250,12 +250,21 @@ func NewEngine(cfg Config) (*Engine, error) {
 }
 
 // ConfigError is an invalid configuration (a usage error).
-type ConfigError struct{ msg string }
+type ConfigError = UsageError
 
-func (e *ConfigError) Error() string { return e.msg }
+// UsageError is input to fix: a setting, a node name, a request that cannot be carried out
+// as given (nothing was changed). It is the one usage-error type of the engines and the
+// operations layer (operation.UsageError and nodepool.UsageError are this type); the
+// commands exit 2 for it.
+type UsageError struct{ msg string }
 
-// Usage marks a ConfigError as the user's input to fix.
-func (e *ConfigError) Usage() bool { return true }
+func (e *UsageError) Error() string { return e.msg }
+
+// Usage marks a UsageError as the user's input to fix.
+func (e *UsageError) Usage() bool { return true }
+
+// Usagef builds a UsageError.
+func Usagef(format string, args ...any) error { return &UsageError{msg: fmt.Sprintf(format, args...)} }
 
 // NodeNotFoundError is a node name that does not exist (a usage error).
 type NodeNotFoundError struct{ Name string }

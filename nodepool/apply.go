@@ -149,7 +149,7 @@ func Apply(ctx context.Context, c client.Client, p *v1alpha1.NodePool) (ApplyRes
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(ApplyFieldManager), client.ForceOwnership)
 	if apierrors.IsInvalid(err) {
-		return "", &UsageError{msg: InvalidMessage(err)}
+		return "", Usagef("%s", InvalidMessage(err))
 	}
 	if err != nil {
 		return "", fmt.Errorf("apply pool %s: %w", p.Name, err)

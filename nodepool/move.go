@@ -44,18 +44,12 @@ func ReadMoveState(n *corev1.Node) (MoveState, bool) {
 	return st, true
 }
 
-// UsageError is bad input to a pool action (unknown pool, node not in --from, ...).
-type UsageError struct{ msg string }
-
-func (e *UsageError) Error() string { return e.msg }
-
-// Usage marks UsageError as the user's input to fix.
-func (e *UsageError) Usage() bool { return true }
+// UsageError is bad input to a pool action (unknown pool, node not in --from, ...): the
+// one usage-error type, drain.UsageError.
+type UsageError = drain.UsageError
 
 // Usagef builds a UsageError.
-func Usagef(format string, args ...any) error {
-	return &UsageError{msg: fmt.Sprintf(format, args...)}
-}
+func Usagef(format string, args ...any) error { return drain.Usagef(format, args...) }
 
 // GetPool returns the named pool; a missing pool (or a missing NodePool CRD) is a usage error.
 func GetPool(ctx context.Context, c client.Client, name string) (*v1alpha1.NodePool, error) {
@@ -97,7 +91,7 @@ func IsNotInstalled(err error) bool {
 }
 
 // ErrNotInstalled is the usage error for a cluster without the NodePool CRD.
-var ErrNotInstalled = &UsageError{msg: "the NodePool resource is not installed: run kubectl maintenance pool install"}
+var ErrNotInstalled = Usagef("the NodePool resource is not installed: run kubectl maintenance pool install")
 
 // CordonedByUs reports whether the node's cordon is this tool's, by the engine's rule
 // (drain.CordonedByUs: the node's managedFields name drain.FieldManager as the only owner of

@@ -28,7 +28,7 @@ func (o *Operator) engine(req Request, events chan<- event.Event) (*drain.Engine
 	}
 	eng, err := drain.NewEngine(cfg)
 	if err != nil {
-		return nil, &UsageError{msg: err.Error()}
+		return nil, err // a *UsageError naming the setting (drain.Config.Validate)
 	}
 	return eng, nil
 }

@@ -3,7 +3,6 @@ package operation
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -144,15 +143,11 @@ type Operator struct {
 	userKnown bool
 }
 
-// UsageError is a Request that cannot be carried out as given (nothing was changed).
-type UsageError struct{ msg string }
+// UsageError is a Request that cannot be carried out as given (nothing was changed): the
+// one usage-error type, drain.UsageError (exit 2 in the commands).
+type UsageError = drain.UsageError
 
-func (e *UsageError) Error() string { return e.msg }
-
-// Usage marks the error as the user's input to fix (exit 2 in the commands).
-func (e *UsageError) Usage() bool { return true }
-
-func usagef(format string, args ...any) error { return &UsageError{msg: fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return drain.Usagef(format, args...) }
 
 // NodesError is a cordon or an uncordon that failed on some nodes. Each failure was also
 // reported as a node.failed event.
