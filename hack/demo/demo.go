@@ -80,10 +80,12 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	if !d.short {
-		if err := d.surge(ctx); err != nil {
+		// The pools first: the surge step's drain would leave green-1 empty, and the move
+		// is to evict pods.
+		if err := d.steps(ctx, poolSteps); err != nil {
 			return err
 		}
-		if err := d.steps(ctx, poolSteps); err != nil {
+		if err := d.surge(ctx); err != nil {
 			return err
 		}
 		if err := d.serverSide(ctx); err != nil {
