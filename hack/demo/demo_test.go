@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -152,7 +153,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	w.all.Write(p)
 	w.line = append(w.line, p...)
 	for {
-		i := strings.IndexByte(string(w.line), '\n')
+		i := bytes.IndexByte(w.line, '\n')
 		if i < 0 {
 			break
 		}
