@@ -97,7 +97,7 @@ cross-build: ## Build the plugin's packages for each release platform (CGO_ENABL
 	  CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -trimpath -o /dev/null $$pkgs || exit 1; done
 
 .PHONY: demo
-demo: build tools ## Start the local cluster, create demo workloads, run the plugin against them, stop
+demo: build tools ## Start the local cluster, create demo workloads, run the plugin against them, then our drain beside kubectl drain on twin workloads, stop
 	$(GO) run ./hack/demo -plugin bin/kubectl-maintenance
 
 .PHONY: cluster

@@ -61,6 +61,8 @@ type Cluster struct {
 	Client kubernetes.Interface
 	// StartupTime is how long Start took, binaries already built.
 	StartupTime time.Duration
+	// BinDir holds the pinned binaries the cluster runs, and the pinned kubectl.
+	BinDir string
 
 	env      *envtest.Environment
 	logFiles []*os.File
@@ -102,7 +104,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	c = &Cluster{Dir: dir, logf: logf}
+	c = &Cluster{Dir: dir, BinDir: binDir, logf: logf}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w\n%s", err, c.logTails(25))
