@@ -20,6 +20,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // pickupTimeout is how long the CLI waits for a controller to take up a new object before
@@ -199,7 +200,7 @@ func (c *Common) printEnd(m *mntv1.Maintenance) error {
 		err = WithExitCode(code, fmt.Errorf("maintenance/%s %s: %s", m.Name, s.Phase, s.Message))
 	}
 	if m.Spec.Action == mntv1.ActionDrain || m.Spec.Action == mntv1.ActionMove {
-		(&humanPrinter{out: c.Out, errOut: c.ErrOut}).Summary(sum, err, code)
+		(&render.Human{Out: c.Out, ErrOut: c.ErrOut}).Summary(sum, err, code)
 	}
 	return err
 }
