@@ -3,20 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // newCmdFollow builds "follow NAME": print a Maintenance's progress until it ends, with the
@@ -209,26 +207,5 @@ func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *
 		}
 		return p.PrintObj(&list.Items[0], c.Out)
 	}
-	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
-		{Name: "Name", Type: "string"}, {Name: "Action", Type: "string"}, {Name: "Phase", Type: "string"},
-		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Age", Type: "string"},
-		{Name: "Holds", Type: "string", Priority: 1}, {Name: "Message", Type: "string", Priority: 1},
-	}}
-	for i := range list.Items {
-		m := &list.Items[i]
-		s := m.Status
-		var held []string
-		for _, n := range s.Nodes {
-			held = append(held, n.Name)
-		}
-		phase := string(s.Phase)
-		if m.DeletionTimestamp != nil {
-			phase = "Cancelling"
-		}
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{m.Name, string(m.Spec.Action), phase,
-			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), int64(s.Counts.PodsEvicted),
-			duration.HumanDuration(time.Since(m.CreationTimestamp.Time)), strings.Join(held, ","), s.Message},
-			Object: runtime.RawExtension{Object: m}})
-	}
-	return p.PrintObj(t, c.Out)
+	return p.PrintObj(render.MaintenanceTable(list, time.Now()), c.Out)
 }
