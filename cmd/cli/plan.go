@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
@@ -112,13 +110,6 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	return nil
 }
 
-// PlanKind and PlanAPIVersion type the plan when it is printed as an object (-o
-// json|yaml|jsonpath|custom-columns|go-template). No API server serves it.
-const (
-	PlanKind       = "DrainPlan"
-	PlanAPIVersion = "maintenance.kubectl-maintenance.io/v1alpha1"
-)
-
 // printObject prints the plan in one of kubectl's object formats: a DrainPlan object with
 // the same fields as the JSON plan had, or, for -o name, node/NAME per node.
 func (o *PlanOptions) printObject(plan *event.Plan) error {
@@ -129,15 +120,9 @@ func (o *PlanOptions) printObject(plan *event.Plan) error {
 		}
 		return o.Printer.Print(o.Out, nil, asList(nodes, false))
 	}
-	b, err := json.Marshal(render.ToPlanJSON(plan))
+	u, err := render.PlanObject(plan)
 	if err != nil {
-		return fmt.Errorf("encode plan: %w", err)
+		return err
 	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(b, &u.Object); err != nil {
-		return fmt.Errorf("encode plan: %w", err)
-	}
-	u.SetAPIVersion(PlanAPIVersion)
-	u.SetKind(PlanKind)
 	return o.Printer.Print(o.Out, nil, u)
 }
