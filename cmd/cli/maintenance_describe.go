@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
@@ -27,7 +28,7 @@ func newCmdDescribe(c *Common) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := getMaintenances(cmd.Context(), mc, args)
+			list, err := maintenance.Get(cmd.Context(), mc, args)
 			if err != nil {
 				return err
 			}
