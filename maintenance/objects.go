@@ -3,8 +3,10 @@ package maintenance
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -83,4 +85,24 @@ func Cancel(ctx context.Context, c client.Client, name string) error {
 		return fmt.Errorf("delete maintenance/%s: %w", name, err)
 	}
 	return nil
+}
+
+// Create creates a Maintenance with spec, named name or, when name is "", generated from
+// its action ("drain-xxxxx"). An object the API server refuses (IsInvalid) is the user's
+// input to fix; an API that is not installed says to install it.
+func Create(ctx context.Context, c client.Client, name string, spec v1alpha1.MaintenanceSpec) (*v1alpha1.Maintenance, error) {
+	m := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+	if name == "" {
+		m.GenerateName = strings.ToLower(string(spec.Action)) + "-"
+	}
+	if err := c.Create(ctx, m); err != nil {
+		switch {
+		case apierrors.IsInvalid(err):
+			return nil, fmt.Errorf("the API server refused the Maintenance: %w", err)
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			return nil, fmt.Errorf("the Maintenance API is not installed: run `kubectl maintenance install` (%w)", err)
+		}
+		return nil, fmt.Errorf("create the Maintenance: %w", err)
+	}
+	return m, nil
 }

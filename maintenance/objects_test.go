@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -42,5 +46,24 @@ func TestObjectsNameWhatIsMissing(t *testing.T) {
 	var paused []string
 	if err := SetPaused(ctx, c, nil, true, true, func(n string) { paused = append(paused, n) }); err != nil || !slices.Equal(paused, []string{"a"}) {
 		t.Errorf("pause --all: %v, %v; want a alone (b is finished)", paused, err)
+	}
+}
+
+// Create: an object the API server refuses stays IsInvalid (the CLI's exit 2), its message
+// saying who refused it.
+func TestCreateSaysWhoRefused(t *testing.T) {
+	s := runtime.NewScheme()
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	invalid := apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("Maintenance").GroupKind(), "x", nil)
+	c := crfake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return invalid },
+	}).Build()
+	_, err := Create(context.Background(), c, "x", v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain})
+	if !apierrors.IsInvalid(err) || !strings.HasPrefix(err.Error(), "the API server refused the Maintenance: ") {
+		t.Errorf("Create refused: %v, want IsInvalid naming the API server", err)
+	}
+	ok := crfake.NewClientBuilder().WithScheme(s).Build()
+	if m, err := Create(context.Background(), ok, "x", v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain}); err != nil || m.Name != "x" {
+		t.Errorf("Create x: %v, %v", m, err)
 	}
 }

@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,18 +72,11 @@ func (c *Common) runServerSide(ctx context.Context, f ServerSideFlags, spec mntv
 	if err != nil {
 		return err
 	}
-	m := &mntv1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: f.Name}, Spec: spec}
-	if f.Name == "" {
-		m.GenerateName = strings.ToLower(string(spec.Action)) + "-"
-	}
-	if err := mc.Create(ctx, m); err != nil {
-		switch {
-		case apierrors.IsInvalid(err):
-			return WithExitCode(ExitUsage, fmt.Errorf("the API server refused the Maintenance: %w", err))
-		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-			return fmt.Errorf("the Maintenance API is not installed: run `kubectl maintenance install` (%w)", err)
-		}
-		return fmt.Errorf("create the Maintenance: %w", err)
+	m, err := maintenance.Create(ctx, mc, f.Name, spec)
+	if apierrors.IsInvalid(err) {
+		return WithExitCode(ExitUsage, err)
+	} else if err != nil {
+		return err
 	}
 	fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s created\n", m.Name)
 	if f.Detach {
