@@ -7,5 +7,10 @@
 // nodes keep their state and a later run resumes from their records, as a re-run of the
 // CLI does.
 //
+// For the front ends it creates, reads and changes the objects (Create, Get, SetPaused,
+// Cancel; a missing name is a NotFoundError) and follows one until it ends (Follower:
+// each node's change, the pickup warning's likely cause, the summary), leaving the lines
+// to the caller.
+//
 // It never prints and imports neither cobra nor bubbletea.
 package maintenance

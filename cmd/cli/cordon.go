@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -14,6 +11,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // CordonOptions is the "cordon" and "uncordon" commands.
@@ -101,40 +99,8 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	if err != nil {
 		return err
 	}
-	_, err = runPrinted(ctx, false, cordonPrinter{out: o.Out}, func(events chan<- event.Event) (operation.Summary, error) {
+	_, err = runPrinted(ctx, false, render.Cordon{Out: o.Out}, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
 	return err
 }
-
-// cordonPrinter prints kubectl's cordon and uncordon lines; failures are the command's
-// error (one line).
-type cordonPrinter struct{ out io.Writer }
-
-func (p cordonPrinter) Event(ev event.Event) {
-	sfx := dryRunSuffix(ev.DryRun)
-	switch ev.Type {
-	case event.EventNodeCordoned:
-		if ev.Already {
-			fmt.Fprintf(p.out, "node/%s already cordoned%s\n", ev.Node, sfx)
-		} else {
-			fmt.Fprintf(p.out, "node/%s cordoned%s\n", ev.Node, sfx)
-		}
-	case event.EventDeploymentRestored: // an uncordon restores what a --surge drain left
-		fmt.Fprintf(p.out, "deployment.apps/%s %s%s\n", podName(ev.Deployment), ev.Message, sfx)
-	case event.EventPodEvicted:
-		fmt.Fprintf(p.out, "pod/%s evicted (%s)\n", podName(ev.Pod), ev.Message)
-	case event.EventNodeUncordoned:
-		switch ev.Reason {
-		case operation.ReasonAlreadySchedulable:
-			fmt.Fprintf(p.out, "node/%s already uncordoned%s\n", ev.Node, sfx)
-		case operation.ReasonLeftCordoned:
-			why := strings.TrimPrefix(ev.Message, "left cordoned: ")
-			fmt.Fprintf(p.out, "node/%s left cordoned%s: %s (use --force to uncordon it anyway)\n", ev.Node, sfx, why)
-		default:
-			fmt.Fprintf(p.out, "node/%s uncordoned%s\n", ev.Node, sfx)
-		}
-	}
-}
-
-func (cordonPrinter) Summary(drain.Summary, error, int) {}

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
@@ -33,7 +34,7 @@ type backend struct {
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
 	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background(), User: c.fallbackUser()}
-	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, func(err error) string { return oneLine(describe(err)) }), src: src}
+	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, render.ErrorLine), src: src}
 }
 
 // Snapshots implements tui.Backend (nothing without a source).
@@ -98,7 +99,7 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 	if req.Action == confirm.Move {
 		p, err := b.op.Plan(ctx, r)
 		if err != nil {
-			return "", errors.New(oneLine(describe(err)))
+			return "", errors.New(render.ErrorLine(err))
 		}
 		for _, mv := range p.Move.Moves {
 			fmt.Fprintf(&head, "node/%s -> %s: %v\n", mv.Node, mv.To, mv.Diff)
@@ -108,9 +109,9 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 	r.Action = operation.Drain
 	p, err := b.op.Plan(ctx, r)
 	if err != nil {
-		return "", errors.New(oneLine(describe(err)))
+		return "", errors.New(render.ErrorLine(err))
 	}
-	printPlan(&head, p.Drain)
+	render.Plan(&head, p.Drain)
 	return head.String(), nil
 }
 

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -150,24 +148,4 @@ func commandLine(args []string) string {
 		out = append(out, a)
 	}
 	return strings.Join(out, " ")
-}
-
-// printPolicySummary lists, before the summary line, the nodes given up by
-// --on-blocked=skip (each pod left and what blocks it) and the nodes not started.
-func printPolicySummary(w io.Writer, sum drain.Summary) {
-	if len(sum.Skipped) > 0 {
-		fmt.Fprintln(w, "Skipped nodes (blocked; left cordoned, state blocked):")
-		for _, n := range sum.Skipped {
-			fmt.Fprintf(w, " %s: %s\n", n.Node, n.Reason)
-			for _, b := range n.Blockers {
-				fmt.Fprintf(w, "   pod %s: %s\n", b.Pod, b.Message)
-			}
-		}
-	}
-	if len(sum.NotStarted) > 0 {
-		fmt.Fprintln(w, "Nodes not started:")
-		for _, n := range sum.NotStarted {
-			fmt.Fprintf(w, " %s\n", n)
-		}
-	}
 }

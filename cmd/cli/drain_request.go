@@ -12,6 +12,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // request turns the drain flags into the operations layer's request for action on the
@@ -42,17 +43,17 @@ func (c *Common) operator(ctx context.Context, cs kubernetes.Interface, pools bo
 
 // eventPrinter prints the events of a drain, a move or a rollout: kubectl-style lines, or
 // NDJSON with -o json.
-func (o *DrainOptions) eventPrinter() EventPrinter {
+func (o *DrainOptions) eventPrinter() render.Printer {
 	if o.Output == "json" {
-		return newNDJSONPrinter(o.Out, time.Now, o.APIRequests)
+		return render.NewNDJSON(o.Out, version, time.Now, o.APIRequests)
 	}
-	return &humanPrinter{out: o.Out, errOut: o.ErrOut, verbose: klog.V(1).Enabled()}
+	return &render.Human{Out: o.Out, ErrOut: o.ErrOut, Verbose: klog.V(1).Enabled()}
 }
 
 // runPrinted runs an operation while its events are printed as they come (or shown in the
 // live progress view when view is true), and returns what the operation returned. Every
 // event is printed before it returns.
-func runPrinted(ctx context.Context, view bool, p EventPrinter, run func(events chan<- event.Event) (operation.Summary, error)) (operation.Summary, error) {
+func runPrinted(ctx context.Context, view bool, p render.Printer, run func(events chan<- event.Event) (operation.Summary, error)) (operation.Summary, error) {
 	events := make(chan event.Event, 256)
 	type result struct {
 		sum operation.Summary

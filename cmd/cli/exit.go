@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // Exit codes of kubectl-maintenance. They are documented in the root command's help and
@@ -33,7 +31,7 @@ const (
 	// ExitTimeout means --timeout was reached.
 	ExitTimeout = 124
 	// ExitInterrupted means Ctrl-C or SIGTERM.
-	ExitInterrupted = 130
+	ExitInterrupted = render.ExitInterrupted
 )
 
 // ExitCodesHelp is the exit-code table shown in --help.
@@ -103,27 +101,7 @@ func ExitCode(err error) int {
 // PrintError writes err as one line, kubectl style ("error: ..."), with a hint for the
 // common cases a person can fix.
 func PrintError(w io.Writer, err error) {
-	fmt.Fprintf(w, "error: %s\n", oneLine(describe(err)))
-}
-
-// describe turns low-level errors into messages that name the problem.
-func describe(err error) string {
-	var opErr *net.OpError
-	switch {
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return fmt.Sprintf("cannot reach the API server (%v): check --kubeconfig, --context and --server", opErr.Err)
-	case apierrors.IsUnauthorized(err):
-		return fmt.Sprintf("the API server rejected the credentials: %v", err)
-	case apierrors.IsForbidden(err):
-		return fmt.Sprintf("not allowed (RBAC): %v", err)
-	}
-	return err.Error()
-}
-
-// oneLine folds a multi-line message into one line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	fmt.Fprintf(w, "error: %s\n", render.ErrorLine(err))
 }
 
 // isNotStarted reports a run whose --not-after deadline kept nodes from starting.

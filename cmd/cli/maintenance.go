@@ -1,22 +1,16 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // newCmdFollow builds "follow NAME": print a Maintenance's progress until it ends, with the
@@ -58,12 +52,8 @@ func newCmdCancel(c *Common) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := &mntv1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: args[0]}}
-			if err := mc.Delete(cmd.Context(), m); err != nil {
-				if apierrors.IsNotFound(err) {
-					return UsageErrorf("maintenance %q not found", args[0])
-				}
-				return fmt.Errorf("delete maintenance/%s: %w", args[0], err)
+			if err := maintenance.Cancel(cmd.Context(), mc, args[0]); err != nil {
+				return err
 			}
 			fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s cancelled\n", args[0])
 			return nil
@@ -91,31 +81,9 @@ func newCmdPause(c *Common, pause bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			names := args
-			if all {
-				list := &mntv1.MaintenanceList{}
-				if err := mc.List(cmd.Context(), list); err != nil {
-					return fmt.Errorf("list maintenances: %w", err)
-				}
-				names = nil
-				for _, m := range list.Items {
-					if !m.Status.Phase.Done() && m.DeletionTimestamp == nil {
-						names = append(names, m.Name)
-					}
-				}
-			}
-			patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"paused":%t}}`, pause))
-			for _, name := range names {
-				m := &mntv1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name}}
-				if err := mc.Patch(cmd.Context(), m, patch); err != nil {
-					if apierrors.IsNotFound(err) {
-						return UsageErrorf("maintenance %q not found", name)
-					}
-					return fmt.Errorf("patch maintenance/%s: %w", name, err)
-				}
+			return maintenance.SetPaused(cmd.Context(), mc, args, all, pause, func(name string) {
 				fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s %s\n", name, verb)
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "every Maintenance not finished")
@@ -144,7 +112,7 @@ func newCmdGet(c *Common) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			for first := true; ; first = false {
-				list, err := getMaintenances(ctx, mc, args)
+				list, err := maintenance.Get(ctx, mc, args)
 				if err != nil {
 					return err
 				}
@@ -177,27 +145,6 @@ func ptrOr(s *string) string {
 	return *s
 }
 
-func getMaintenances(ctx context.Context, mc client.Client, names []string) (*mntv1.MaintenanceList, error) {
-	list := &mntv1.MaintenanceList{}
-	if len(names) == 0 {
-		if err := mc.List(ctx, list); err != nil {
-			return nil, fmt.Errorf("list maintenances: %w", err)
-		}
-		return list, nil
-	}
-	for _, n := range names {
-		m := &mntv1.Maintenance{}
-		if err := mc.Get(ctx, types.NamespacedName{Name: n}, m); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, UsageErrorf("maintenance %q not found", n)
-			}
-			return nil, fmt.Errorf("get maintenance/%s: %w", n, err)
-		}
-		list.Items = append(list.Items, *m)
-	}
-	return list, nil
-}
-
 func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *mntv1.MaintenanceList) error {
 	if out != "" && out != "wide" {
 		list.SetGroupVersionKind(mntv1.GroupVersion.WithKind("MaintenanceList"))
@@ -209,26 +156,5 @@ func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *
 		}
 		return p.PrintObj(&list.Items[0], c.Out)
 	}
-	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
-		{Name: "Name", Type: "string"}, {Name: "Action", Type: "string"}, {Name: "Phase", Type: "string"},
-		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Age", Type: "string"},
-		{Name: "Holds", Type: "string", Priority: 1}, {Name: "Message", Type: "string", Priority: 1},
-	}}
-	for i := range list.Items {
-		m := &list.Items[i]
-		s := m.Status
-		var held []string
-		for _, n := range s.Nodes {
-			held = append(held, n.Name)
-		}
-		phase := string(s.Phase)
-		if m.DeletionTimestamp != nil {
-			phase = "Cancelling"
-		}
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{m.Name, string(m.Spec.Action), phase,
-			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), int64(s.Counts.PodsEvicted),
-			duration.HumanDuration(time.Since(m.CreationTimestamp.Time)), strings.Join(held, ","), s.Message},
-			Object: runtime.RawExtension{Object: m}})
-	}
-	return p.PrintObj(t, c.Out)
+	return p.PrintObj(render.MaintenanceTable(list, time.Now()), c.Out)
 }

@@ -4,18 +4,15 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // NodesOptions is the "nodes" command: nodes with their pools and pod counts.
@@ -84,48 +81,5 @@ func (o *NodesOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 		n.ManagedFields = nil
 		objs = append(objs, n)
 	}
-	return o.Output.Print(o.Out, nodesTable(nodes.Items, perNode, o.Now()), asList(objs, false))
-}
-
-// nodesTable is the nodes as kubectl get prints a table: NAME STATUS POOLS PODS AGE, and
-// with -o wide VERSION INTERNAL-IP OS-IMAGE CONTAINER-RUNTIME.
-func nodesTable(nodes []corev1.Node, pods map[string]int, now time.Time) *metav1.Table {
-	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
-		column("Name", "string", 0), column("Status", "string", 0), column("Pools", "string", 0),
-		column("Pods", "integer", 0), column("Age", "string", 0),
-		column("Version", "string", 1), column("Internal-IP", "string", 1), column("OS-Image", "string", 1),
-		column("Container-Runtime", "string", 1),
-	}}
-	for i := range nodes {
-		n := &nodes[i]
-		pools := strings.Join(nodepool.PoolsOf(n), ",")
-		if pools == "" {
-			pools = "<none>"
-		}
-		ip := "<none>"
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP {
-				ip = a.Address
-			}
-		}
-		info := n.Status.NodeInfo
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n.Name, dashsource.NodeStatus(n), pools, int64(pods[n.Name]),
-			age(n.CreationTimestamp, now), info.KubeletVersion, ip, orUnknown(info.OSImage), orUnknown(info.ContainerRuntimeVersion)},
-			Object: runtime.RawExtension{Object: n}})
-	}
-	return t
-}
-
-func age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "<unknown>"
-	}
-	return s
+	return o.Output.Print(o.Out, render.NodesTable(nodes.Items, perNode, o.Now()), asList(objs, false))
 }

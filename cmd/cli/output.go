@@ -147,15 +147,6 @@ func asList(items []runtime.Object, single bool) runtime.Object {
 	return l
 }
 
-// column is a table column: priority 1 shows only with -o wide.
-func column(name, typ string, priority int32) metav1.TableColumnDefinition {
-	c := metav1.TableColumnDefinition{Name: name, Type: typ, Priority: priority}
-	if name == "Name" {
-		c.Format = "name"
-	}
-	return c
-}
-
 // validateListing checks the flags of a command that lists nodes: -o and a label selector
 // (--selector), without calling the API.
 func validateListing(out *OutputFlags, selector string) error {

@@ -2,21 +2,16 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // PlanOptions is the "plan" command: the drain's preflight, changing nothing.
@@ -99,13 +94,13 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	plan := p.Drain
 	if o.Printer.IsTable() {
-		printPlan(o.Out, plan)
+		render.Plan(o.Out, plan)
 	} else if err := o.printObject(plan); err != nil {
 		return err
 	}
 	bad := 0
 	for _, n := range plan.Nodes {
-		if nodeVerdict(n) != verdictReady {
+		if render.NodeVerdict(n) != render.VerdictReady {
 			bad++
 		}
 	}
@@ -114,57 +109,6 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	return nil
 }
-
-// printPlan writes the plan as a table per node, then a verdict line.
-func printPlan(w io.Writer, plan *event.Plan) {
-	said := map[string]bool{}
-	for i, n := range plan.Nodes {
-		n.Steps = byWave(n.Steps)
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		state := "schedulable"
-		if n.AlreadyCordoned {
-			state = "already cordoned"
-		}
-		fmt.Fprintf(w, "node/%s (%s): %s, %d pod(s) to evict\n", n.Name, state, nodeVerdict(n), len(n.Steps))
-		for _, e := range n.Errors {
-			fmt.Fprintf(w, "  error: %s\n", e)
-		}
-		for _, warn := range n.Warnings {
-			fmt.Fprintf(w, "  warning: %s\n", warn)
-		}
-		if len(n.Steps) == 0 {
-			continue
-		}
-		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "  WAVE\tPOD\tPDB\tWHY")
-		for _, s := range n.Steps {
-			wave, why := strconv.Itoa(s.Wave), s.Decision.Reason
-			switch {
-			case s.Wave == 0:
-				wave, why = "never", s.Blocker
-			case s.WaitsOn != "":
-				why = fmt.Sprintf("waits for pdb %s to recover after wave %d", s.WaitsOn, s.Wave-1)
-			}
-			budget := pdb.JoinKeys(s.Decision.Budgets)
-			if budget == "" {
-				budget = "-"
-			}
-			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", wave, s.Pod.Namespace, s.Pod.Name, budget, why)
-		}
-		_ = tw.Flush()
-		printCauses(w, n, said)
-	}
-	fmt.Fprintf(w, "\n%s\n%s\n", planHeadline(plan), etaLine(plan))
-}
-
-// PlanKind and PlanAPIVersion type the plan when it is printed as an object (-o
-// json|yaml|jsonpath|custom-columns|go-template). No API server serves it.
-const (
-	PlanKind       = "DrainPlan"
-	PlanAPIVersion = "maintenance.kubectl-maintenance.io/v1alpha1"
-)
 
 // printObject prints the plan in one of kubectl's object formats: a DrainPlan object with
 // the same fields as the JSON plan had, or, for -o name, node/NAME per node.
@@ -176,15 +120,9 @@ func (o *PlanOptions) printObject(plan *event.Plan) error {
 		}
 		return o.Printer.Print(o.Out, nil, asList(nodes, false))
 	}
-	b, err := json.Marshal(toPlanJSON(plan))
+	u, err := render.PlanObject(plan)
 	if err != nil {
-		return fmt.Errorf("encode plan: %w", err)
+		return err
 	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(b, &u.Object); err != nil {
-		return fmt.Errorf("encode plan: %w", err)
-	}
-	u.SetAPIVersion(PlanAPIVersion)
-	u.SetKind(PlanKind)
 	return o.Printer.Print(o.Out, nil, u)
 }

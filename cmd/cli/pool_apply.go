@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
-
-	"os"
-	"path/filepath"
-	"sort"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/manifest"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 
@@ -70,51 +67,13 @@ func (o *PoolApplyOptions) read() ([]nodepool.Document, error) {
 		return nil, UsageErrorf("give the pools with -f FILE, -f DIR or -f - (stdin)")
 	}
 	var docs []nodepool.Document
-	stdinRead := false
-	for _, f := range o.Files {
-		var sources []string
-		switch st, err := os.Stat(f); {
-		case f == "-":
-			if stdinRead {
-				return nil, UsageErrorf("-f - given twice: stdin can be read once")
-			}
-			stdinRead = true
-			sources = []string{"-"}
-		case err != nil:
-			return nil, UsageErrorf("read pool file: %v", err)
-		case st.IsDir():
-			entries, err := os.ReadDir(f)
-			if err != nil {
-				return nil, UsageErrorf("read pool directory: %v", err)
-			}
-			for _, e := range entries {
-				if ext := strings.ToLower(filepath.Ext(e.Name())); !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-					sources = append(sources, filepath.Join(f, e.Name()))
-				}
-			}
-			sort.Strings(sources)
-			if len(sources) == 0 {
-				return nil, UsageErrorf("no .yaml, .yml or .json file in directory %s", f)
-			}
-		default:
-			sources = []string{f}
-		}
-		for _, src := range sources {
-			r := o.In
-			name := "stdin"
-			if src != "-" {
-				b, err := os.ReadFile(src)
-				if err != nil {
-					return nil, UsageErrorf("read pool file: %v", err)
-				}
-				r, name = bytes.NewReader(b), src
-			}
-			d, err := nodepool.ReadPools(r, name)
-			if err != nil {
-				return nil, WithExitCode(ExitUsage, err)
-			}
-			docs = append(docs, d...)
-		}
+	err := manifest.Each(o.Files, o.In, "pool", func(name string, r io.Reader) error {
+		d, err := nodepool.ReadPools(r, name)
+		docs = append(docs, d...)
+		return err
+	})
+	if err != nil {
+		return nil, WithExitCode(ExitUsage, err)
 	}
 	if len(docs) == 0 {
 		return nil, UsageErrorf("no NodePool found in %s", strings.Join(o.Files, ", "))

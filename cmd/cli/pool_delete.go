@@ -2,12 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 func newCmdPoolDelete(c *Common) *cobra.Command {
@@ -35,7 +33,7 @@ real delete reports each node.`,
 			if dryRun {
 				sfx = " (dry run)"
 			}
-			printNodeChanges(c.Out, changes, sfx)
+			render.NodeChanges(c.Out, changes, sfx)
 			if err != nil {
 				return err
 			}
@@ -45,15 +43,4 @@ real delete reports each node.`,
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what the delete would remove from each node; change nothing")
 	return cmd
-}
-
-// printNodeChanges prints one line per node: what was (or would be) removed.
-func printNodeChanges(w io.Writer, changes []nodepool.NodeChange, sfx string) {
-	for _, ch := range changes {
-		if len(ch.Diff) == 0 {
-			fmt.Fprintf(w, "node/%s unchanged%s\n", ch.Node, sfx)
-			continue
-		}
-		fmt.Fprintf(w, "node/%s: %s%s\n", ch.Node, strings.Join(ch.Diff, ", "), sfx)
-	}
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -13,6 +11,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // PoolMoveOptions is "pool move": the drain's flags plus --to, --from and
@@ -135,7 +134,7 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 		return WithExitCode(ExitCode(err), err)
 	}
 	for _, mv := range plan.Move.Moves {
-		o.printMovePlan(mv)
+		render.MovePlan(o.ErrOut, mv, o.DryRun)
 	}
 	req.Moves = plan.Move
 	p := o.eventPrinter()
@@ -144,32 +143,4 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	})
 	p.Summary(sum.Summary, err, ExitCode(err))
 	return err
-}
-
-func (o *PoolMoveOptions) printMovePlan(mv *operation.NodeMove) {
-	if mv.Done {
-		fmt.Fprintf(o.ErrOut, "move node/%s: already in pool %s, nothing to do\n", mv.Node, mv.To)
-		return
-	}
-	from := strings.Join(mv.From, ",")
-	if from == "" {
-		from = "<no pool>"
-	}
-	resume := ""
-	if mv.Resume {
-		resume = " (resuming)"
-	}
-	fmt.Fprintf(o.ErrOut, "move node/%s: %s -> %s%s%s\n", mv.Node, from, mv.To, resume, dryRunSuffix(o.DryRun))
-	for _, d := range mv.Diff {
-		fmt.Fprintf(o.ErrOut, "  %s\n", d)
-	}
-	for _, k := range mv.Kept {
-		fmt.Fprintf(o.ErrOut, "  =label %s (no NodePool owns it: kept)\n", k)
-	}
-	if len(mv.Removed) > 0 {
-		fmt.Fprintf(o.ErrOut, "  the new NoExecute taints will remove %d DaemonSet/mirror pod(s): %s\n", len(mv.Removed), strings.Join(mv.Removed, ", "))
-	}
-	for _, w := range mv.Warnings {
-		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
-	}
 }

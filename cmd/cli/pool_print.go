@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // PoolGetOptions is "pool list" and "pool get": pools as a table or in any of kubectl's
@@ -124,7 +125,7 @@ func (o *PoolGetOptions) Run(ctx context.Context, cs kubernetes.Interface, pc cl
 	if len(pools) > 0 || len(missing) == 0 {
 		if len(pools) == 0 && o.Output.IsTable() {
 			fmt.Fprintln(o.ErrOut, "No resources found")
-		} else if err := o.Output.Print(o.Out, poolsTable(pools, nodes, o.Now()), asList(objs, len(o.Names) == 1)); err != nil {
+		} else if err := o.Output.Print(o.Out, render.PoolsTable(pools, nodes, o.Now()), asList(objs, len(o.Names) == 1)); err != nil {
 			return err
 		}
 	}
@@ -132,49 +133,4 @@ func (o *PoolGetOptions) Run(ctx context.Context, cs kubernetes.Interface, pc cl
 		return UsageErrorf("nodepool(s) not found: %s (kubectl maintenance pool list shows the pools)", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// poolsTable is NAME NODES MAINTENANCE TAINTS HANDLER AGE, and LABELS with -o wide.
-// MAINTENANCE is "nodes cordoned / maxUnavailable".
-func poolsTable(pools []v1alpha1.NodePool, nodes []corev1.Node, now time.Time) *metav1.Table {
-	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
-		column("Name", "string", 0), column("Nodes", "integer", 0), column("Maintenance", "string", 0),
-		column("Taints", "string", 0), column("Handler", "string", 0), column("Age", "string", 0),
-		column("Labels", "string", 1),
-	}}
-	for i := range pools {
-		p := &pools[i]
-		members, maint := 0, 0
-		for j := range nodes {
-			if _, ok := nodes[j].Labels[nodepool.RoleLabel(p.Name)]; ok {
-				members++
-				if nodes[j].Spec.Unschedulable {
-					maint++
-				}
-			}
-		}
-		var taints, labels []string
-		for _, tn := range p.Spec.Taints {
-			taints = append(taints, fmt.Sprintf("%s=%s:%s", tn.Key, tn.Value, tn.Effect))
-		}
-		for k, v := range p.Spec.Labels {
-			labels = append(labels, fmt.Sprintf("%s=%s", k, v))
-		}
-		sort.Strings(labels)
-		handler := "<none>"
-		if p.Spec.RuntimeClass != nil {
-			handler = p.Spec.RuntimeClass.Handler
-		}
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{p.Name, int64(members), fmt.Sprintf("%d/%d", maint, p.MaxUnavailableOrDefault()),
-			orNoneStr(strings.Join(taints, ",")), handler, age(p.CreationTimestamp, now), orNoneStr(strings.Join(labels, ","))},
-			Object: runtime.RawExtension{Object: p}})
-	}
-	return t
-}
-
-func orNoneStr(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
 }

@@ -2,21 +2,17 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // StatusOptions is the "status" command: every node this tool has touched, from the
@@ -34,10 +30,6 @@ type StatusOptions struct {
 	// Now is the clock for the SINCE column.
 	Now func() time.Time
 }
-
-// StatusKind types a node's status when it is printed as an object (apiVersion
-// PlanAPIVersion). No API server serves it.
-const StatusKind = "NodeMaintenanceStatus"
 
 // NewCmdStatus builds "kubectl maintenance status".
 func NewCmdStatus(c *Common) *cobra.Command {
@@ -110,7 +102,7 @@ func (o *StatusOptions) print(st []operation.NodeStatus, noHeaders bool) error {
 			fmt.Fprintln(o.ErrOut, "No nodes touched by kubectl maintenance.")
 			return nil
 		}
-		return o.Output.Print(o.Out, o.table(st), nil)
+		return o.Output.Print(o.Out, render.StatusTable(st, o.Output.Format == "wide", o.Now()), nil)
 	}
 	objs := make([]runtime.Object, 0, len(st))
 	for _, s := range st {
@@ -118,7 +110,7 @@ func (o *StatusOptions) print(st []operation.NodeStatus, noHeaders bool) error {
 			objs = append(objs, nodeObject(s.Name))
 			continue
 		}
-		u, err := statusObject(s)
+		u, err := render.StatusObject(s)
 		if err != nil {
 			return err
 		}
@@ -135,74 +127,6 @@ func (o *StatusOptions) print(st []operation.NodeStatus, noHeaders bool) error {
 	return o.Output.Print(o.Out, nil, asList(objs, len(o.Names) == 1))
 }
 
-func statusObject(s operation.NodeStatus) (*unstructured.Unstructured, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("encode status of node %s: %w", s.Name, err)
-	}
-	var status map[string]any
-	if err := json.Unmarshal(b, &status); err != nil {
-		return nil, fmt.Errorf("encode status of node %s: %w", s.Name, err)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetAPIVersion(PlanAPIVersion)
-	u.SetKind(StatusKind)
-	u.SetName(s.Name)
-	return u, nil
-}
-
-func (o *StatusOptions) table(st []operation.NodeStatus) *metav1.Table {
-	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
-		column("Name", "string", 0), column("State", "string", 0), column("Since", "string", 0),
-		column("User", "string", 0), column("Pods-Left", "integer", 0), column("Blocked-By", "string", 0),
-		column("Cordoned-By-Us", "boolean", 1), column("Command", "string", 1),
-	}}
-	now := o.Now()
-	for _, s := range st {
-		since := "<unknown>"
-		if s.Since != nil {
-			since = age(metav1.NewTime(*s.Since), now)
-		}
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{s.Name, orNone(s.State), since, orNone(s.User),
-			int64(s.PodsLeft), blockedBy(s, o.Output.Format == "wide"), s.CordonedByUs, orNone(s.Command)}})
-	}
-	return t
-}
-
-// blockedBy sums up what blocks the pods left: the distinct blockers (all with wide, the
-// first and a count otherwise).
-func blockedBy(s operation.NodeStatus, all bool) string {
-	var seen []string
-	for _, p := range s.Pods {
-		if p.Blocker != "" && !contains(seen, p.Blocker) {
-			seen = append(seen, p.Blocker)
-		}
-	}
-	switch {
-	case len(seen) == 0:
-		return "<none>"
-	case all || len(seen) == 1:
-		return strings.Join(seen, "; ")
-	}
-	return fmt.Sprintf("%s (and %d more)", seen[0], len(seen)-1)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
-}
-
 // RunWatch prints the touched nodes, then each node again when its state or its pods
 // left change (a node no longer touched is printed once with state <none>), until ctx
 // ends: a printer over the operations layer's WatchStatus.
@@ -210,7 +134,7 @@ func (o *StatusOptions) RunWatch(ctx context.Context, cs kubernetes.Interface) e
 	last := map[string]string{}
 	looked, headerDone := false, false
 	return o.operator(ctx, cs).WatchStatus(ctx, operation.StatusRequest{Names: o.Names, Selector: o.Selector}, o.Interval, func(st []operation.NodeStatus) error {
-		changed := o.changes(st, last)
+		changed := render.StatusChanges(st, last)
 		if len(changed) == 0 && looked {
 			return nil
 		}
@@ -221,27 +145,4 @@ func (o *StatusOptions) RunWatch(ctx context.Context, cs kubernetes.Interface) e
 		looked, headerDone = true, headerDone || len(changed) > 0
 		return nil
 	})
-}
-
-// changes returns the statuses that differ from last (and updates last); a node that
-// left is returned with state "<none>".
-func (o *StatusOptions) changes(st []operation.NodeStatus, last map[string]string) []operation.NodeStatus {
-	var out []operation.NodeStatus
-	now := map[string]bool{}
-	for _, s := range st {
-		now[s.Name] = true
-		b, _ := json.Marshal(s)
-		if key := string(b); last[s.Name] != key {
-			last[s.Name] = key
-			out = append(out, s)
-		}
-	}
-	for name := range last {
-		if !now[name] {
-			delete(last, name)
-			out = append(out, operation.NodeStatus{Name: name, Pods: []operation.PodStatus{}})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }

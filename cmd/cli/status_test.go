@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 func statusNode(name string, labels, annotations map[string]string) *corev1.Node {
@@ -66,38 +64,6 @@ func mustHave(t *testing.T, s string, want, not []string) {
 		if strings.Contains(s, n) {
 			t.Errorf("output has %q:\n%s", n, s)
 		}
-	}
-}
-
-// A watch prints a node again only when it changed, and once more when it is no longer
-// touched.
-func TestStatusWatchPrintsChangesOnly(t *testing.T) {
-	o := &StatusOptions{}
-	last := map[string]string{}
-	a := operation.NodeStatus{Name: "a", State: drain.StateDraining, PodsLeft: 2}
-	b := operation.NodeStatus{Name: "b", State: drain.StateDrained}
-	steps := []struct {
-		name string
-		now  []operation.NodeStatus
-		want []string // name=state of what is printed
-	}{
-		{"the first look prints everything", []operation.NodeStatus{a, b}, []string{"a=draining", "b=drained"}},
-		{"nothing changed: nothing printed", []operation.NodeStatus{a, b}, nil},
-		{"a pod left: printed again", []operation.NodeStatus{{Name: "a", State: drain.StateDraining, PodsLeft: 1}, b}, []string{"a=draining"}},
-		{"uncordoned: printed with no state", []operation.NodeStatus{b}, []string{"a="}},
-	}
-	for _, s := range steps {
-		var got []string
-		for _, c := range o.changes(s.now, last) {
-			got = append(got, c.Name+"="+c.State)
-		}
-		if strings.Join(got, ",") != strings.Join(s.want, ",") {
-			t.Errorf("%s: printed %v, want %v", s.name, got, s.want)
-		}
-	}
-	b1, _ := json.Marshal(a)
-	if strings.Contains(string(b1), `"name"`) {
-		t.Errorf("the name is in metadata, not in status: %s", b1)
 	}
 }
 

@@ -2,60 +2,22 @@ package cli
 
 import (
 	"encoding/json"
-	"runtime/debug"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/buildinfo"
 )
 
-func TestResolveBuild(t *testing.T) {
-	vcs := func(version string, kv ...string) *debug.BuildInfo {
-		bi := &debug.BuildInfo{Main: debug.Module{Path: "m", Version: version}}
-		for i := 0; i+1 < len(kv); i += 2 {
-			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
-		}
-		return bi
-	}
-	tests := map[string]struct {
-		v, c, d string
-		bi      *debug.BuildInfo
-		want    [3]string
-	}{
-		"ldflags win over build info": {"v0.2.0", "abc", "2026-11-24T08:00:00Z",
-			vcs("v9.9.9", "vcs.revision", "def", "vcs.time", "2020-01-01T00:00:00Z"),
-			[3]string{"v0.2.0", "abc", "2026-11-24T08:00:00Z"}},
-		"go install pkg@version: module version, no vcs": {"", "", "", vcs("v0.2.0"),
-			[3]string{"v0.2.0", unknown, unknown}},
-		"go build in a clone: pseudo-version, revision and time": {"", "", "",
-			vcs("v0.0.0-20261124080000-0123456789ab", "vcs.revision", "0123456789abcdef", "vcs.time", "2026-11-24T08:00:00Z", "vcs.modified", "false"),
-			[3]string{"v0.0.0-20261124080000-0123456789ab", "0123456789abcdef", "2026-11-24T08:00:00Z"}},
-		"a modified tree says dirty": {"", "", "",
-			vcs("(devel)", "vcs.revision", "0123", "vcs.time", "2026-11-24T08:00:00Z", "vcs.modified", "true"),
-			[3]string{"devel", "0123-dirty", "2026-11-24T08:00:00Z"}},
-		"nothing known": {"", "", "", nil, [3]string{"devel", unknown, unknown}},
-		"only the version stamped: vcs fills the rest": {"v0.3.0", "", "",
-			vcs("(devel)", "vcs.revision", "0123", "vcs.time", "2026-11-24T08:00:00Z"),
-			[3]string{"v0.3.0", "0123", "2026-11-24T08:00:00Z"}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			v, c, d := resolveBuild(tc.v, tc.c, tc.d, tc.bi)
-			if got := [3]string{v, c, d}; got != tc.want {
-				t.Errorf("resolveBuild = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestVersionClientOutputs(t *testing.T) {
-	want := ClientBuildInfo()
+	want := buildinfo.Client(version, commit, date)
 	t.Run("json", func(t *testing.T) {
 		out, errOut, code := run("version", "--client", "-o", "json")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		var doc versionOutput
+		var doc buildinfo.Document
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out)
 		}
@@ -68,7 +30,7 @@ func TestVersionClientOutputs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		var doc versionOutput
+		var doc buildinfo.Document
 		if err := yaml.UnmarshalStrict([]byte(out), &doc); err != nil {
 			t.Fatalf("not YAML: %v\n%s", err, out)
 		}

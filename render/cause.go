@@ -1,4 +1,4 @@
-package cli
+package render
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // cause, on the same line (unless the line already says it, or the wait is routine: this
 // drain's own evictions in flight), then its remedy on a line of its own, indented, the
 // first time that remedy is said for that budget (or pod) in the run.
-func (p *humanPrinter) causeLines(ev event.Event) string {
+func (p *Human) causeLines(ev event.Event) string {
 	s := ""
 	if ev.Reason != drain.ReasonDoNotDisrupt && ev.Reason != drain.ReasonWaitCompleted {
 		s = waitedFor(ev)

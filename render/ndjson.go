@@ -1,4 +1,4 @@
-package cli
+package render
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // EventsVersion is the version of the NDJSON event stream: a minor bump adds fields
@@ -44,7 +43,7 @@ type jsonEvent struct {
 	Wave       int       `json:"wave,omitempty"`
 	Already    bool      `json:"already,omitempty"`
 	DryRun     string    `json:"dry_run,omitempty"`
-	Plan       *planJSON `json:"plan,omitempty"`
+	Plan       *PlanJSON `json:"plan,omitempty"`
 	Cause      string    `json:"cause,omitempty"`
 	Remedy     string    `json:"remedy,omitempty"`
 	CauseKind  string    `json:"cause_kind,omitempty"`
@@ -79,26 +78,29 @@ type summaryJSON struct {
 	ETA *etaJSON `json:"eta,omitempty"`
 }
 
-// ndjsonPrinter writes one JSON event per line on stdout: first a "version" event, last a
-// "summary" with the counts and the exit code. The version event is written with the first
-// other event, so a run refused before it starts (a bad flag, a missing permission) prints
-// nothing on stdout and its one error line on stderr.
-type ndjsonPrinter struct {
+// NDJSON writes one JSON event per line: first a "version" event, last a "summary" with
+// the counts and the exit code. The version event is written with the first other event,
+// so a run refused before it starts (a bad flag, a missing permission) writes nothing.
+type NDJSON struct {
 	enc      *json.Encoder
+	version  string
 	now      func() time.Time
 	requests func() int64
 	eta      etaTally
 	started  bool
 }
 
-func newNDJSONPrinter(w io.Writer, now func() time.Time, requests func() int64) *ndjsonPrinter {
-	return &ndjsonPrinter{enc: json.NewEncoder(w), now: now, requests: requests}
+// NewNDJSON returns the NDJSON printer on w: version is the plugin's (the version
+// event's), now stamps events that carry no time, requests counts the API requests sent
+// (the summary's api_requests).
+func NewNDJSON(w io.Writer, version string, now func() time.Time, requests func() int64) *NDJSON {
+	return &NDJSON{enc: json.NewEncoder(w), version: version, now: now, requests: requests}
 }
 
-func (p *ndjsonPrinter) write(e jsonEvent) {
+func (p *NDJSON) write(e jsonEvent) {
 	if !p.started {
 		p.started = true
-		p.write(jsonEvent{Type: "version", Level: "info", EventsVersion: EventsVersion, Version: version})
+		p.write(jsonEvent{Type: "version", Level: "info", EventsVersion: EventsVersion, Version: p.version})
 	}
 	e.V = 1
 	if e.Time.IsZero() {
@@ -108,7 +110,8 @@ func (p *ndjsonPrinter) write(e jsonEvent) {
 	_ = p.enc.Encode(e)
 }
 
-func (p *ndjsonPrinter) Event(ev event.Event) {
+// Event writes one event as a line.
+func (p *NDJSON) Event(ev event.Event) {
 	level := "info"
 	switch ev.Type {
 	case event.EventWarning, event.EventEvictionBlocked:
@@ -125,14 +128,15 @@ func (p *ndjsonPrinter) Event(ev event.Event) {
 		Cause: ev.Cause, Remedy: ev.Remedy, CauseKind: ev.CauseKind, Routine: ev.Routine, Waited: ev.Waited.Round(time.Millisecond).Seconds(),
 	}
 	if ev.Plan != nil {
-		e.Plan = toPlanJSON(ev.Plan)
+		e.Plan = ToPlanJSON(ev.Plan)
 		p.eta.add(ev.Plan)
-		e.Message = planHeadline(ev.Plan)
+		e.Message = PlanHeadline(ev.Plan)
 	}
 	p.write(e)
 }
 
-func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
+// Summary writes the summary event: the counts, the ETA, the exit code and the error.
+func (p *NDJSON) Summary(sum drain.Summary, err error, code int) {
 	e := jsonEvent{Type: "summary", Level: "info", ExitCode: &code, Summary: &summaryJSON{
 		NodesDrained: sum.NodesDrained, NodesFailed: sum.NodesFailed, NodesPending: sum.NodesPending,
 		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, Evictions: sum.Evictions,
@@ -143,74 +147,7 @@ func (p *ndjsonPrinter) Summary(sum drain.Summary, err error, code int) {
 		e.Summary.ETA = toETAJSON(p.eta.eta)
 	}
 	if err != nil {
-		e.Level, e.Error = "error", oneLine(describe(err))
+		e.Level, e.Error = "error", ErrorLine(err)
 	}
 	p.write(e)
-}
-
-// planJSON is the machine form of a plan (plan -o json, and the "plan" event).
-type planJSON struct {
-	Waves   int            `json:"waves"`
-	ETA     *etaJSON       `json:"eta"`
-	Verdict string         `json:"verdict"`
-	Nodes   []nodePlanJSON `json:"nodes"`
-}
-
-type nodePlanJSON struct {
-	Name            string        `json:"name"`
-	AlreadyCordoned bool          `json:"already_cordoned"`
-	Verdict         string        `json:"verdict"`
-	Pods            []podPlanJSON `json:"pods"`
-	Warnings        []string      `json:"warnings,omitempty"`
-	Errors          []string      `json:"errors,omitempty"`
-}
-
-type podPlanJSON struct {
-	Pod     string `json:"pod"`
-	Wave    int    `json:"wave"`
-	Verdict string `json:"verdict"`
-	PDB     string `json:"pdb,omitempty"`
-	WaitsOn string `json:"waits_on,omitempty"`
-	Reason  string `json:"reason"`
-	Cause   string `json:"cause,omitempty"`
-	Remedy  string `json:"remedy,omitempty"`
-}
-
-// Plan verdicts.
-const (
-	verdictReady   = "ready"   // everything can go, in Waves waves
-	verdictBlocked = "blocked" // some pod can never go as things stand (exit 3)
-	verdictRefused = "refused" // kubectl's filters refuse the node with these flags (exit 3)
-)
-
-func nodeVerdict(n event.NodePlan) string {
-	switch {
-	case len(n.Errors) > 0:
-		return verdictRefused
-	case n.Blocked():
-		return verdictBlocked
-	}
-	return verdictReady
-}
-
-func toPlanJSON(p *event.Plan) *planJSON {
-	out := &planJSON{Waves: p.Waves, ETA: toETAJSON(p.ETA), Verdict: verdictReady}
-	for _, n := range p.Nodes {
-		nj := nodePlanJSON{Name: n.Name, AlreadyCordoned: n.AlreadyCordoned, Verdict: nodeVerdict(n),
-			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}}
-		if nj.Verdict != verdictReady && out.Verdict == verdictReady {
-			out.Verdict = verdictBlocked
-		}
-		for _, s := range n.Steps {
-			reason := s.Decision.Reason
-			if s.Wave == 0 {
-				reason = s.Blocker
-			}
-			nj.Pods = append(nj.Pods, podPlanJSON{Pod: s.Pod.Namespace + "/" + s.Pod.Name, Wave: s.Wave,
-				Verdict: string(s.Decision.Verdict), PDB: pdb.JoinKeys(s.Decision.Budgets), WaitsOn: s.WaitsOn, Reason: reason,
-				Cause: s.Cause, Remedy: s.Remedy})
-		}
-		out.Nodes = append(out.Nodes, nj)
-	}
-	return out
 }

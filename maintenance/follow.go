@@ -1,0 +1,154 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+)
+
+// PickupTimeout is how long a follower waits for a controller to take up a new object
+// before it says why none might.
+const PickupTimeout = 30 * time.Second
+
+// FollowInterval is how often a follower reads the object.
+const FollowInterval = time.Second
+
+// NodeChange is what changed on one node of a followed Maintenance since the last read.
+type NodeChange struct {
+	// Node is the node's status now.
+	Node v1alpha1.NodeStatus
+	// StateChanged: the node is new in the status, or its state changed.
+	StateChanged bool
+	// Blockers are the node's blockers that the last read did not have.
+	Blockers []v1alpha1.Blocker
+}
+
+// Follower reads a Maintenance until it ends and reports what changed on its nodes, for
+// a front end to print (the CLI's --server-side and follow).
+type Follower struct {
+	// Client reads the Maintenance.
+	Client client.Client
+	// Kube reads the controller's Lease when no controller takes the object up (nil: the
+	// cause is not looked for).
+	Kube kubernetes.Interface
+	// Changed is called with each node's change, in the status's order.
+	Changed func(NodeChange)
+	// NotTakenUp is called once when no controller took the object up within
+	// PickupTimeout, with the likely cause.
+	NotTakenUp func(why string)
+
+	prev map[string]v1alpha1.NodeStatus
+}
+
+// Follow reads maintenance/name every FollowInterval, reporting what changed, until it is
+// done (and returned), deleted (an error), or ctx ends (ctx.Err(): the object runs on in
+// the cluster). A read in flight is not cancelled by ctx.
+func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenance, error) {
+	began := time.Now()
+	said := false
+	f.prev = map[string]v1alpha1.NodeStatus{}
+	ticker := time.NewTicker(FollowInterval)
+	defer ticker.Stop()
+	for {
+		m := &v1alpha1.Maintenance{}
+		if err := f.Client.Get(context.WithoutCancel(ctx), types.NamespacedName{Name: name}, m); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("maintenance/%s was deleted: its run stopped, the nodes keep their state", name)
+			}
+			return nil, fmt.Errorf("get maintenance/%s: %w", name, err)
+		}
+		f.changes(m)
+		if m.Status.Phase.Done() {
+			return m, nil
+		}
+		if m.Status.Phase == "" && !said && time.Since(began) >= PickupTimeout {
+			said = true
+			if f.NotTakenUp != nil {
+				f.NotTakenUp(WhyNoController(ctx, f.Kube))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ticker.C:
+		}
+	}
+}
+
+// changes reports what changed on each node since the last read.
+func (f *Follower) changes(m *v1alpha1.Maintenance) {
+	for _, n := range m.Status.Nodes {
+		was, seen := f.prev[n.Name]
+		f.prev[n.Name] = n
+		ch := NodeChange{Node: n, StateChanged: !seen || was.State != n.State}
+		for _, b := range n.Blockers {
+			if !slices.Contains(was.Blockers, b) {
+				ch.Blockers = append(ch.Blockers, b)
+			}
+		}
+		if (ch.StateChanged || len(ch.Blockers) > 0) && f.Changed != nil {
+			f.Changed(ch)
+		}
+	}
+}
+
+// Summary is a finished Maintenance as the CLI's summary: its counts and elapsed time,
+// and every node not drained, moved, cordoned or uncordoned as pending.
+func Summary(m *v1alpha1.Maintenance) drain.Summary {
+	s := m.Status
+	var elapsed time.Duration
+	if s.StartTime != nil && s.CompletionTime != nil {
+		elapsed = s.CompletionTime.Sub(s.StartTime.Time)
+	}
+	sum := drain.Summary{NodesDrained: int(s.Counts.NodesDrained), NodesFailed: int(s.Counts.NodesFailed), NodesPending: int(s.Counts.NodesPending),
+		PodsEvicted: int(s.Counts.PodsEvicted), PodsPending: int(s.Counts.PodsPending), Evictions: int(s.Counts.Evictions), Refusals: int(s.Counts.Refusals), Elapsed: elapsed}
+	for _, n := range s.Nodes {
+		switch n.State {
+		case NodeDrained, NodeMoved, NodeUncordoned, NodeCordoned:
+		default:
+			sum.PendingNodes = append(sum.PendingNodes, n.Name)
+		}
+	}
+	return sum
+}
+
+// WhyNoController names the likely cause of an object no controller took up, from the
+// controller's Lease (read with cs; nil when there is no client).
+func WhyNoController(ctx context.Context, cs kubernetes.Interface) string {
+	if cs == nil {
+		return "is `kubectl maintenance controller` running?"
+	}
+	l, err := cs.CoordinationV1().Leases("kube-system").Get(context.WithoutCancel(ctx), operation.ControllerLeaseID, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "no controller has run here (no Lease kube-system/kubectl-maintenance-controller): start `kubectl maintenance controller`, or apply config/rbac and config/manager"
+	case apierrors.IsForbidden(err):
+		return "is `kubectl maintenance controller` running? (you may not read its Lease in kube-system to tell)"
+	case err != nil:
+		return fmt.Sprintf("is `kubectl maintenance controller` running? (its Lease: %v)", err)
+	}
+	if stale(l) {
+		return "the controller is not running: its Lease kube-system/kubectl-maintenance-controller was not renewed (last by " + ptr.Deref(l.Spec.HolderIdentity, "nobody") + ")"
+	}
+	return "the controller runs (" + ptr.Deref(l.Spec.HolderIdentity, "?") + ") but did not take it up: check its permissions (config/rbac) and its log"
+}
+
+func stale(l *coordinationv1.Lease) bool {
+	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return true
+	}
+	return time.Since(l.Spec.RenewTime.Time) > time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second
+}

@@ -1,0 +1,49 @@
+package maintenance
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// A follower reports a node when it is new, when its state changes and when it has a
+// blocker it did not have; a read that changes nothing reports nothing.
+func TestFollowerReportsChangesOnly(t *testing.T) {
+	var got []NodeChange
+	f := &Follower{Changed: func(ch NodeChange) { got = append(got, ch) }, prev: map[string]v1alpha1.NodeStatus{}}
+	read := func(nodes ...v1alpha1.NodeStatus) []NodeChange {
+		got = nil
+		f.changes(&v1alpha1.Maintenance{Status: v1alpha1.MaintenanceStatus{Nodes: nodes}})
+		return got
+	}
+	b1 := v1alpha1.Blocker{Pod: "ns/a", Message: "waits"}
+	b2 := v1alpha1.Blocker{Pod: "ns/b", Message: "waits"}
+	if ch := read(v1alpha1.NodeStatus{Name: "n1", State: NodeDraining}); len(ch) != 1 || !ch[0].StateChanged {
+		t.Errorf("a new node: %+v, want one state change", ch)
+	}
+	if ch := read(v1alpha1.NodeStatus{Name: "n1", State: NodeDraining}); len(ch) != 0 {
+		t.Errorf("nothing changed: %+v, want no change", ch)
+	}
+	if ch := read(v1alpha1.NodeStatus{Name: "n1", State: NodeDraining, Blockers: []v1alpha1.Blocker{b1}}); len(ch) != 1 || ch[0].StateChanged || !reflect.DeepEqual(ch[0].Blockers, []v1alpha1.Blocker{b1}) {
+		t.Errorf("a new blocker: %+v, want the blocker alone", ch)
+	}
+	if ch := read(v1alpha1.NodeStatus{Name: "n1", State: NodeDrained, Blockers: []v1alpha1.Blocker{b1, b2}}); len(ch) != 1 || !ch[0].StateChanged || !reflect.DeepEqual(ch[0].Blockers, []v1alpha1.Blocker{b2}) {
+		t.Errorf("a state change and a new blocker: %+v, want both, the old blocker not again", ch)
+	}
+}
+
+func TestSummaryOfAFinishedMaintenance(t *testing.T) {
+	start := metav1.NewTime(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	end := metav1.NewTime(start.Add(90 * time.Second))
+	m := &v1alpha1.Maintenance{Status: v1alpha1.MaintenanceStatus{StartTime: &start, CompletionTime: &end,
+		Counts: v1alpha1.Counts{NodesDrained: 1, NodesFailed: 1, PodsEvicted: 3},
+		Nodes:  []v1alpha1.NodeStatus{{Name: "n1", State: NodeDrained}, {Name: "n2", State: NodeFailed}, {Name: "n3", State: NodeCordoned}}}}
+	sum := Summary(m)
+	if sum.Elapsed != 90*time.Second || sum.NodesDrained != 1 || sum.NodesFailed != 1 || sum.PodsEvicted != 3 || !reflect.DeepEqual(sum.PendingNodes, []string{"n2"}) {
+		t.Errorf("summary %+v, want 90s, 1 drained, 1 failed, 3 evicted, n2 pending", sum)
+	}
+}

@@ -1,0 +1,37 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// ErrorLine is err as the one line a person reads after "error: ": low-level errors
+// (the API server unreachable, credentials rejected, RBAC) name the problem and what to
+// check, and a multi-line message is folded into one line.
+func ErrorLine(err error) string {
+	return oneLine(describe(err))
+}
+
+// describe turns low-level errors into messages that name the problem.
+func describe(err error) string {
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return fmt.Sprintf("cannot reach the API server (%v): check --kubeconfig, --context and --server", opErr.Err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Sprintf("the API server rejected the credentials: %v", err)
+	case apierrors.IsForbidden(err):
+		return fmt.Sprintf("not allowed (RBAC): %v", err)
+	}
+	return err.Error()
+}
+
+// oneLine folds a multi-line message into one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}

@@ -1,0 +1,139 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// MaintenanceChange writes what changed on a followed Maintenance's node: its new state
+// (on out, or errOut for a failure, a node given up or not started), then each new blocker
+// on errOut.
+func MaintenanceChange(out, errOut io.Writer, ch maintenance.NodeChange) {
+	n := ch.Node
+	if ch.StateChanged {
+		switch n.State {
+		case maintenance.NodeCordoned:
+			fmt.Fprintf(out, "node/%s cordoned\n", n.Name)
+		case maintenance.NodeDraining:
+			fmt.Fprintf(out, "node/%s draining (%d pod(s) left)\n", n.Name, n.PodsLeft)
+		case maintenance.NodeDrained:
+			fmt.Fprintf(out, "node/%s drained\n", n.Name)
+		case maintenance.NodeMoved:
+			fmt.Fprintf(out, "node/%s moved\n", n.Name)
+		case maintenance.NodeUncordoned:
+			fmt.Fprintf(out, "node/%s uncordoned\n", n.Name)
+		case maintenance.NodeFailed:
+			fmt.Fprintf(errOut, "error: node/%s: %s\n", n.Name, n.Message)
+		case maintenance.NodeBlocked:
+			fmt.Fprintf(errOut, "node/%s given up, blocked (it stays cordoned): %s\n", n.Name, n.Message)
+		case maintenance.NodeNotStarted:
+			fmt.Fprintf(errOut, "node/%s not started\n", n.Name)
+		}
+	}
+	for _, b := range ch.Blockers {
+		line := fmt.Sprintf("node/%s: pod %s waits: %s", n.Name, b.Pod, b.Message)
+		if b.Cause != "" {
+			line += " (" + b.Cause + ")"
+		}
+		fmt.Fprintln(errOut, line)
+	}
+}
+
+// MaintenanceTable is Maintenances as kubectl get prints them: NAME ACTION PHASE NODES
+// EVICTED AGE, and HOLDS and MESSAGE with -o wide.
+func MaintenanceTable(list *mntv1.MaintenanceList, now time.Time) *metav1.Table {
+	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string"}, {Name: "Action", Type: "string"}, {Name: "Phase", Type: "string"},
+		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Age", Type: "string"},
+		{Name: "Holds", Type: "string", Priority: 1}, {Name: "Message", Type: "string", Priority: 1},
+	}}
+	for i := range list.Items {
+		m := &list.Items[i]
+		s := m.Status
+		var held []string
+		for _, n := range s.Nodes {
+			held = append(held, n.Name)
+		}
+		phase := string(s.Phase)
+		if m.DeletionTimestamp != nil {
+			phase = "Cancelling"
+		}
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{m.Name, string(m.Spec.Action), phase,
+			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), int64(s.Counts.PodsEvicted),
+			duration.HumanDuration(now.Sub(m.CreationTimestamp.Time)), strings.Join(held, ","), s.Message},
+			Object: runtime.RawExtension{Object: m}})
+	}
+	return t
+}
+
+// DescribeMaintenance writes a Maintenance for a person, as kubectl describe does: what
+// it does, where it is, each node with what blocks it, and its Events.
+func DescribeMaintenance(w io.Writer, m *mntv1.Maintenance, events []corev1.Event) {
+	s, st := m.Spec, m.Status
+	nodes := strings.Join(s.Nodes, ",")
+	switch {
+	case s.Selector != "":
+		nodes = "-l " + s.Selector
+	case s.Pool != "":
+		nodes = "pool " + s.Pool
+	}
+	fmt.Fprintf(w, "Name:         %s\nAction:       %s", m.Name, s.Action)
+	if s.To != "" {
+		fmt.Fprintf(w, " to pool %s", s.To)
+	}
+	fmt.Fprintf(w, "\nNodes:        %s\nPaused:       %t\nReason:       %s\nPhase:        %s\n", nodes, s.Paused, s.Reason, st.Phase)
+	if st.Message != "" {
+		fmt.Fprintf(w, "Message:      %s\n", st.Message)
+	}
+	if st.StartTime != nil {
+		fmt.Fprintf(w, "Started:      %s\n", st.StartTime.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	if st.CompletionTime != nil {
+		fmt.Fprintf(w, "Completed:    %s\n", st.CompletionTime.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	k := st.Counts
+	fmt.Fprintf(w, "Counts:       %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d left; %d eviction request(s), %d refused\n",
+		k.NodesDrained, k.NodesFailed, k.NodesPending, k.PodsEvicted, k.PodsPending, k.Evictions, k.Refusals)
+	fmt.Fprintln(w, "Conditions:")
+	for _, cond := range st.Conditions {
+		fmt.Fprintf(w, "  %s=%s (%s): %s\n", cond.Type, cond.Status, cond.Reason, cond.Message)
+	}
+	fmt.Fprintln(w, "Nodes:")
+	for _, n := range st.Nodes {
+		since := ""
+		if n.Since != nil {
+			since = " since " + n.Since.UTC().Format("15:04:05Z")
+		}
+		fmt.Fprintf(w, "  %s: %s%s, %d pod(s) left", n.Name, n.State, since, n.PodsLeft)
+		if n.Message != "" {
+			fmt.Fprintf(w, ": %s", n.Message)
+		}
+		fmt.Fprintln(w)
+		for _, b := range n.Blockers {
+			fmt.Fprintf(w, "    pod %s waits: %s\n", b.Pod, b.Message)
+			if b.Cause != "" {
+				fmt.Fprintf(w, "      cause: %s\n", b.Cause)
+			}
+			if b.Remedy != "" {
+				fmt.Fprintf(w, "      remedy: %s\n", b.Remedy)
+			}
+		}
+	}
+	if len(events) > 0 {
+		fmt.Fprintln(w, "Events:")
+		for _, e := range events {
+			fmt.Fprintf(w, "  %s %s: %s\n", e.Type, e.Reason, e.Message)
+		}
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,25 @@
+package render
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// A followed Maintenance's changes: a state on stdout (a failure on stderr), then each
+// new blocker on stderr with its cause.
+func TestMaintenanceChangeLines(t *testing.T) {
+	var out, errOut bytes.Buffer
+	MaintenanceChange(&out, &errOut, maintenance.NodeChange{StateChanged: true,
+		Node:     mntv1.NodeStatus{Name: "n1", State: maintenance.NodeDraining, PodsLeft: 2},
+		Blockers: []mntv1.Blocker{{Pod: "ns/a", Message: "pdb ns/web allows 0", Cause: "its replacement is not Ready"}}})
+	MaintenanceChange(&out, &errOut, maintenance.NodeChange{StateChanged: true, Node: mntv1.NodeStatus{Name: "n2", State: maintenance.NodeFailed, Message: "boom"}})
+	if want := "node/n1 draining (2 pod(s) left)\n"; out.String() != want {
+		t.Errorf("stdout %q, want %q", out.String(), want)
+	}
+	if want := "node/n1: pod ns/a waits: pdb ns/web allows 0 (its replacement is not Ready)\nerror: node/n2: boom\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
+}
