@@ -288,7 +288,7 @@ func (r *run) drainRolling(ctx context.Context) {
 // window) while another node of the run is still to start; it ends early when the run
 // halts or is cancelled.
 func (r *run) soak(ctx context.Context, w *rolling, ns *nodeState) {
-	d := r.e.cfg.Policy.Soak
+	d := r.e.cfg.Soak
 	r.lock()
 	waiting := false
 	for _, other := range r.nodes {

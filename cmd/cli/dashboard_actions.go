@@ -134,7 +134,7 @@ func (b *backend) ControlMaintenance(name, op string) error {
 	defer cancel()
 	switch op {
 	case tui.MaintenancePause, tui.MaintenanceResume:
-		return maintenance.SetPaused(ctx, b.op.Pools, name, op == tui.MaintenancePause)
+		return maintenance.SetPaused(ctx, b.op.Pools, []string{name}, false, op == tui.MaintenancePause, func(string) {})
 	case tui.MaintenanceCancel:
 		return maintenance.Cancel(ctx, b.op.Pools, name)
 	}
