@@ -24,7 +24,7 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	s := m.Spec
 	// Command is the origin operation records on the nodes (it decides the origin).
 	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To,
-		Command: Origin(m.Name)}
+		Command: Origin(m.Name), IncludeDisrupting: s.Drain.IncludeDisrupting}
 	switch s.Action {
 	case v1alpha1.ActionDrain:
 		req.Action = operation.Drain

@@ -209,10 +209,7 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	left, err := o.leaveDisrupting(ctx, cs, &req)
-	if err != nil {
-		return err
-	}
+	req.IncludeDisrupting = o.IncludeDisrupting // else nodes Karpenter disrupts are left to it (exit 3)
 	p := o.eventPrinter()
 	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
@@ -224,9 +221,6 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	var denied *access.Denied
 	if errors.As(err, &denied) {
 		return err // the permission preflight's one line; nothing was changed
-	}
-	if err == nil && left != nil {
-		err = left // the others drained; the nodes left to Karpenter make it exit 3
 	}
 	p.Summary(sum.Summary, err, ExitCode(err))
 	return err

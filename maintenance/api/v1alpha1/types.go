@@ -120,6 +120,10 @@ type DrainSettings struct {
 	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt like any other.
 	// +optional
 	IgnoreDoNotDisrupt bool `json:"ignoreDoNotDisrupt,omitempty"`
+	// IncludeDisrupting drains nodes Karpenter is already disrupting (taint
+	// karpenter.sh/disrupted) too; by default they are left to Karpenter (phase Blocked).
+	// +optional
+	IncludeDisrupting bool `json:"includeDisrupting,omitempty"`
 }
 
 // Policy is what a run does about blocked nodes, deadlines and parallelism.
