@@ -14,6 +14,9 @@ import (
 func etaLine(p *event.Plan) string {
 	e := p.ETA
 	switch {
+	case e.Never > 0:
+		return fmt.Sprintf("eta: none: %d pod(s) can never go as things stand, so the drain ends only when their budgets change (or at --timeout); the others: about %s",
+			e.Never, roundETA(e.Expected))
 	case p.Waves == 0:
 		return "eta: nothing to wait for"
 	case !e.Known():
@@ -37,6 +40,7 @@ func (t *etaTally) add(p *event.Plan) {
 	t.plans++
 	t.eta.Expected += p.ETA.Expected
 	t.eta.Max += p.ETA.Max
+	t.eta.Never += p.ETA.Never
 	for _, b := range p.ETA.NoHistory {
 		if !slices.Contains(t.eta.NoHistory, b) {
 			t.eta.NoHistory = append(t.eta.NoHistory, b)
@@ -49,6 +53,8 @@ func (t *etaTally) line(actual time.Duration) string {
 	switch {
 	case t.plans == 0:
 		return ""
+	case t.eta.Never > 0:
+		return fmt.Sprintf("eta: none expected (%d pod(s) could never go as things stood), actual %s", t.eta.Never, roundETA(actual))
 	case !t.eta.Known():
 		return fmt.Sprintf("eta: expected at least %s (no readiness history for pdb %s), actual %s",
 			roundETA(t.eta.Expected), strings.Join(t.eta.NoHistory, ", pdb "), roundETA(actual))
@@ -61,10 +67,12 @@ type etaJSON struct {
 	Expected  float64  `json:"expected_seconds"`
 	Max       float64  `json:"max_seconds"`
 	NoHistory []string `json:"no_history,omitempty"`
+	// Never counts the pods that could never go as things stood (no ETA for them).
+	Never int `json:"never_pods,omitempty"`
 }
 
 func toETAJSON(e event.ETA) *etaJSON {
-	return &etaJSON{Expected: e.Expected.Seconds(), Max: e.Max.Seconds(), NoHistory: e.NoHistory}
+	return &etaJSON{Expected: e.Expected.Seconds(), Max: e.Max.Seconds(), NoHistory: e.NoHistory, Never: e.Never}
 }
 
 // roundETA rounds a duration for a person: tenths of a second under 10 s, seconds above.
