@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,10 @@ type NodeStatus struct {
 	Since         *time.Time  `json:"since,omitempty"`
 	Command       string      `json:"command,omitempty"`
 	User          string      `json:"user,omitempty"`
-	Blocked       string      `json:"blockedReason,omitempty"`
+	// HeldBy names the live run that holds the node ("maintenance/<name>" for the
+	// controller's run of a Maintenance, else "run <id> (pid P on HOST)"); empty when none.
+	HeldBy  string `json:"heldBy,omitempty"`
+	Blocked string `json:"blockedReason,omitempty"`
 	Unschedulable bool        `json:"unschedulable"`
 	CordonedByUs  bool        `json:"cordonedByUs"`
 	PodsLeft      int         `json:"podsLeft"`
@@ -122,6 +126,20 @@ func (o *Operator) WatchStatus(ctx context.Context, req StatusRequest, interval 
 	}
 }
 
+// heldBy names the live run recorded on a node ("" when none holds it).
+func heldBy(rec noderecord.Record, now time.Time) string {
+	if !noderecord.DefaultLiveness.Live(rec, now) {
+		return ""
+	}
+	if strings.HasPrefix(rec.Run.Command, "maintenance/") {
+		return rec.Run.Command
+	}
+	if rec.Run.Host != "" && rec.Run.PID > 0 {
+		return fmt.Sprintf("run %s (pid %d on %s)", rec.Run.ID, rec.Run.PID, rec.Run.Host)
+	}
+	return "run " + rec.Run.ID
+}
+
 // collectStatus reads the touched nodes among nodes (only the named ones when names
 // were given) and plans their pods left, read-only.
 func (o *Operator) collectStatus(ctx context.Context, names []string, nodes []*corev1.Node) ([]NodeStatus, error) {
@@ -141,6 +159,7 @@ func (o *Operator) collectStatus(ctx context.Context, names []string, nodes []*c
 		if !s.Since.IsZero() {
 			ns.Since = &s.Since
 		}
+		ns.HeldBy = heldBy(s, o.now())
 		out = append(out, ns)
 		touched = append(touched, n.Name)
 	}

@@ -118,12 +118,13 @@ func PoolsTable(pools []v1alpha1.NodePool, nodes []corev1.Node, now time.Time) *
 	return t
 }
 
-// StatusTable is the status read model as a table: NAME STATE SINCE USER PODS-LEFT
-// BLOCKED-BY, and CORDONED-BY-US and COMMAND with wide (which also lists every blocker).
+// StatusTable is the status read model as a table: NAME STATE SINCE USER HELD-BY
+// PODS-LEFT BLOCKED-BY, and CORDONED-BY-US and COMMAND with wide (which also lists every
+// blocker).
 func StatusTable(st []operation.NodeStatus, wide bool, now time.Time) *metav1.Table {
 	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		column("Name", "string", 0), column("State", "string", 0), column("Since", "string", 0),
-		column("User", "string", 0), column("Pods-Left", "integer", 0), column("Blocked-By", "string", 0),
+		column("User", "string", 0), column("Held-By", "string", 0), column("Pods-Left", "integer", 0), column("Blocked-By", "string", 0),
 		column("Cordoned-By-Us", "boolean", 1), column("Command", "string", 1),
 	}}
 	for _, s := range st {
@@ -132,7 +133,7 @@ func StatusTable(st []operation.NodeStatus, wide bool, now time.Time) *metav1.Ta
 			since = Age(metav1.NewTime(*s.Since), now)
 		}
 		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{s.Name, or(s.State, "<none>"), since, or(s.User, "<none>"),
-			int64(s.PodsLeft), blockedBy(s, wide), s.CordonedByUs, or(s.Command, "<none>")}})
+			or(s.HeldBy, "<none>"), int64(s.PodsLeft), blockedBy(s, wide), s.CordonedByUs, or(s.Command, "<none>")}})
 	}
 	return t
 }

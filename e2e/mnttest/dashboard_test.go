@@ -2,6 +2,7 @@ package mnttest
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,18 @@ func TestDashboardListsPausesResumesAndCancelsAMaintenance(t *testing.T) {
 	}
 	r := row("Running with an eviction", func(r data.MaintenanceRow) bool { return r.Phase == "Running" && r.Action == "Drain" })
 	t.Logf("listed: %+v", r)
+	// status, from any shell, says which Maintenance holds the nodes.
+	waitStatus := time.Now().Add(30 * time.Second)
+	for {
+		st := e.Run("status")
+		if strings.Contains(st.Stdout, "HELD-BY") && strings.Contains(st.Stdout, "maintenance/"+e.NS) {
+			break
+		}
+		if time.Now().After(waitStatus) {
+			t.Fatalf("status never named maintenance/%s as the holder:\n%s", e.NS, st.Stdout)
+		}
+		time.Sleep(time.Second)
+	}
 
 	if err := b.ControlMaintenance(e.NS, tui.MaintenancePause); err != nil {
 		t.Fatalf("pause: %v", err)
