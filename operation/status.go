@@ -25,15 +25,15 @@ import (
 
 // NodeStatus is one touched node's status (its JSON is status's -o json).
 type NodeStatus struct {
-	Name          string      `json:"-"`
-	State         string      `json:"state"`
-	Since         *time.Time  `json:"since,omitempty"`
-	Command       string      `json:"command,omitempty"`
-	User          string      `json:"user,omitempty"`
+	Name    string     `json:"-"`
+	State   string     `json:"state"`
+	Since   *time.Time `json:"since,omitempty"`
+	Command string     `json:"command,omitempty"`
+	User    string     `json:"user,omitempty"`
 	// HeldBy names the live run that holds the node ("maintenance/<name>" for the
 	// controller's run of a Maintenance, else "run <id> (pid P on HOST)"); empty when none.
-	HeldBy  string `json:"heldBy,omitempty"`
-	Blocked string `json:"blockedReason,omitempty"`
+	HeldBy        string      `json:"heldBy,omitempty"`
+	Blocked       string      `json:"blockedReason,omitempty"`
 	Unschedulable bool        `json:"unschedulable"`
 	CordonedByUs  bool        `json:"cordonedByUs"`
 	PodsLeft      int         `json:"podsLeft"`

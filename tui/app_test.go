@@ -24,7 +24,7 @@ type fakeBackend struct {
 	started  []confirm.Request
 	events   []chan event.Event // one per started action
 	canceled []bool
-	plan     string // the plan Plan answers (a one-line plan when empty)
+	plan     string   // the plan Plan answers (a one-line plan when empty)
 	controls []string // "op name" per ControlMaintenance
 }
 
