@@ -8,7 +8,7 @@
 // CLI does.
 //
 // For the front ends it creates, reads and changes the objects (Create, Get, SetPaused,
-// Cancel; a missing name is a NotFoundError) and follows one until it ends (Follower:
+// Cancel; a missing name is a usage error) and follows one until it ends (Follower:
 // each node's change, the pickup warning's likely cause, the summary), leaving the lines
 // to the caller.
 //

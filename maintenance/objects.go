@@ -11,16 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 )
 
-// NotFoundError is a Maintenance named by the user that does not exist.
-type NotFoundError struct{ Name string }
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("maintenance %q not found", e.Name) }
-
-// Usage marks the error as the user's input to fix (exit 2 in the CLI).
-func (e *NotFoundError) Usage() bool { return true }
+// notFound is a Maintenance named by the user that does not exist: a usage error (the
+// one type, drain.UsageError; exit 2 in the commands).
+func notFound(name string) error { return drain.Usagef("maintenance %q not found", name) }
 
 // Get returns the named Maintenances in order, or every one when names is empty.
 func Get(ctx context.Context, c client.Reader, names []string) (*v1alpha1.MaintenanceList, error) {
@@ -35,7 +32,7 @@ func Get(ctx context.Context, c client.Reader, names []string) (*v1alpha1.Mainte
 		m := &v1alpha1.Maintenance{}
 		if err := c.Get(ctx, types.NamespacedName{Name: n}, m); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, &NotFoundError{Name: n}
+				return nil, notFound(n)
 			}
 			return nil, fmt.Errorf("get maintenance/%s: %w", n, err)
 		}
@@ -65,7 +62,7 @@ func SetPaused(ctx context.Context, c client.Client, names []string, all, paused
 		m := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if err := c.Patch(ctx, m, patch); err != nil {
 			if apierrors.IsNotFound(err) {
-				return &NotFoundError{Name: name}
+				return notFound(name)
 			}
 			return fmt.Errorf("patch maintenance/%s: %w", name, err)
 		}
@@ -80,7 +77,7 @@ func Cancel(ctx context.Context, c client.Client, name string) error {
 	m := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := c.Delete(ctx, m); err != nil {
 		if apierrors.IsNotFound(err) {
-			return &NotFoundError{Name: name}
+			return notFound(name)
 		}
 		return fmt.Errorf("delete maintenance/%s: %w", name, err)
 	}

@@ -38,8 +38,8 @@ func TestObjectsNameWhatIsMissing(t *testing.T) {
 		"SetPaused": SetPaused(ctx, c, []string{"nosuch"}, false, true, func(string) {}),
 		"Cancel":    Cancel(ctx, c, "nosuch"),
 	} {
-		var nf *NotFoundError
-		if !errors.As(err, &nf) || !drain.IsUsage(err) || err.Error() != `maintenance "nosuch" not found` {
+		var ue *drain.UsageError
+		if !errors.As(err, &ue) || !drain.IsUsage(err) || err.Error() != `maintenance "nosuch" not found` {
 			t.Errorf("%s of a missing object: %v, want a usage error naming it", name, err)
 		}
 	}
