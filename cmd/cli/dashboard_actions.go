@@ -118,8 +118,27 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 // Start implements tui.Backend: the operation runs in the layer's Runs (each node in at
 // most one running action).
 func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
-	events, cancel, err := b.runs.Start(b.request(req))
+	r, err := b.planned(b.ctx, b.op, b.request(req))
+	if err != nil {
+		return nil, nil, err
+	}
+	events, cancel, err := b.runs.Start(r)
 	return events, cancel, err
+}
+
+// planned is a move's request with its plan (Request.Moves), as the pool move command
+// runs it: planned once (the permission preflight included), then carried out. Any other
+// request is returned as it is.
+func (b *backend) planned(ctx context.Context, op *operation.Operator, r operation.Request) (operation.Request, error) {
+	if r.Action != operation.Move {
+		return r, nil
+	}
+	p, err := op.Plan(ctx, r)
+	if err != nil {
+		return r, err
+	}
+	r.Moves = p.Move
+	return r, nil
 }
 
 // wait waits for every action to end (after the backend's context is cancelled).
