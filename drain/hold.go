@@ -140,10 +140,15 @@ func (r *run) heartbeat(ctx context.Context) {
 			var lost noderecord.Run
 			_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
 				rec := noderecord.Read(n, "")
-				switch rec.Run.ID {
-				case r.self().ID:
+				r.lock()
+				still := ns.pol.held && !ns.finished
+				r.unlock()
+				switch {
+				case !still:
+					return nil, nil // let go meanwhile (released, not started, ...): no heartbeat
+				case rec.Run.ID == r.self().ID:
 					return map[string]any{"metadata": noderecord.HeartbeatPatch(r.e.cfg.Clock.Now())}, nil
-				case "":
+				case rec.Run.ID == "":
 					return nil, nil // the record was removed (uncordon): the drain cordons it again
 				}
 				lost = rec.Run
