@@ -3,6 +3,7 @@ package draintest
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,15 +94,23 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 	if st.Code != 0 {
 		t.Errorf("status exit %d", st.Code)
 	}
+	left := -1 // the PODS-LEFT column, found by its header
 	for _, line := range strings.Split(st.Stdout, "\n") {
 		f := strings.Fields(line)
+		if left < 0 {
+			left = slices.Index(f, "PODS-LEFT")
+			continue
+		}
 		switch {
-		case len(f) < 5:
-		case f[0] == held && (f[1] != drain.StateBlocked || f[4] != "2"):
+		case len(f) <= left:
+		case f[0] == held && (f[1] != drain.StateBlocked || f[left] != "2"):
 			t.Errorf("status of the blocked node: %q", line)
-		case (f[0] == e.Nodes[1] || f[0] == e.Nodes[2]) && (f[1] != drain.StateDrained || f[4] != "0"):
+		case (f[0] == e.Nodes[1] || f[0] == e.Nodes[2]) && (f[1] != drain.StateDrained || f[left] != "0"):
 			t.Errorf("status of a drained node: %q", line)
 		}
+	}
+	if left < 0 {
+		t.Errorf("status has no PODS-LEFT column:\n%s", st.Stdout)
 	}
 	mustContain(t, "status", st.Stdout, held, e.Nodes[1], e.Nodes[2], "never allows a disruption")
 
