@@ -60,6 +60,8 @@ type conditionTap struct {
 
 	// owned by the forwarding goroutine
 	inProgress map[string]bool
+	// setTrue: the conditions this run set True, per node (clearing them needs no read)
+	setTrue map[string]map[corev1.NodeConditionType]bool
 
 	mu       sync.Mutex
 	order    []string
@@ -84,6 +86,7 @@ func (o *Operator) newConditionTap(req Request) *conditionTap {
 		origin += " (user " + u + ")"
 	}
 	return &conditionTap{o: o, action: req.Action, to: req.To, origin: origin, inProgress: map[string]bool{},
+		setTrue: map[string]map[corev1.NodeConditionType]bool{},
 		pending: map[string]*condWrite{}, wake: make(chan struct{}, 1)}
 }
 
@@ -167,8 +170,21 @@ func (t *conditionTap) observe(ev event.Event) {
 		}
 		delete(t.inProgress, ev.Node)
 		msg := "uncordoned: " + t.origin
-		t.set(ev.Node, true, cond(ConditionDrainInProgress, false, ReasonUncordoned, msg),
-			cond(ConditionDrained, false, ReasonUncordoned, msg), cond(ConditionMaintenanceInProgress, false, ReasonUncordoned, msg))
+		all := []corev1.NodeCondition{cond(ConditionDrainInProgress, false, ReasonUncordoned, msg),
+			cond(ConditionDrained, false, ReasonUncordoned, msg), cond(ConditionMaintenanceInProgress, false, ReasonUncordoned, msg)}
+		if set := t.setTrue[ev.Node]; len(set) > 0 {
+			// This run set them: clear those, no need to read the node.
+			var ours []corev1.NodeCondition
+			for _, c := range all {
+				if set[c.Type] {
+					ours = append(ours, c)
+				}
+			}
+			delete(t.setTrue, ev.Node)
+			t.set(ev.Node, false, ours...)
+			return
+		}
+		t.set(ev.Node, true, all...)
 	}
 }
 
@@ -191,6 +207,14 @@ func shorten(s string) string {
 
 // set queues conds for node, merged with what is pending for it.
 func (t *conditionTap) set(node string, clear bool, conds ...corev1.NodeCondition) {
+	for _, c := range conds {
+		if c.Status == corev1.ConditionTrue {
+			if t.setTrue[node] == nil {
+				t.setTrue[node] = map[corev1.NodeConditionType]bool{}
+			}
+			t.setTrue[node][c.Type] = true
+		}
+	}
 	t.mu.Lock()
 	w, ok := t.pending[node]
 	if !ok {

@@ -44,12 +44,14 @@ func adapterCluster(cordoned bool) *fake.Clientset {
 }
 
 // calls renders the requests a run made to the cluster: verb, resource/subresource and
-// name, in order (reads of the watch machinery and the best-effort Kubernetes Events,
-// written asynchronously, left out: their number and place are timing).
+// name, in order (reads of the watch machinery, the best-effort Kubernetes Events and the
+// Node conditions, both written asynchronously, left out: their number and place are
+// timing).
 func calls(cs *fake.Clientset) string {
 	var out []string
 	for _, a := range cs.Actions() {
-		if a.GetVerb() == "watch" || (a.GetVerb() == "list" && a.GetResource().Resource != "nodes") || a.GetResource().Resource == "events" {
+		if a.GetVerb() == "watch" || (a.GetVerb() == "list" && a.GetResource().Resource != "nodes") || a.GetResource().Resource == "events" ||
+			(a.GetResource().Resource == "nodes" && a.GetSubresource() == "status") {
 			continue
 		}
 		name := ""
