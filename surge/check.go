@@ -13,20 +13,25 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 )
 
 // Surger surges Deployments. Build it with New.
 type Surger struct {
 	client     kubernetes.Interface
 	resumeOnly bool
+	clock      clock.Clock
 }
 
 // New returns a Surger that talks to the API server through c.
-func New(c kubernetes.Interface) *Surger { return &Surger{client: c} }
+func New(c kubernetes.Interface) *Surger { return &Surger{client: c, clock: clock.RealClock{}} }
+
+// WithClock returns a copy of s on clock c (the waits of an unwind's surplus eviction).
+func (s *Surger) WithClock(c clock.Clock) *Surger { cp := *s; cp.clock = c; return &cp }
 
 // ResumeOnly returns a copy of s that a drain uses only to finish and restore the surges
 // an earlier run left (Starts is false): a drain without --surge still restores them.
-func (s *Surger) ResumeOnly() *Surger { return &Surger{client: s.client, resumeOnly: true} }
+func (s *Surger) ResumeOnly() *Surger { cp := *s; cp.resumeOnly = true; return &cp }
 
 // Starts reports whether a drain may start new surges (--surge).
 func (s *Surger) Starts() bool { return !s.resumeOnly }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -274,11 +275,12 @@ func TestUnwindEvictsOnlyTheReadySurplus(t *testing.T) {
 	}
 	rec := map[string]string{Annotation: `{"replicas":1,"pod":"web-1","podUID":"pod-uid","node":"n1"}`}
 	for _, tc := range []struct {
-		name    string
-		pods    []runtime.Object
-		refuse  bool
-		evicted []string
-		want    int32 // replicas after
+		name        string
+		pods        []runtime.Object
+		refuse      bool
+		refuseFirst int // refused this many times, then accepted
+		evicted     []string
+		want        int32 // replicas after
 	}{
 		{name: "the moved pod and a Ready surge pod: the surge pod is evicted",
 			pods: []runtime.Object{pod("web-2", "s", 2, true)}, evicted: []string{"ns/web-2"}, want: 1},
@@ -286,8 +288,10 @@ func TestUnwindEvictsOnlyTheReadySurplus(t *testing.T) {
 			pods: []runtime.Object{pod("web-2", "s", 2, false)}, want: 1},
 		{name: "the moved pod gone, two Ready: the newest is evicted",
 			pods: []runtime.Object{pod("web-2", "s", 2, true), pod("web-3", "r", 3, true)}, evicted: []string{"ns/web-3"}, want: 1},
-		{name: "the eviction refused: nothing restored",
+		{name: "the eviction refused throughout the patience: nothing restored",
 			pods: []runtime.Object{pod("web-2", "s", 2, true)}, refuse: true, want: 2},
+		{name: "refused while the budget's status lags, then accepted: restored",
+			pods: []runtime.Object{pod("web-2", "s", 2, true)}, refuseFirst: 3, evicted: []string{"ns/web-2"}, want: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, objs := objects(2, rec)
@@ -305,12 +309,30 @@ func TestUnwindEvictsOnlyTheReadySurplus(t *testing.T) {
 				}
 				ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
 				asked = append(asked, ev.Namespace+"/"+ev.Name)
-				if tc.refuse {
+				if tc.refuse || len(asked) <= tc.refuseFirst {
 					return true, nil, apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
 				}
 				return true, nil, c.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
 			})
-			res, evicted, err := New(c).Unwind(ctx, "ns", "web")
+			clk := testingclock.NewFakeClock(time.Date(2026, 11, 25, 9, 5, 0, 0, time.UTC))
+			stop := make(chan struct{})
+			stepped := make(chan struct{})
+			go func() { // a second passes each time the unwind waits
+				defer close(stepped)
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond):
+						if clk.HasWaiters() {
+							clk.Step(time.Second)
+						}
+					}
+				}
+			}()
+			res, evicted, err := New(c).WithClock(clk).Unwind(ctx, "ns", "web")
+			close(stop)
+			<-stepped
 			if tc.refuse != (err != nil) {
 				t.Fatalf("Unwind error %v, want an error: %v", err, tc.refuse)
 			}

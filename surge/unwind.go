@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -77,10 +78,7 @@ func (s *Surger) Unwind(ctx context.Context, namespace, name string) (Restored, 
 	var evicted []string
 	for i := 0; i < need; i++ {
 		p := ready[i]
-		err := s.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{
-			ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
-			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(p.UID)}},
-		})
+		err := s.evictSurplus(ctx, p)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return Restored{}, evicted, fmt.Errorf("evict surplus pod %s/%s before restoring deployment %s (nothing restored; run it again): %w", p.Namespace, p.Name, key, err)
 		}
@@ -88,6 +86,31 @@ func (s *Surger) Unwind(ctx context.Context, namespace, name string) (Restored, 
 	}
 	res, err := s.Restore(ctx, namespace, name)
 	return res, evicted, err
+}
+
+// surplusPatience is how long an unwind asks again for a surplus pod's eviction that its
+// budget refuses: the budget's status counts the surge's new pod as healthy a moment after
+// it is Ready (the disruption controller's lag), and only then allows one disruption.
+const surplusPatience = 30 * time.Second
+
+// evictSurplus evicts p, asking again every second while its budget refuses (429) for at
+// most surplusPatience.
+func (s *Surger) evictSurplus(ctx context.Context, p *corev1.Pod) error {
+	deadline := s.clock.Now().Add(surplusPatience)
+	for {
+		err := s.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(p.UID)}},
+		})
+		if !apierrors.IsTooManyRequests(err) || !s.clock.Now().Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-s.clock.After(time.Second):
+		}
+	}
 }
 
 func podReady(p *corev1.Pod) bool {
