@@ -16,9 +16,9 @@ func MaintenanceRows(ms []*mntv1.Maintenance) []data.MaintenanceRow {
 		done := 0
 		for _, n := range m.Status.Nodes {
 			switch n.State {
-			case "Drained", "Moved", "Uncordoned":
+			case mntv1.NodeStateDrained, mntv1.NodeStateMoved, mntv1.NodeStateUncordoned:
 				done++
-			case "Cordoned":
+			case mntv1.NodeStateCordoned:
 				if m.Spec.Action == mntv1.ActionCordon {
 					done++
 				}

@@ -10,17 +10,17 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 )
 
-// Node states in a Maintenance's status.
+// Node states in a Maintenance's status (the API's names).
 const (
-	NodePending    = "Pending"
-	NodeCordoned   = "Cordoned"
-	NodeDraining   = "Draining"
-	NodeDrained    = "Drained"
-	NodeBlocked    = "Blocked"
-	NodeFailed     = "Failed"
-	NodeNotStarted = "NotStarted"
-	NodeMoved      = "Moved"
-	NodeUncordoned = "Uncordoned"
+	NodePending    = v1alpha1.NodeStatePending
+	NodeCordoned   = v1alpha1.NodeStateCordoned
+	NodeDraining   = v1alpha1.NodeStateDraining
+	NodeDrained    = v1alpha1.NodeStateDrained
+	NodeBlocked    = v1alpha1.NodeStateBlocked
+	NodeFailed     = v1alpha1.NodeStateFailed
+	NodeNotStarted = v1alpha1.NodeStateNotStarted
+	NodeMoved      = v1alpha1.NodeStateMoved
+	NodeUncordoned = v1alpha1.NodeStateUncordoned
 )
 
 // maxBlockers bounds the blockers kept per node (the CRD's limit).

@@ -131,7 +131,7 @@ func heldBy(rec noderecord.Record, now time.Time) string {
 	if !noderecord.DefaultLiveness.Live(rec, now) {
 		return ""
 	}
-	if strings.HasPrefix(rec.Run.Command, "maintenance/") {
+	if strings.HasPrefix(rec.Run.Command, noderecord.MaintenanceCommandPrefix) {
 		return rec.Run.Command
 	}
 	if rec.Run.Host != "" && rec.Run.PID > 0 {

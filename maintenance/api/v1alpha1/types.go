@@ -218,7 +218,7 @@ type Blocker struct {
 type NodeStatus struct {
 	Name string `json:"name"`
 	// State: Pending, Cordoned, Draining, Drained, Blocked, Failed, NotStarted, Moved,
-	// Uncordoned.
+	// Uncordoned (the NodeState constants).
 	State string `json:"state"`
 	// Since is when the node entered State.
 	// +optional
@@ -234,6 +234,19 @@ type NodeStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	Blockers []Blocker `json:"blockers,omitempty"`
 }
+
+// Node states in a Maintenance's status (NodeStatus.State).
+const (
+	NodeStatePending    = "Pending"
+	NodeStateCordoned   = "Cordoned"
+	NodeStateDraining   = "Draining"
+	NodeStateDrained    = "Drained"
+	NodeStateBlocked    = "Blocked"
+	NodeStateFailed     = "Failed"
+	NodeStateNotStarted = "NotStarted"
+	NodeStateMoved      = "Moved"
+	NodeStateUncordoned = "Uncordoned"
+)
 
 // Counts are the CLI summary's counts.
 type Counts struct {
