@@ -218,7 +218,7 @@ type Blocker struct {
 type NodeStatus struct {
 	Name string `json:"name"`
 	// State: Pending, Cordoned, Draining, Drained, Blocked, Failed, NotStarted, Moved,
-	// Uncordoned (the NodeState constants).
+	// Uncordoned.
 	State string `json:"state"`
 	// Since is when the node entered State.
 	// +optional
