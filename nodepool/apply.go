@@ -19,10 +19,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // ApplyFieldManager is the field manager of pool apply's server-side apply.
-const ApplyFieldManager = FieldManager
+const ApplyFieldManager = noderecord.FieldManager
 
 // ApplyResult is what applying a pool did, in kubectl apply's words.
 type ApplyResult string

@@ -1,5 +1,3 @@
-// Package nodepool maps nodes to pools: a node is in pool X when it carries the label
-// node-role.kubernetes.io/X="" (so "kubectl get nodes" shows the pool under ROLES).
 package nodepool
 
 import (

@@ -11,7 +11,7 @@ import (
 // AutoRollout lets the pool controller roll a held-back NoExecute taint out by itself,
 // as "pool sync --rollout" does (the same Rollout request, so the same window): one
 // rollout per pool at a time, each in its own goroutine, all of which end before Start
-// returns (it is a manager Runnable). It implements nodepool.Trigger.
+// returns (it is a manager Runnable). It implements reconciler.Trigger.
 type AutoRollout struct {
 	// Operator runs the rollouts (its Logger receives their events).
 	Operator *Operator

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 )
 
 // ControllerConfig is the controller's settings (the controller commands' flags), its
@@ -75,7 +75,7 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 	if err != nil {
 		return fmt.Errorf("create controller manager: %w", err)
 	}
-	r := &nodepool.Reconciler{Client: mgr.GetClient(), Kube: o.Kube}
+	r := &reconciler.Reconciler{Client: mgr.GetClient(), Kube: o.Kube}
 	if len(cfg.Only) > 0 {
 		r.Only = map[string]bool{}
 		for _, p := range cfg.Only {

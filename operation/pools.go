@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 )
 
 // The pools' actions besides moves and rollouts: one pass of the reconciler, deleting a
@@ -33,7 +34,7 @@ func (o *Operator) SyncPools(ctx context.Context, names []string) (int, error) {
 	if err := o.needPools(); err != nil {
 		return 0, err
 	}
-	r := &nodepool.Reconciler{Client: o.Pools, Kube: o.Kube}
+	r := &reconciler.Reconciler{Client: o.Pools, Kube: o.Kube}
 	if len(names) > 0 {
 		r.Only = map[string]bool{}
 		for _, n := range names {
@@ -55,7 +56,7 @@ func (o *Operator) SyncPool(ctx context.Context, name string) (*v1alpha1.NodePoo
 	if err := o.needPools(); err != nil {
 		return nil, err
 	}
-	if _, err := (&nodepool.Reconciler{Client: o.Pools, Kube: o.Kube}).Sync(ctx, name); err != nil {
+	if _, err := (&reconciler.Reconciler{Client: o.Pools, Kube: o.Kube}).Sync(ctx, name); err != nil {
 		return nil, err
 	}
 	return nodepool.GetPool(ctx, o.Pools, name)
@@ -64,7 +65,7 @@ func (o *Operator) SyncPool(ctx context.Context, name string) (*v1alpha1.NodePoo
 // DeletePool deletes pool name and removes from its nodes exactly what the pool applied,
 // returning each node's change. A dry run changes nothing and returns what it would
 // remove. A controller that cleaned the nodes first leaves no change to report.
-func (o *Operator) DeletePool(ctx context.Context, name string, dryRun bool) ([]nodepool.NodeChange, error) {
+func (o *Operator) DeletePool(ctx context.Context, name string, dryRun bool) ([]reconciler.NodeChange, error) {
 	if err := o.needPools(); err != nil {
 		return nil, err
 	}
@@ -72,7 +73,7 @@ func (o *Operator) DeletePool(ctx context.Context, name string, dryRun bool) ([]
 	if err != nil {
 		return nil, err
 	}
-	r := &nodepool.Reconciler{Client: o.Pools, Kube: o.Kube}
+	r := &reconciler.Reconciler{Client: o.Pools, Kube: o.Kube}
 	if dryRun {
 		return r.Cleanup(ctx, p, true)
 	}

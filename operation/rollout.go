@@ -7,7 +7,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/roll"
 )
 
@@ -22,7 +22,7 @@ func (o *Operator) Rollout(ctx context.Context, req Request, events chan<- event
 	if err != nil {
 		return sum.Rollout, sum, err
 	}
-	r := &nodepool.Reconciler{Client: o.Pools, Kube: o.Kube, Only: map[string]bool{req.Pool: true}}
+	r := &reconciler.Reconciler{Client: o.Pools, Kube: o.Kube, Only: map[string]bool{req.Pool: true}}
 	_, err = r.Sync(ctx, req.Pool)
 	return sum.Rollout, sum, err
 }

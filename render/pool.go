@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
@@ -42,7 +42,7 @@ func MovePlan(w io.Writer, mv *operation.NodeMove, dryRun string) {
 
 // NodeChanges writes one line per node: what a pool delete removed (or would remove,
 // with sfx " (dry run)").
-func NodeChanges(w io.Writer, changes []nodepool.NodeChange, sfx string) {
+func NodeChanges(w io.Writer, changes []reconciler.NodeChange, sfx string) {
 	for _, ch := range changes {
 		if len(ch.Diff) == 0 {
 			fmt.Fprintf(w, "node/%s unchanged%s\n", ch.Node, sfx)

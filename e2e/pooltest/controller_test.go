@@ -23,8 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 )
 
 // controller runs "pool controller" (bin, or the plugin when bin is "") until the test
@@ -169,7 +170,7 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 			t.Fatalf("the pool never turned Degraded: %+v", degraded)
 		}
 		time.Sleep(200 * time.Millisecond)
-		degraded = meta.FindStatusCondition(getPool(e, blue).Status.Conditions, nodepool.ConditionDegraded)
+		degraded = meta.FindStatusCondition(getPool(e, blue).Status.Conditions, reconciler.ConditionDegraded)
 	}
 	if degraded.Reason != "Conflict" || !strings.Contains(degraded.Message, `"ml"`) || !strings.Contains(degraded.Message, `"gpu"`) {
 		t.Errorf("Degraded = %s: %s; want Conflict naming both values", degraded.Reason, degraded.Message)
@@ -186,7 +187,7 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 	if reconciles > 1 || writes > 0 {
 		t.Errorf("the conflict loops: %.0f reconciles and %.0f writes in 5 s", reconciles, writes)
 	}
-	if n := e.Node(e.Nodes[0]); !maps.Equal(ownLabels(n), ownLabels(node0)) || n.Annotations[nodepool.RecordAnnotation(blue)] != node0.Annotations[nodepool.RecordAnnotation(blue)] || !reflect.DeepEqual(ownTaints(n), ownTaints(node0)) {
+	if n := e.Node(e.Nodes[0]); !maps.Equal(ownLabels(n), ownLabels(node0)) || n.Annotations[ownership.RecordAnnotation(blue)] != node0.Annotations[ownership.RecordAnnotation(blue)] || !reflect.DeepEqual(ownTaints(n), ownTaints(node0)) {
 		t.Errorf("the node was written while the conflict stands: labels %v -> %v, taints %v -> %v", node0.Labels, n.Labels, node0.Spec.Taints, n.Spec.Taints)
 	}
 	if rv := getPool(e, blue).ResourceVersion; rv != poolRV {

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 )
 
 // Issue 11, test 7: the controller idle on 200 nodes of its pool while every node sends
@@ -164,7 +164,7 @@ func predicateWatch(e *fixture.Env) (stop func() (int, string)) {
 			if !ok || ev.Type != watch.Modified {
 				continue
 			}
-			if old := last[n.Name]; old != nil && nodepool.NodeChanged(old, n) {
+			if old := last[n.Name]; old != nil && reconciler.NodeChanged(old, n) {
 				passed++
 				if example == "" {
 					example = fmt.Sprintf("node %s: labels %v -> %v, taints %v -> %v, unschedulable %v -> %v",

@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 )
 
 // Issue 11, test 6: a NoExecute taint added to a pool whose nodes run intolerant pods
@@ -99,7 +99,7 @@ func TestNoExecuteRolloutNodeByNode(t *testing.T) {
 	if got, err := e.C.CoreV1().Pods(e.NS).Get(e.Ctx, keeper.Name, metav1.GetOptions{}); err != nil || got.UID != keeper.UID || got.DeletionTimestamp != nil {
 		t.Errorf("the pod that tolerates the taint was evicted (err %v)", err)
 	}
-	c := meta.FindStatusCondition(getPool(e, blue).Status.Conditions, nodepool.ConditionRollout)
+	c := meta.FindStatusCondition(getPool(e, blue).Status.Conditions, reconciler.ConditionRollout)
 	if c == nil || c.Reason != "Complete" || !strings.Contains(c.Message, "agent-") {
 		t.Errorf("RolloutProgressing condition = %+v, want Complete naming the DaemonSet pods", c)
 	}
@@ -130,7 +130,7 @@ func rolloutReasons(e *fixture.Env, pool string) (stop func() []string) {
 			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 			for _, c := range conds {
 				m, _ := c.(map[string]any)
-				if m["type"] == nodepool.ConditionRollout {
+				if m["type"] == reconciler.ConditionRollout {
 					if r, _ := m["reason"].(string); len(seen) == 0 || seen[len(seen)-1] != r {
 						seen = append(seen, r)
 					}

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
 )
 
 // ReasonAlreadyInPool qualifies the node.moved event of a node that was in the target
@@ -131,8 +132,8 @@ func (s *MoveSteps) Before(ctx context.Context, node string) error {
 		return fmt.Errorf("encode move record: %w", err)
 	}
 	v := string(b)
-	_, _, err = nodepool.UpdateNode(ctx, s.m.Kube, node, func(n *corev1.Node) (*nodepool.Desired, error) {
-		d := &nodepool.Desired{Labels: n.Labels, Taints: n.Spec.Taints, Annotations: map[string]*string{}}
+	_, _, err = ownership.UpdateNode(ctx, s.m.Kube, node, func(n *corev1.Node) (*ownership.Desired, error) {
+		d := &ownership.Desired{Labels: n.Labels, Taints: n.Spec.Taints, Annotations: map[string]*string{}}
 		if n.Annotations[nodepool.MoveAnnotation] != v {
 			d.Annotations[nodepool.MoveAnnotation], d.Changed = &v, true
 		}
@@ -148,7 +149,7 @@ func (s *MoveSteps) Before(ctx context.Context, node string) error {
 // optimistic-lock patch: the target pool's labels and taints on, the old pools' off, the
 // move and drain records removed, and the node uncordoned when the cordon is this
 // tool's. Before it, pods still on the node that the target's new NoExecute taints would
-// remove are checked: an ordinary one stops the node (a nodepool.VictimsError: the taint
+// remove are checked: an ordinary one stops the node (a ownership.VictimsError: the taint
 // manager would delete it with no budget check), DaemonSet and mirror pods are named.
 // Its events: the warnings, node.moved and node.uncordoned.
 func (s *MoveSteps) After(ctx context.Context, node string) ([]event.Event, error) {
@@ -158,12 +159,12 @@ func (s *MoveSteps) After(ctx context.Context, node string) ([]event.Event, erro
 	}
 	var named []string
 	result := drain.AlreadySchedulable
-	_, _, err = nodepool.UpdateNode(ctx, s.m.Kube, node, func(n *corev1.Node) (*nodepool.Desired, error) {
+	_, _, err = ownership.UpdateNode(ctx, s.m.Kube, node, func(n *corev1.Node) (*ownership.Desired, error) {
 		d, err := s.m.compute(n, s.target, mv.From, s.pools)
 		if err != nil {
 			return nil, err
 		}
-		if named, err = nodepool.CheckNoExecute(ctx, s.m.Kube, n, d.Taints); err != nil {
+		if named, err = ownership.CheckNoExecute(ctx, s.m.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
 		for _, k := range append([]string{nodepool.MoveAnnotation}, drain.StateAnnotations()...) {

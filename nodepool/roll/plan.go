@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
 )
 
 // Plan validates a move of nodes to pool to (from the pools in from, or, when from is
@@ -77,15 +78,15 @@ func (m *Mover) Plan(ctx context.Context, nodes []string, to string, from []stri
 		if err != nil {
 			return nil, nil, err
 		}
-		mv.Diff = nodepool.Diff(n, d)
-		if added := nodepool.NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
-			pods, err := nodepool.PodsOnNode(ctx, m.Kube, name)
+		mv.Diff = ownership.Diff(n, d)
+		if added := ownership.NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 {
+			pods, err := ownership.PodsOnNode(ctx, m.Kube, name)
 			if err != nil {
 				return nil, nil, err
 			}
 			// Ordinary pods are drained before the taint is written; DaemonSet and mirror
 			// pods stay through a drain, and the taint removes them.
-			mv.Removed = nodepool.NoExecuteVictims(pods, added).Named
+			mv.Removed = ownership.NoExecuteVictims(pods, added).Named
 		}
 	}
 	if len(missing) > 0 {
@@ -114,7 +115,7 @@ func (e *HandlerError) Blocked() bool { return true }
 // record covers (the move takes the node out of those), and the others, which no pool
 // owns (e.g. node-role.kubernetes.io/worker set by the installer): the move leaves them.
 func ownedPools(n *corev1.Node, pools map[string]*v1alpha1.NodePool) (owned, kept []string) {
-	recs, _ := nodepool.Records(n)
+	recs, _ := ownership.Records(n)
 	for _, p := range nodepool.PoolsOf(n) {
 		_, exists := pools[p]
 		_, recorded := recs[p]
@@ -130,7 +131,7 @@ func ownedPools(n *corev1.Node, pools map[string]*v1alpha1.NodePool) (owned, kep
 // compute is the node after the move: the target and every pool it stays in applied,
 // the pools it leaves removed (what they applied, and their role labels: leaving a pool
 // is what the user asked for).
-func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string, pools map[string]*v1alpha1.NodePool) (*nodepool.Desired, error) {
+func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string, pools map[string]*v1alpha1.NodePool) (*ownership.Desired, error) {
 	apply := []*v1alpha1.NodePool{target}
 	for _, name := range nodepool.PoolsOf(n) {
 		if name == target.Name || slices.Contains(from, name) {
@@ -140,7 +141,7 @@ func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string
 			apply = append(apply, p)
 		}
 	}
-	d, err := nodepool.Compute(n, apply, from)
+	d, err := ownership.Compute(n, apply, from)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 )
 
 // Rollout rolls a pool's new NoExecute taints out to its members that lack them, as the
@@ -53,9 +55,9 @@ type RolloutResult struct {
 // ordinary pods (not DaemonSet, not mirror) the taints would remove. Everything else
 // stays on the node (drain.Config.Only).
 func EvictOnly(p *v1alpha1.NodePool) func(*corev1.Pod) bool {
-	taints := nodepool.PoolTaints(p)
+	taints := ownership.PoolTaints(p)
 	return func(pod *corev1.Pod) bool {
-		return len(nodepool.NoExecuteVictims([]corev1.Pod{*pod}, taints).Blocking) > 0
+		return len(ownership.NoExecuteVictims([]corev1.Pod{*pod}, taints).Blocking) > 0
 	}
 }
 
@@ -70,7 +72,7 @@ func (ro *Rollout) Start(ctx context.Context, pool string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	members, err := nodepool.APINodes{Kube: ro.Kube}.PoolNodes(ctx, pool)
+	members, err := reconciler.APINodes{Kube: ro.Kube}.PoolNodes(ctx, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -79,19 +81,19 @@ func (ro *Rollout) Start(ctx context.Context, pool string) ([]string, error) {
 		if _, member := n.Labels[nodepool.RoleLabel(pool)]; !member {
 			continue
 		}
-		d, err := nodepool.Compute(n, applyTo(n, p, pools), nil)
+		d, err := ownership.Compute(n, applyTo(n, p, pools), nil)
 		if err != nil {
 			return nil, err
 		}
-		if len(nodepool.NewNoExecute(n.Spec.Taints, d.Taints)) == 0 {
+		if len(ownership.NewNoExecute(n.Spec.Taints, d.Taints)) == 0 {
 			continue
 		}
 		pending = append(pending, n.Name)
-		pods, err := nodepool.PodsOnNode(ctx, ro.Kube, n.Name)
+		pods, err := ownership.PodsOnNode(ctx, ro.Kube, n.Name)
 		if err != nil {
 			return nil, err
 		}
-		if len(nodepool.NoExecuteVictims(pods, nodepool.PoolTaints(p)).Blocking) > 0 {
+		if len(ownership.NoExecuteVictims(pods, ownership.PoolTaints(p)).Blocking) > 0 {
 			drained = append(drained, n.Name)
 		}
 	}
@@ -135,12 +137,12 @@ func (ro *Rollout) After(ctx context.Context, name string) ([]event.Event, error
 	ro.mu.Unlock()
 	var named []string
 	result := drain.AlreadySchedulable
-	_, _, err := nodepool.UpdateNode(ctx, ro.Kube, name, func(n *corev1.Node) (*nodepool.Desired, error) {
-		d, err := nodepool.Compute(n, applyTo(n, p, pools), nil)
+	_, _, err := ownership.UpdateNode(ctx, ro.Kube, name, func(n *corev1.Node) (*ownership.Desired, error) {
+		d, err := ownership.Compute(n, applyTo(n, p, pools), nil)
 		if err != nil {
 			return nil, err
 		}
-		if named, err = nodepool.CheckNoExecute(ctx, ro.Kube, n, d.Taints); err != nil {
+		if named, err = ownership.CheckNoExecute(ctx, ro.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
 		for _, k := range drain.StateAnnotations() {
@@ -247,7 +249,7 @@ func (ro *Rollout) condition(ctx context.Context, status metav1.ConditionStatus,
 		if err := ro.Client.Get(ctx, types.NamespacedName{Name: name}, p); err != nil {
 			return err
 		}
-		if !meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: nodepool.ConditionRollout, Status: status, Reason: reason,
+		if !meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: reconciler.ConditionRollout, Status: status, Reason: reason,
 			Message: message, ObservedGeneration: p.Generation}) {
 			return nil
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
 )
 
 var blue = map[string]string{nodepool.RoleLabel("blue"): ""}
@@ -156,7 +157,7 @@ func TestWindowWaitsForAChange(t *testing.T) {
 
 func TestOwnedPoolsLeavesUnownedRoleLabels(t *testing.T) {
 	n := node("n1", false, map[string]string{nodepool.RoleLabel("blue"): "", nodepool.RoleLabel("worker"): "", nodepool.RoleLabel("gone"): ""})
-	n.Annotations[nodepool.RecordAnnotation("gone")] = `{}`
+	n.Annotations[ownership.RecordAnnotation("gone")] = `{}`
 	owned, kept := ownedPools(n, map[string]*v1alpha1.NodePool{"blue": {ObjectMeta: metav1.ObjectMeta{Name: "blue"}}})
 	if strings.Join(owned, ",") != "blue,gone" || strings.Join(kept, ",") != nodepool.RoleLabel("worker") {
 		t.Errorf("owned %v kept %v; want blue,gone owned (a NodePool, a record) and worker kept", owned, kept)

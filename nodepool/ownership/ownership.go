@@ -1,4 +1,4 @@
-package nodepool
+package ownership
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
@@ -88,7 +89,7 @@ func PoolTaints(p *v1alpha1.NodePool) []corev1.Taint {
 
 // PoolLabels is every label the pool puts on a member: its labels and its role label.
 func PoolLabels(p *v1alpha1.NodePool) map[string]string {
-	out := map[string]string{RoleLabel(p.Name): ""}
+	out := map[string]string{nodepool.RoleLabel(p.Name): ""}
 	for k, v := range p.Spec.Labels {
 		out[k] = string(v)
 	}

@@ -1,10 +1,11 @@
-package nodepool
+package ownership
 
 import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
@@ -113,7 +114,7 @@ var (
 				r.Labels[it.id] = it.value
 			}
 		},
-		firstOwner: func(id, pool string) bool { return id == RoleLabel(pool) },
+		firstOwner: func(id, pool string) bool { return id == nodepool.RoleLabel(pool) },
 		key: func(id string, handEdited bool) string {
 			if handEdited {
 				return "label " + id

@@ -1,4 +1,4 @@
-package nodepool
+package ownership
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
@@ -51,7 +52,7 @@ func tp(name string, labels map[string]string, taints ...string) *v1alpha1.NodeP
 	return pool(name, labels, ts...)
 }
 
-func role(p string) string { return RoleLabel(p) }
+func role(p string) string { return nodepool.RoleLabel(p) }
 
 // TestCompute is Compute's table: what a pool adds, changes and removes, and when it
 // refuses (a ConflictError naming the other owner, or the hand edit).

@@ -1,4 +1,4 @@
-package nodepool
+package reconciler
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
 )
 
 // Finalizer lets a deleted pool clean its nodes before it goes.
@@ -102,7 +104,7 @@ func (r *Reconciler) Sync(ctx context.Context, name string) (reconcile.Result, e
 	st := &poolState{}
 	var apiErrs []error
 	for _, n := range nodes {
-		_, member := n.Labels[RoleLabel(p.Name)]
+		_, member := n.Labels[nodepool.RoleLabel(p.Name)]
 		var err error
 		switch {
 		case member:
@@ -113,8 +115,8 @@ func (r *Reconciler) Sync(ctx context.Context, name string) (reconcile.Result, e
 			err = r.applyTo(ctx, n, p, st)
 		default:
 			// The role label was removed by hand: take back what the pool applied.
-			_, _, err = UpdateNodeFrom(ctx, r.Kube, n, n.Name, func(n *corev1.Node) (*Desired, error) {
-				return Compute(n, nil, []string{p.Name})
+			_, _, err = ownership.UpdateNodeFrom(ctx, r.Kube, n, n.Name, func(n *corev1.Node) (*ownership.Desired, error) {
+				return ownership.Compute(n, nil, []string{p.Name})
 			})
 		}
 		if err != nil {
@@ -166,7 +168,7 @@ type poolState struct {
 // note records err as a problem for the status when it is the pool's (a conflict, a
 // held-back taint); it returns false for other errors (API errors: retried).
 func (s *poolState) note(err error) bool {
-	var ce *ConflictError
+	var ce *ownership.ConflictError
 	var ne *NoExecuteError
 	switch {
 	case errors.As(err, &ne):
@@ -190,18 +192,18 @@ func (r *Reconciler) applyTo(ctx context.Context, n *corev1.Node, p *v1alpha1.No
 		return err
 	}
 	var named []string
-	_, _, err = UpdateNodeFrom(ctx, r.Kube, n, n.Name, func(n *corev1.Node) (*Desired, error) {
-		d, err := Compute(n, apply, nil)
+	_, _, err = ownership.UpdateNodeFrom(ctx, r.Kube, n, n.Name, func(n *corev1.Node) (*ownership.Desired, error) {
+		d, err := ownership.Compute(n, apply, nil)
 		if err != nil {
 			return nil, err
 		}
 		named = nil
-		if added := NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 && d.Changed {
-			pods, err := PodsOnNode(ctx, r.Kube, n.Name)
+		if added := ownership.NewNoExecute(n.Spec.Taints, d.Taints); len(added) > 0 && d.Changed {
+			pods, err := ownership.PodsOnNode(ctx, r.Kube, n.Name)
 			if err != nil {
 				return nil, err
 			}
-			v := NoExecuteVictims(pods, added)
+			v := ownership.NoExecuteVictims(pods, added)
 			if len(v.Blocking) > 0 {
 				return nil, &NoExecuteError{Node: n.Name, Pool: p.Name, Taint: added[0], Pods: v.Blocking}
 			}
@@ -219,7 +221,7 @@ func (r *Reconciler) applyTo(ctx context.Context, n *corev1.Node, p *v1alpha1.No
 // (their specs), so that applying one pool never undoes another's.
 func (r *Reconciler) poolsOf(ctx context.Context, n *corev1.Node, p *v1alpha1.NodePool) ([]*v1alpha1.NodePool, error) {
 	out := []*v1alpha1.NodePool{p}
-	for _, name := range PoolsOf(n) {
+	for _, name := range nodepool.PoolsOf(n) {
 		if name == p.Name {
 			continue
 		}
@@ -245,7 +247,7 @@ type NoExecuteError struct {
 
 func (e *NoExecuteError) Error() string {
 	return fmt.Sprintf("node %s: pool %s holds back the NoExecute taint %s, which would delete %d running pod(s) without any PodDisruptionBudget check (%s); roll it out with kubectl maintenance pool sync %s --rollout (drains them node by node first)",
-		e.Node, e.Pool, renderTaint(e.Taint), len(e.Pods), strings.Join(e.Pods, ", "), e.Pool)
+		e.Node, e.Pool, ownership.RenderTaint(e.Taint), len(e.Pods), strings.Join(e.Pods, ", "), e.Pool)
 }
 
 // Cleanup removes what the pool applied from every node that recorded it (the role label
@@ -263,17 +265,17 @@ func (r *Reconciler) cleanup(ctx context.Context, p *v1alpha1.NodePool, dryRun b
 	var out []NodeChange
 	for _, n := range nodes {
 		var change []string
-		compute := func(n *corev1.Node) (*Desired, error) {
-			d, err := Compute(n, nil, []string{p.Name})
+		compute := func(n *corev1.Node) (*ownership.Desired, error) {
+			d, err := ownership.Compute(n, nil, []string{p.Name})
 			if err == nil {
-				change = Diff(n, d)
+				change = ownership.Diff(n, d)
 			}
 			if dryRun && d != nil {
 				d.Changed = false
 			}
 			return d, err
 		}
-		if _, _, err := UpdateNodeFrom(ctx, r.Kube, n, n.Name, compute); err != nil {
+		if _, _, err := ownership.UpdateNodeFrom(ctx, r.Kube, n, n.Name, compute); err != nil {
 			return out, fmt.Errorf("clean node %s of pool %s: %w", n.Name, p.Name, err)
 		}
 		out = append(out, NodeChange{Node: n.Name, Diff: change})
@@ -341,7 +343,7 @@ func (a APINodes) PoolNodes(ctx context.Context, pool string) ([]*corev1.Node, e
 
 // concerns reports whether the node is a member of pool or carries its record.
 func concerns(n *corev1.Node, pool string) bool {
-	_, member := n.Labels[RoleLabel(pool)]
-	_, recorded := n.Annotations[RecordAnnotation(pool)]
+	_, member := n.Labels[nodepool.RoleLabel(pool)]
+	_, recorded := n.Annotations[ownership.RecordAnnotation(pool)]
 	return member || recorded
 }

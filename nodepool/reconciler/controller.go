@@ -1,4 +1,4 @@
-package nodepool
+package reconciler
 
 import (
 	"context"
@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
 )
 
 // nodePoolsIndex indexes cached nodes by the pools they concern (role labels and
@@ -48,13 +50,13 @@ func poolsConcerned(n client.Object) []string {
 	seen := map[string]bool{}
 	var out []string
 	for k := range n.GetLabels() {
-		if p, ok := strings.CutPrefix(k, RoleLabelPrefix); ok && p != "" && !seen[p] {
+		if p, ok := strings.CutPrefix(k, nodepool.RoleLabelPrefix); ok && p != "" && !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
 	}
 	for k := range n.GetAnnotations() {
-		if p, ok := strings.CutPrefix(k, RecordAnnotationPrefix); ok && p != "" && !seen[p] {
+		if p, ok := strings.CutPrefix(k, ownership.RecordAnnotationPrefix); ok && p != "" && !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
@@ -73,7 +75,7 @@ func NodeChanged(oldNode, newNode *corev1.Node) bool {
 	recordKeys := func(n *corev1.Node) map[string]string {
 		out := map[string]string{}
 		for k, v := range n.Annotations {
-			if strings.HasPrefix(k, RecordAnnotationPrefix) {
+			if strings.HasPrefix(k, ownership.RecordAnnotationPrefix) {
 				out[k] = v
 			}
 		}
@@ -86,11 +88,11 @@ func NodeChanged(oldNode, newNode *corev1.Node) bool {
 	watched := map[string]bool{}
 	for _, n := range []*corev1.Node{oldNode, newNode} {
 		for k := range n.Labels {
-			if strings.HasPrefix(k, RoleLabelPrefix) {
+			if strings.HasPrefix(k, nodepool.RoleLabelPrefix) {
 				watched[k] = true
 			}
 		}
-		if recs, err := Records(n); err == nil {
+		if recs, err := ownership.Records(n); err == nil {
 			for _, r := range recs {
 				for k := range r.Labels {
 					watched[k] = true

@@ -1,4 +1,4 @@
-package nodepool
+package reconciler
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
 )
 
 // RuntimeClassFor is the RuntimeClass of a pool with spec.runtimeClass: named after the
@@ -35,7 +36,7 @@ func RuntimeClassFor(p *v1alpha1.NodePool) *nodev1.RuntimeClass {
 		},
 		Handler:    p.Spec.RuntimeClass.Handler,
 		Overhead:   p.Spec.RuntimeClass.Overhead,
-		Scheduling: &nodev1.Scheduling{NodeSelector: PoolLabels(p), Tolerations: tolerations},
+		Scheduling: &nodev1.Scheduling{NodeSelector: ownership.PoolLabels(p), Tolerations: tolerations},
 	}
 	return rc
 }

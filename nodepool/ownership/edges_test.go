@@ -1,4 +1,4 @@
-package nodepool
+package ownership
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
@@ -45,7 +46,7 @@ func TestComputeHandEditedValuesAreConflicts(t *testing.T) {
 }
 
 func TestComputeKeepsARoleLabelSetBeforeThePool(t *testing.T) {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{RoleLabel("blue"): ""}}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{nodepool.RoleLabel("blue"): ""}}}
 	n, err := apply(t, n, []*v1alpha1.NodePool{pool("blue", map[string]string{"tier": "a"})})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestComputeKeepsARoleLabelSetBeforeThePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := n.Labels[RoleLabel("blue")]; !ok || n.Labels["tier"] != "" {
+	if _, ok := n.Labels[nodepool.RoleLabel("blue")]; !ok || n.Labels["tier"] != "" {
 		t.Errorf("after removing the pool: %s; want the role label kept and tier gone", describe(n))
 	}
 	// A role label the pool wrote goes with it.
@@ -65,7 +66,7 @@ func TestComputeKeepsARoleLabelSetBeforeThePool(t *testing.T) {
 	if n2, err = apply(t, n2, nil, "blue"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := n2.Labels[RoleLabel("blue")]; ok {
+	if _, ok := n2.Labels[nodepool.RoleLabel("blue")]; ok {
 		t.Errorf("the role label the pool wrote survived its removal")
 	}
 }
@@ -92,62 +93,5 @@ func TestNoExecuteVictims(t *testing.T) {
 	}
 	if v := NoExecuteVictims(pods, taints[1:]); !v.Empty() {
 		t.Errorf("a NoSchedule taint removes nothing, got %+v", v)
-	}
-}
-
-func readyNode(name string, pools []string, unschedulable, ready bool) *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}, Spec: corev1.NodeSpec{Unschedulable: unschedulable}}
-	for _, p := range pools {
-		n.Labels[RoleLabel(p)] = ""
-	}
-	st := corev1.ConditionTrue
-	if !ready {
-		st = corev1.ConditionFalse
-	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}
-	return n
-}
-
-func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
-	base := readyNode("a", []string{"blue"}, false, true)
-	base.Annotations = map[string]string{RecordAnnotation("blue"): `{"labels":{"tier":"a"}}`}
-	base.Labels["tier"] = "a"
-	tests := []struct {
-		name string
-		edit func(*corev1.Node)
-		want bool
-	}{
-		{"heartbeat", func(n *corev1.Node) { n.Status.Conditions[0].LastHeartbeatTime = metav1.Now(); n.ResourceVersion = "9" }, false},
-		{"other label", func(n *corev1.Node) { n.Labels["unrelated"] = "x" }, false},
-		{"not-ready taint", func(n *corev1.Node) {
-			n.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule}}
-		}, false},
-		{"other annotation", func(n *corev1.Node) { n.Annotations["x"] = "y" }, false},
-		{"role label", func(n *corev1.Node) { n.Labels[RoleLabel("green")] = "" }, true},
-		{"recorded label", func(n *corev1.Node) { n.Labels["tier"] = "b" }, true},
-		{"taint", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}} }, true},
-		{"record", func(n *corev1.Node) { n.Annotations[RecordAnnotation("blue")] = `{}` }, true},
-		{"cordon", func(n *corev1.Node) { n.Spec.Unschedulable = true }, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			n := base.DeepCopy()
-			tc.edit(n)
-			if got := NodeChanged(base, n); got != tc.want {
-				t.Errorf("NodeChanged = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestCordonedByUsReadsManagedFields(t *testing.T) {
-	mf := func(manager string) []metav1.ManagedFieldsEntry {
-		return []metav1.ManagedFieldsEntry{{Manager: "kubelet", FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)},
-			{Manager: manager, FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)}}
-	}
-	ours := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf(FieldManager)}, Spec: corev1.NodeSpec{Unschedulable: true}}
-	theirs := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf("kubectl-cordon")}, Spec: corev1.NodeSpec{Unschedulable: true}}
-	if !CordonedByUs(ours) || CordonedByUs(theirs) {
-		t.Errorf("CordonedByUs: ours %v, theirs %v; want true, false", CordonedByUs(ours), CordonedByUs(theirs))
 	}
 }

@@ -1,4 +1,4 @@
-package nodepool
+package ownership
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func NoExecuteVictims(pods []corev1.Pod, taints []corev1.Taint) Victims {
 // removedBy says why the taints remove the pod ("" when they don't).
 func removedBy(logger klog.Logger, p *corev1.Pod, noExec []corev1.Taint) string {
 	if t, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, noExec, p.Spec.Tolerations, nil, false); untolerated {
-		return fmt.Sprintf("does not tolerate %s", renderTaint(t))
+		return fmt.Sprintf("does not tolerate %s", RenderTaint(t))
 	}
 	// Every taint is tolerated; the first matching toleration of each taint counts, as in
 	// the taint manager, and the smallest tolerationSeconds among them is when it acts.
@@ -108,10 +108,10 @@ func removedBy(logger klog.Logger, p *corev1.Pod, noExec []corev1.Taint) string 
 	if least < 0 {
 		return ""
 	}
-	return fmt.Sprintf("tolerates %s for %ds only", renderTaint(at), least)
+	return fmt.Sprintf("tolerates %s for %ds only", RenderTaint(at), least)
 }
 
-func renderTaint(t corev1.Taint) string {
+func RenderTaint(t corev1.Taint) string {
 	if t.Value == "" {
 		return fmt.Sprintf("%s:%s", t.Key, t.Effect)
 	}
@@ -148,7 +148,7 @@ type VictimsError struct {
 func (e *VictimsError) Error() string {
 	var ts []string
 	for _, t := range e.Taint {
-		ts = append(ts, renderTaint(t))
+		ts = append(ts, RenderTaint(t))
 	}
 	return fmt.Sprintf("node %s: the NoExecute taint %s would delete %d pod(s) without any PodDisruptionBudget check: %s; nothing was relabelled (drain the node of them, then run the same command again)",
 		e.Node, strings.Join(ts, ", "), len(e.Pods), strings.Join(e.Pods, ", "))
