@@ -13,7 +13,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
-
 	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"
 )
 
@@ -198,27 +197,25 @@ func (r *run) toListLocked() []string {
 	return keys
 }
 
-// list reads the pods budget key selects (from the API server's watch cache), and the
-// nodes of those stuck terminating; outside the lock.
+// list reads the pods budget key selects, and the nodes of those stuck terminating;
+// outside the lock. With the run's shared pod informer (many nodes at once) the pods come
+// from its cache, which holds every pod already: no request. Otherwise they are listed
+// from the API server's watch cache.
 func (r *run) list(ctx context.Context, key string) {
 	r.lock()
 	b := r.budgetLocked(key)
 	r.unlock()
-	pods := []*corev1.Pod{} // once listed, empty is known to be empty (nil: unknown)
+	var pods []*corev1.Pod // once listed, empty is known to be empty (nil: unknown)
 	notReady := map[string]bool{}
 	ok := false
 	if b != nil {
 		if s, err := metav1.LabelSelectorAsSelector(b.PDB.Spec.Selector); err == nil {
-			lctx, cancel := context.WithTimeout(ctx, listTimeout)
-			l, err := r.e.cfg.Client.CoreV1().Pods(b.PDB.Namespace).List(lctx, metav1.ListOptions{LabelSelector: s.String(), ResourceVersion: "0"})
-			cancel()
+			pods, err = r.budgetPods(ctx, b.PDB.Namespace, s)
 			if err == nil {
 				ok = true
 				now := r.e.cfg.Clock.Now()
 				gets := 0
-				for i := range l.Items {
-					p := &l.Items[i]
-					pods = append(pods, p)
+				for _, p := range pods {
 					n := p.Spec.NodeName
 					if p.DeletionTimestamp == nil || n == "" || !now.After(p.DeletionTimestamp.Time) || gets >= maxNodeGets {
 						continue

@@ -137,6 +137,16 @@ func (r *run) heartbeat(ctx context.Context) {
 		}
 		r.unlock()
 		for _, ns := range held {
+			r.lock()
+			still := ns.pol.held && !ns.finished
+			r.unlock()
+			if !still {
+				continue
+			}
+			// One PATCH while the record is this run's; otherwise read the node to learn why.
+			if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *r.self(), r.e.cfg.Clock.Now()); err == nil {
+				continue
+			}
 			var lost noderecord.Run
 			_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
 				rec := noderecord.Read(n, "")

@@ -27,7 +27,8 @@ type preflight struct {
 	// permits is what the run will change besides nodes and evictions (see Permit).
 	permits Permits
 	// listed are the pods of the plan's nodes from its one list of every pod, at
-	// resourceVersion listedRV (nil when the plan listed node by node).
+	// resourceVersion listedRV, and under "" every other pod, trimmed (nil when the plan
+	// listed node by node).
 	listed   map[string][]any
 	listedRV string
 }

@@ -10,7 +10,10 @@ import (
 // listPodsByNode lists every pod once (in pages of ChunkSize, as kubectl does) and keeps
 // the ones bound to the named nodes, by node: a plan over many nodes costs one list
 // instead of one per node. The pods are whole (kubectl's filters and the plan's warnings
-// read their volumes), less their managed fields.
+// read their volumes), less their managed fields. Every other pod is kept too, trimmed as
+// the run's shared pod informer keeps it, under the key "": that informer starts from this
+// list (faststart.go), so it holds every pod, and the diagnosis reads a waiting budget's
+// pods from it instead of listing them.
 func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map[string][]any, string, error) {
 	out := make(map[string][]any, len(nodes))
 	opts := metav1.ListOptions{Limit: e.cfg.ChunkSize}
@@ -29,6 +32,9 @@ func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map
 				// managed fields, the bulk of a pod and of no use to the plan.
 				p.ManagedFields = nil
 				out[p.Spec.NodeName] = append(out[p.Spec.NodeName], &p)
+			} else {
+				trimmed, _ := trimPodKeepLocalStorage(&p)
+				out[""] = append(out[""], trimmed)
 			}
 		}
 		if list.Continue == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,17 @@ type sharedPods struct {
 	once sync.Once
 	inf  cache.SharedIndexInformer
 	err  error
+	// synced is the informer's indexer once its first list is in (for readers that do not
+	// start it: the diagnosis), nil before.
+	synced atomic.Pointer[cache.Indexer]
+}
+
+// indexer is the shared informer's indexer once synced, nil when the run has none (yet).
+func (s *sharedPods) indexer() cache.Indexer {
+	if p := s.synced.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // sharedPodsFor reports whether a drain of nodes, maxParallel at a time, shares one pod
@@ -69,7 +81,7 @@ func (r *run) startSharedPods() (cache.SharedIndexInformer, error) {
 			return []string{p.Spec.NodeName}, nil
 		}
 		return nil, nil
-	}})
+	}, cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	if err := inf.SetTransform(trimPodKeepLocalStorage); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
@@ -90,6 +102,8 @@ func (r *run) startSharedPods() (cache.SharedIndexInformer, error) {
 	if !cache.WaitForCacheSync(r.ctx.Done(), inf.HasSynced) {
 		return nil, fmt.Errorf("watch pods: %w", r.ctx.Err())
 	}
+	idx := inf.GetIndexer()
+	r.shared.synced.Store(&idx)
 	return inf, nil
 }
 
@@ -105,7 +119,9 @@ func (r *run) sharedPodAdded(obj any) {
 }
 
 // trimPodKeepLocalStorage is trimPod keeping the emptyDir volumes, which kubectl's
-// local-storage filter reads when the shared informer's pods stand in for a pod list.
+// local-storage filter reads when the shared informer's pods stand in for a pod list,
+// and of the containers' statuses what the diagnosis reads when they stand in for a
+// budget's pods (diagnose.WhyNotReady: name, image, restarts, why it waits).
 func trimPodKeepLocalStorage(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -117,9 +133,24 @@ func trimPodKeepLocalStorage(obj any) (any, error) {
 			local = append(local, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{EmptyDir: v.EmptyDir}})
 		}
 	}
+	init, ctrs := waitingStatuses(p.Status.InitContainerStatuses), waitingStatuses(p.Status.ContainerStatuses)
 	_, _ = trimPod(obj)
 	p.Spec.Volumes = local
+	p.Status.InitContainerStatuses, p.Status.ContainerStatuses = init, ctrs
 	return p, nil
+}
+
+// waitingStatuses keeps of each container status its name, image, restarts and waiting
+// state (nil when no container waits: a running pod's statuses cost nothing).
+func waitingStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, cs := range in {
+		if cs.State.Waiting != nil {
+			out = append(out, corev1.ContainerStatus{Name: cs.Name, Image: cs.Image, RestartCount: cs.RestartCount,
+				State: corev1.ContainerState{Waiting: cs.State.Waiting}})
+		}
+	}
+	return out
 }
 
 // nodeView is the shared informer's store seen from one node: List holds the node's pods
@@ -200,6 +231,36 @@ func (c podsFromPods) List(_ context.Context, o metav1.ListOptions) (*corev1.Pod
 		if p, ok := obj.(*corev1.Pod); ok && sel.Matches(labels.Set(p.Labels)) {
 			out.Items = append(out.Items, *p)
 		}
+	}
+	return out, nil
+}
+
+// budgetPods are the pods of namespace that sel selects: from the shared pod informer's
+// cache when the run has one (read-only: the cache's own objects), else listed from the
+// API server's watch cache.
+func (r *run) budgetPods(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.Pod, error) {
+	if idx := r.shared.indexer(); idx != nil {
+		objs, err := idx.ByIndex(cache.NamespaceIndex, namespace)
+		if err != nil {
+			return nil, fmt.Errorf("pods of namespace %s from the cache: %w", namespace, err)
+		}
+		out := []*corev1.Pod{}
+		for _, o := range objs {
+			if p, ok := o.(*corev1.Pod); ok && sel.Matches(labels.Set(p.Labels)) {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	l, err := r.e.cfg.Client.CoreV1().Pods(namespace).List(lctx, metav1.ListOptions{LabelSelector: sel.String(), ResourceVersion: "0"})
+	if err != nil {
+		return nil, fmt.Errorf("list pods of namespace %s: %w", namespace, err)
+	}
+	out := make([]*corev1.Pod, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, &l.Items[i])
 	}
 	return out, nil
 }

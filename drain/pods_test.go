@@ -3,7 +3,9 @@ package drain
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // honourNodeSelector makes the fake clientset's pod lists apply the spec.nodeName field
@@ -223,4 +226,60 @@ func TestPlanOfManyNodesListsPodsOnce(t *testing.T) {
 	if _, err := g.eng.Plan(context.Background(), []string{"n01", "nope"}); err == nil {
 		t.Error("a plan naming a node that does not exist: no error")
 	}
+}
+
+// The diagnosis of a waiting budget sees why a replacement is not Ready, whether it reads
+// the budget's pods from the shared informer's cache (many nodes at once: no list request
+// after the plan's; the cache keeps the containers' waiting states) or lists them (few).
+func TestDiagnosisSeesACrashLoopingReplacement(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		maxParallel int
+		listsAfter  bool
+	}{
+		{"shared informer", sharedPodsAt, false},
+		{"per-node informers", 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := testPDB(0)
+			budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 1, 1, 2
+			repl := podOn("web-new", "spare", "u-new")
+			repl.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+			repl.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "app:1", RestartCount: 7,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+			objs := []runtime.Object{budget, repl, testNode("spare")}
+			var names []string
+			for i := range sharedPodsAt {
+				n := fmt.Sprintf("n%02d", i)
+				names = append(names, n)
+				objs = append(objs, testNode(n))
+			}
+			objs = append(objs, podOn("web-old", "n00", "u-old"))
+			g := newRig(t, Config{MaxParallelNodes: tc.maxParallel}, objs...)
+			onlyNodePods(g.client) // the fake ignores field selectors
+			g.start(names...)
+			blockedWith(g, string(pdb.Exhausted), 0)
+			before := labelLists(g.client)
+			named := blockedWith(g, string(pdb.Exhausted), time.Second)
+			if !strings.Contains(named.Cause, "ns/web-new is in a crash loop (container app restarted 7 times)") {
+				t.Errorf("cause %q does not name the crash-looping replacement", named.Cause)
+			}
+			if got := labelLists(g.client) > before; got != tc.listsAfter {
+				t.Errorf("listed the budget's pods during the run: %v, want %v", got, tc.listsAfter)
+			}
+			g.cancel()
+			g.finish()
+		})
+	}
+}
+
+// labelLists counts the pod lists by label selector the client has sent.
+func labelLists(c *fake.Clientset) int {
+	n := 0
+	for _, a := range c.Actions() {
+		if la, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == "pods" && !la.GetListRestrictions().Labels.Empty() {
+			n++
+		}
+	}
+	return n
 }
