@@ -26,7 +26,7 @@ func main() {
 	profile := flag.String("profile", "realistic", "realistic (2 s ready, 1 s terminate), fast (kwok's instant stages), scale (100 nodes, not for CI), smoke, or fleet (1,000 nodes, 10,000 pods; BENCH_FLEET_NODES scales it)")
 	out := flag.String("out", ".local/bench", "directory for report.json and the timeline PNGs")
 	phases := flag.String("phases", "", "comma-separated phases to run (default: the profile's)")
-	tools := flag.String("tools", "", "comma-separated tools (default: ours,kubectl-seq,kubectl-par)")
+	tools := flag.String("tools", "", "comma-separated tools (default: ours,kubectl-seq,kubectl-par); the fleet profile runs every tool of its phases")
 	flag.Parse()
 	if err := run(*profile, *out, *phases, *tools); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
