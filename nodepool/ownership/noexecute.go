@@ -111,6 +111,7 @@ func removedBy(logger klog.Logger, p *corev1.Pod, noExec []corev1.Taint) string 
 	return fmt.Sprintf("tolerates %s for %ds only", RenderTaint(at), least)
 }
 
+// RenderTaint writes a taint as kubectl taint takes it: key[=value]:Effect.
 func RenderTaint(t corev1.Taint) string {
 	if t.Value == "" {
 		return fmt.Sprintf("%s:%s", t.Key, t.Effect)
