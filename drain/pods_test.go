@@ -109,13 +109,7 @@ func TestPodWatchesDoNotGrowWithTheNodes(t *testing.T) {
 // or bound there after its creation) goes through kubectl's filters and is evicted. The
 // node stays in its drain meanwhile: its own pod waits on a budget that allows nothing.
 func TestSharedInformerEvictsAPodThatAppears(t *testing.T) {
-	objs := []runtime.Object{testPDB(0)}
-	var names []string
-	for i := range sharedPodsAt {
-		n := fmt.Sprintf("n%02d", i)
-		names = append(names, n)
-		objs = append(objs, testNode(n))
-	}
+	names, objs := sharedNodes(testPDB(0))
 	objs = append(objs, podOn("p1", "n00", "u1"))
 	g := newRig(t, Config{MaxParallelNodes: sharedPodsAt}, objs...)
 	g.start(names...)
@@ -247,13 +241,7 @@ func TestDiagnosisSeesACrashLoopingReplacement(t *testing.T) {
 			repl.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
 			repl.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "app:1", RestartCount: 7,
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
-			objs := []runtime.Object{budget, repl, testNode("spare")}
-			var names []string
-			for i := range sharedPodsAt {
-				n := fmt.Sprintf("n%02d", i)
-				names = append(names, n)
-				objs = append(objs, testNode(n))
-			}
+			names, objs := sharedNodes(budget, repl, testNode("spare"))
 			objs = append(objs, podOn("web-old", "n00", "u-old"))
 			g := newRig(t, Config{MaxParallelNodes: tc.maxParallel}, objs...)
 			onlyNodePods(g.client) // the fake ignores field selectors
@@ -282,4 +270,16 @@ func labelLists(c *fake.Clientset) int {
 		}
 	}
 	return n
+}
+
+// sharedNodes are sharedPodsAt nodes n00, n01, ... (enough for the shared pod informer),
+// their names, and the objects given before them.
+func sharedNodes(objs ...runtime.Object) ([]string, []runtime.Object) {
+	var names []string
+	for i := range sharedPodsAt {
+		n := fmt.Sprintf("n%02d", i)
+		names = append(names, n)
+		objs = append(objs, testNode(n))
+	}
+	return names, objs
 }
