@@ -50,7 +50,11 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 	// Every run but the last is followed by a settle (every pod Ready, every budget full).
 	runs := 0
 	for _, phase := range cfg.Fleet.Phases {
-		runs += map[string]int{"F2": 2, "F1": 3, "F3": 1, "F4": 2}[phase]
+		n := len(cfg.Fleet.tools(phase))
+		if phase == "F2" {
+			n *= 2 // over every node and over F1's group
+		}
+		runs += n
 	}
 	add := func(r *Result, err error) error {
 		runs--
@@ -73,18 +77,24 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 	for _, phase := range cfg.Fleet.Phases {
 		switch phase {
 		case "F2":
+			if len(cfg.Fleet.tools("F2")) == 0 {
+				continue
+			}
 			for _, sel := range []string{"bench=fleet", fleetGroupLabel + "=f1-ours"} {
 				if err := add(f.plan(ctx, cfg, sel)); err != nil {
 					return rep, err
 				}
 			}
 		case "F1":
-			for _, tool := range []string{"ours", "kubectl-par", "kubectl-seq"} {
+			for _, tool := range cfg.Fleet.tools("F1") {
 				if err := add(f.drainF1(ctx, cfg, tool)); err != nil {
 					return rep, err
 				}
 			}
 		case "F3":
+			if len(cfg.Fleet.tools("F3")) == 0 {
+				continue
+			}
 			if err := add(f.drainPool(ctx, cfg)); err != nil {
 				return rep, err
 			}
@@ -93,7 +103,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if p := runProc(ctx, cfg.Kubectl, []string{"--kubeconfig", cfg.Cluster.Kubeconfig, "uncordon", "-l", "bench=fleet"}); p.code != 0 {
 				return rep, fmt.Errorf("uncordon exited %d: %s", p.code, tailErr(p.stderr))
 			}
-			for _, tool := range []string{"ours", "kubectl-par"} {
+			for _, tool := range cfg.Fleet.tools("F4") {
 				if err := add(f.drainGroup(ctx, cfg, "F4", tool)); err != nil {
 					return rep, err
 				}

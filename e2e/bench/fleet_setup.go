@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -25,6 +26,23 @@ type FleetProfile struct {
 	ReadyDelay, DeleteDelay time.Duration
 	// Phases to run, in order: F2 (plan, changes nothing), F1, F3, F4.
 	Phases []string
+	// Tools to run in each phase (nil: every tool): ours (F2, F1, F3, F4), kubectl-par
+	// (F1, F4), kubectl-seq (F1).
+	Tools []string
+}
+
+// fleetTools are the tools each phase runs.
+var fleetTools = map[string][]string{"F2": {"ours"}, "F1": {"ours", "kubectl-par", "kubectl-seq"}, "F3": {"ours"}, "F4": {"ours", "kubectl-par"}}
+
+// tools are the tools of phase that p runs.
+func (p FleetProfile) tools(phase string) []string {
+	var out []string
+	for _, t := range fleetTools[phase] {
+		if len(p.Tools) == 0 || slices.Contains(p.Tools, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Fleet is the default fleet profile (BENCH_FLEET_NODES overrides the node count, e.g.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -94,5 +95,24 @@ func TestHoldsAndTheHoldFreeLimit(t *testing.T) {
 	}
 	if got, median := free("db", 0), o.tc(); got != median {
 		t.Errorf("hold-free recovery after db-0 %s, want the run's median %s", got, median)
+	}
+}
+
+func TestFleetToolsFilterEachPhase(t *testing.T) {
+	tests := []struct {
+		tools []string
+		want  map[string][]string
+	}{
+		{nil, map[string][]string{"F2": {"ours"}, "F1": {"ours", "kubectl-par", "kubectl-seq"}, "F3": {"ours"}, "F4": {"ours", "kubectl-par"}}},
+		{[]string{"ours"}, map[string][]string{"F2": {"ours"}, "F1": {"ours"}, "F3": {"ours"}, "F4": {"ours"}}},
+		{[]string{"kubectl-par"}, map[string][]string{"F2": nil, "F1": {"kubectl-par"}, "F3": nil, "F4": {"kubectl-par"}}},
+	}
+	for _, tc := range tests {
+		p := FleetProfile{Tools: tc.tools}
+		for phase, want := range tc.want {
+			if got := p.tools(phase); !slices.Equal(got, want) {
+				t.Errorf("tools %v, phase %s: %v, want %v", tc.tools, phase, got, want)
+			}
+		}
 	}
 }

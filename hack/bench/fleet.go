@@ -14,10 +14,13 @@ import (
 )
 
 // runFleet runs the fleet profile on a cluster started with the fleet's control plane flags.
-func runFleet(ctx context.Context, out, phases string, logf func(string, ...any)) error {
+func runFleet(ctx context.Context, out, phases, tools string, logf func(string, ...any)) error {
 	p := bench.Fleet()
 	if phases != "" {
 		p.Phases = strings.Split(phases, ",")
+	}
+	if tools != "" {
+		p.Tools = strings.Split(tools, ",")
 	}
 	cfg, stopCluster, err := start(ctx, out, cluster.Options{Logf: logf, ExtraArgs: bench.FleetClusterArgs(),
 		PodReadyDelay: p.ReadyDelay, PodDeleteDelay: p.DeleteDelay})

@@ -26,7 +26,7 @@ func main() {
 	profile := flag.String("profile", "realistic", "realistic (2 s ready, 1 s terminate), fast (kwok's instant stages), scale (100 nodes, not for CI), smoke, or fleet (1,000 nodes, 10,000 pods; BENCH_FLEET_NODES scales it)")
 	out := flag.String("out", ".local/bench", "directory for report.json and the timeline PNGs")
 	phases := flag.String("phases", "", "comma-separated phases to run (default: the profile's)")
-	tools := flag.String("tools", "", "comma-separated tools (default: ours,kubectl-seq,kubectl-par); the fleet profile runs every tool of its phases")
+	tools := flag.String("tools", "", "comma-separated tools (default: ours,kubectl-seq,kubectl-par); in the fleet profile, of each phase's (F2 and F3 are ours only)")
 	flag.Parse()
 	if err := run(*profile, *out, *phases, *tools); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -38,7 +38,7 @@ func run(profileName, out, phases, tools string) error {
 	if profileName == "fleet" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runFleet(ctx, out, phases, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+		return runFleet(ctx, out, phases, tools, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
 	}
 	p, ok := bench.Profiles[profileName]
 	if !ok {
