@@ -40,6 +40,8 @@ type nodePolicy struct {
 	cordonedHere bool
 	// held: the node's record names this run, with its heartbeat (hold.go).
 	held bool
+	// beatAt is when this run last wrote the node's heartbeat (with its cordon, or renewed).
+	beatAt time.Time
 	// heldBy is the other run last said to hold the node (said once per holder).
 	heldBy     string
 	skipping   bool

@@ -114,6 +114,7 @@ func (r *run) cordoned(ctx context.Context, name string, already bool, err error
 	r.lock()
 	r.nodes[name].pol.cordonedHere = !already
 	r.nodes[name].pol.held = true
+	r.nodes[name].pol.beatAt = r.e.cfg.Clock.Now()
 	r.unlock()
 	// Recorded (in the same patch as the cordon) before it is said.
 	r.e.emit(event.Event{Type: event.EventNodeCordoned, Node: name, Already: already})

@@ -123,15 +123,18 @@ func (r *run) setState(ctx context.Context, ns *nodeState, state, why string) er
 }
 
 // heartbeat renews the heartbeat on every node the run holds, each
-// noderecord.HeartbeatInterval, until ctx ends. A node whose record another run has
-// taken meanwhile (this run was taken for dead) is left to it: said, and failed here
-// without a write.
+// noderecord.HeartbeatInterval, until ctx ends; a node whose heartbeat this run wrote less
+// than an interval ago (its cordon) waits for the next tick, so a heartbeat is never older
+// than two intervals, well within noderecord.HeartbeatExpiry. A node whose record another
+// run has taken meanwhile (this run was taken for dead) is left to it: said, and failed
+// here without a write.
 func (r *run) heartbeat(ctx context.Context) {
 	r.every(ctx, noderecord.HeartbeatInterval, func() {
 		r.lock()
+		now := r.e.cfg.Clock.Now()
 		var held []*nodeState
 		for _, ns := range r.nodes {
-			if ns.pol.held && !ns.finished {
+			if ns.pol.held && !ns.finished && now.Sub(ns.pol.beatAt) >= noderecord.HeartbeatInterval {
 				held = append(held, ns)
 			}
 		}
@@ -144,7 +147,10 @@ func (r *run) heartbeat(ctx context.Context) {
 				continue
 			}
 			// One PATCH while the record is this run's; otherwise read the node to learn why.
-			if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *r.self(), r.e.cfg.Clock.Now()); err == nil {
+			if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *r.self(), now); err == nil {
+				r.lock()
+				ns.pol.beatAt = now
+				r.unlock()
 				continue
 			}
 			var lost noderecord.Run
@@ -298,6 +304,7 @@ func (r *run) takeNode(ctx context.Context, ns *nodeState) error {
 					ns.pol.cordonedHere = !already
 				}
 				ns.pol.held = true
+				ns.pol.beatAt = r.e.cfg.Clock.Now()
 				r.unlock()
 			}
 			return err
