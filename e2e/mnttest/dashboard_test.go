@@ -22,10 +22,7 @@ import (
 // Issue 22: the dashboard lists Maintenances (its source's snapshots) and pauses, resumes
 // and cancels them (its backend), on the real cluster with the controller running.
 func TestDashboardListsPausesResumesAndCancelsAMaintenance(t *testing.T) {
-	e := slowDrain(t, "a", "b")
-	e.Guard()
-	mc := mclient(t)
-	startController(e)
+	e, mc := slowDrainWithController(t)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0, 1)})
 
 	dyn, err := dynamic.NewForConfig(shared.Config)

@@ -13,10 +13,7 @@ import (
 // Test 4: two Maintenances over overlapping nodes: the second waits with a condition
 // naming the first, then finishes; never both Running.
 func TestMaintenancesOverlapWait(t *testing.T) {
-	e := slowDrain(t, "a", "b")
-	e.Guard()
-	mc := mclient(t)
-	startController(e)
+	e, mc := slowDrainWithController(t)
 	first, second := e.NS+"-first", e.NS+"-second"
 	create(e, mc, first, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0, 1)})
 	waitFor(e, mc, first, "Running", func(m *mntv1.Maintenance) bool { return m.Status.Phase == mntv1.PhaseRunning })

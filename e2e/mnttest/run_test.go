@@ -105,6 +105,16 @@ func nodeCondition(e *fixture.Env, node string, typ corev1.NodeConditionType) co
 	return corev1.NodeCondition{}
 }
 
+// slowDrainWithController is slowDrain of nodes a and b, guarded (no budget violated), with
+// the controller running and a client for Maintenances.
+func slowDrainWithController(t *testing.T) (*fixture.Env, client.Client) {
+	e := slowDrain(t, "a", "b")
+	e.Guard()
+	mc := mclient(t)
+	startController(e)
+	return e, mc
+}
+
 // slowDrain sets up n nodes whose pods drain one at a time with a slow readiness, so
 // that a run lasts long enough to pause or delete it mid-way.
 func slowDrain(t *testing.T, nodes ...string) *fixture.Env {
@@ -126,10 +136,7 @@ func slowDrain(t *testing.T, nodes ...string) *fixture.Env {
 
 // Test 3: paused mid-run, no eviction request while paused, then resumed to the end.
 func TestMaintenancePauseResume(t *testing.T) {
-	e := slowDrain(t, "a", "b")
-	e.Guard()
-	mc := mclient(t)
-	startController(e)
+	e, mc := slowDrainWithController(t)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0, 1)})
 	waitFor(e, mc, e.NS, "an eviction", func(m *mntv1.Maintenance) bool { return m.Status.Counts.PodsEvicted >= 1 })
 	patch(e, mc, e.NS, `{"spec":{"paused":true}}`)
@@ -161,10 +168,7 @@ func TestMaintenancePauseResume(t *testing.T) {
 // Test 3 (delete): deleting a Maintenance mid-run stops its run; its nodes stay cordoned
 // with their state; no eviction after the object is gone.
 func TestMaintenanceDeleteStopsRun(t *testing.T) {
-	e := slowDrain(t, "a", "b")
-	e.Guard()
-	mc := mclient(t)
-	startController(e)
+	e, mc := slowDrainWithController(t)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0, 1)})
 	waitFor(e, mc, e.NS, "an eviction", func(m *mntv1.Maintenance) bool { return m.Status.Counts.PodsEvicted >= 1 })
 	m := &mntv1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: e.NS}}

@@ -4,7 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -29,17 +30,35 @@ func TestStatusWritesDuringALongWait(t *testing.T) {
 	waitFor(e, mc, e.NS, "a node waiting on the budget", func(m *mntv1.Maintenance) bool {
 		return m.Status.Phase == mntv1.PhaseRunning && len(m.Status.Nodes) == 1 && len(m.Status.Nodes[0].Blockers) > 0
 	})
+	// Every write of the object is one MODIFIED event on a watch (a poll could miss two
+	// writes between two reads).
+	wc, err := client.NewWithWatch(shared.Config, client.Options{Scheme: mc.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(e.Ctx, &mntv1.MaintenanceList{}, client.MatchingFields{"metadata.name": e.NS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	const window = 30 * time.Second
-	writes, last := 0, ""
-	for end := time.Now().Add(window); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		m := &mntv1.Maintenance{}
-		if err := mc.Get(e.Ctx, types.NamespacedName{Name: e.NS}, m); err != nil {
-			t.Fatal(err)
+	writes := 0
+	end := time.NewTimer(window)
+	defer end.Stop()
+	for watching := true; watching; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			switch {
+			case !ok:
+				t.Fatal("the watch of the Maintenance ended early")
+			case ev.Type == watch.Error:
+				t.Fatalf("watch of the Maintenance: %v", ev.Object)
+			case ev.Type == watch.Modified:
+				writes++
+			}
+		case <-end.C:
+			watching = false
 		}
-		if last != "" && m.ResourceVersion != last {
-			writes++
-		}
-		last = m.ResourceVersion
 	}
 	t.Logf("FIGURE status writes during a long wait: %d in %s (%.1f per minute)", writes, window, float64(writes)*float64(time.Minute)/float64(window))
 	if most := int(window / (5 * time.Second)); writes > most {
