@@ -15,13 +15,8 @@ func MaintenanceRows(ms []*mntv1.Maintenance) []data.MaintenanceRow {
 	for _, m := range ms {
 		done := 0
 		for _, n := range m.Status.Nodes {
-			switch n.State {
-			case mntv1.NodeStateDrained, mntv1.NodeStateMoved, mntv1.NodeStateUncordoned:
+			if mntv1.NodeStateDone(n.State, m.Spec.Action) {
 				done++
-			case mntv1.NodeStateCordoned:
-				if m.Spec.Action == mntv1.ActionCordon {
-					done++
-				}
 			}
 		}
 		phase := string(m.Status.Phase)

@@ -119,7 +119,7 @@ func TestRemaining(t *testing.T) {
 
 func TestTrackerFoldsEvents(t *testing.T) {
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	tr := newTracker(nil, []string{"n1", "n2"})
+	tr := newTracker(nil, []string{"n1", "n2"}, v1alpha1.ActionDrain)
 	steps := []pdb.Step{{}, {}}
 	tr.apply(event.Event{Type: event.EventPlan, Time: now, Plan: &event.Plan{Nodes: []event.NodePlan{{Name: "n1", Steps: steps}, {Name: "n2"}}}})
 	tr.apply(event.Event{Type: event.EventNodeCordoned, Time: now, Node: "n1"})
@@ -146,5 +146,30 @@ func TestTrackerFoldsEvents(t *testing.T) {
 	c := tr.counts(v1alpha1.Counts{PodsEvicted: 3}, nil)
 	if c.NodesDrained != 1 || c.NodesPending != 1 || c.PodsEvicted != 5 {
 		t.Errorf("counts %+v, want 1 drained, 1 pending, 5 evicted (3 before)", c)
+	}
+}
+
+// A node is finished when drained, moved or uncordoned; cordoned only when cordoning is
+// the Maintenance's action: in a drain a cordoned node waits for its first eviction.
+func TestNodeStateDoneDependsOnTheAction(t *testing.T) {
+	tests := []struct {
+		state  string
+		action v1alpha1.Action
+		done   bool
+	}{
+		{NodeDrained, v1alpha1.ActionDrain, true},
+		{NodeMoved, v1alpha1.ActionMove, true},
+		{NodeUncordoned, v1alpha1.ActionUncordon, true},
+		{NodeCordoned, v1alpha1.ActionCordon, true},
+		{NodeCordoned, v1alpha1.ActionDrain, false},
+		{NodeCordoned, v1alpha1.ActionMove, false},
+		{NodeDraining, v1alpha1.ActionDrain, false},
+		{NodeFailed, v1alpha1.ActionDrain, false},
+		{NodePending, v1alpha1.ActionCordon, false},
+	}
+	for _, tc := range tests {
+		if got := v1alpha1.NodeStateDone(tc.state, tc.action); got != tc.done {
+			t.Errorf("NodeStateDone(%s, %s) = %v, want %v", tc.state, tc.action, got, tc.done)
+		}
 	}
 }

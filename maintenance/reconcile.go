@@ -213,7 +213,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	if req.Selector != "" {
 		req.Nodes, req.Selector = names, "" // the nodes held are the nodes run
 	}
-	t := newTracker(m.Status.Nodes, names)
+	t := newTracker(m.Status.Nodes, names, m.Spec.Action)
 	if err := r.writeStatus(ctx, m.Name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 		s.Phase, s.Message = v1alpha1.PhaseRunning, ""
 		if s.StartTime == nil {
@@ -320,7 +320,7 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if left := leftOver(fresh.Status.Nodes); left != "" && !fresh.Status.Phase.Done() && r.Recorder != nil {
+	if left := leftOver(fresh.Status.Nodes, fresh.Spec.Action); left != "" && !fresh.Status.Phase.Done() && r.Recorder != nil {
 		r.Recorder.Eventf(fresh, corev1.EventTypeWarning, "Stopped", "deleted: the run stopped; nodes left cordoned with their state: %s", left)
 	}
 	controllerutil.RemoveFinalizer(fresh, Finalizer)
@@ -330,12 +330,11 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	return nil
 }
 
-// leftOver says the nodes not finished: "n1 (Draining, 2 pods left), n2 (Pending)".
-func leftOver(nodes []v1alpha1.NodeStatus) string {
+// leftOver says the nodes not finished by action: "n1 (Draining, 2 pods left), n2 (Pending)".
+func leftOver(nodes []v1alpha1.NodeStatus, action v1alpha1.Action) string {
 	var parts []string
 	for _, n := range nodes {
-		switch n.State {
-		case NodeDrained, NodeMoved, NodeUncordoned:
+		if v1alpha1.NodeStateDone(n.State, action) {
 			continue
 		}
 		s := n.Name + " (" + n.State

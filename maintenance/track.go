@@ -35,12 +35,14 @@ type tracker struct {
 	dirty bool
 	// evicted counts the pods this run evicted.
 	evicted int32
+	// action is the Maintenance's: it says when a node is finished (NodeStateDone).
+	action v1alpha1.Action
 }
 
 // newTracker starts from the nodes of an earlier status (a resumed run) and names, the
 // run's nodes in order.
-func newTracker(prev []v1alpha1.NodeStatus, names []string) *tracker {
-	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}}
+func newTracker(prev []v1alpha1.NodeStatus, names []string, action v1alpha1.Action) *tracker {
+	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}, action: action}
 	for i := range prev {
 		n := prev[i]
 		t.nodes[n.Name] = &n
@@ -162,10 +164,10 @@ func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Coun
 	}
 	for _, name := range t.order {
 		n := t.nodes[name]
-		switch n.State {
-		case NodeDrained, NodeMoved, NodeUncordoned:
+		switch {
+		case v1alpha1.NodeStateDone(n.State, t.action):
 			c.NodesDrained++
-		case NodeFailed:
+		case n.State == NodeFailed:
 			c.NodesFailed++
 		default:
 			c.NodesPending++

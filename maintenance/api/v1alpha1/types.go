@@ -235,6 +235,19 @@ type NodeStatus struct {
 	Blockers []Blocker `json:"blockers,omitempty"`
 }
 
+// NodeStateDone reports whether a node in state is finished for a Maintenance of action:
+// drained, moved or uncordoned; cordoned only when cordoning is the action (in a drain or
+// a move it is the step before the first eviction).
+func NodeStateDone(state string, action Action) bool {
+	switch state {
+	case NodeStateDrained, NodeStateMoved, NodeStateUncordoned:
+		return true
+	case NodeStateCordoned:
+		return action == ActionCordon
+	}
+	return false
+}
+
 // Node states in a Maintenance's status (NodeStatus.State).
 const (
 	NodeStatePending    = "Pending"
