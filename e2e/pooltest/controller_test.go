@@ -101,6 +101,31 @@ func scrape(addr string) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
+// settledReconciles waits until the controller has reconciled at least once and its
+// reconcile count has not moved for a second, and returns the metrics read then.
+func settledReconciles(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last, since := -1.0, time.Now()
+	for {
+		m, err := scrape(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := sumMetric(m, "controller_runtime_reconcile_total")
+		switch {
+		case n != last:
+			last, since = n, time.Now()
+		case n >= 1 && time.Since(since) >= time.Second:
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the controller's reconciles did not settle in 30 s (%.0f so far)", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // sumMetric adds up the samples of a metric whose labels contain every given pair.
 func sumMetric(m map[string]float64, name string, labels ...string) float64 {
 	total := 0.0
@@ -175,9 +200,12 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 	if degraded.Reason != "Conflict" || !strings.Contains(degraded.Message, `"ml"`) || !strings.Contains(degraded.Message, `"gpu"`) {
 		t.Errorf("Degraded = %s: %s; want Conflict naming both values", degraded.Reason, degraded.Message)
 	}
+	// The CLI's sync above already wrote Degraded, so the condition does not prove the
+	// controller has looked: wait for its start-up reconciles (the pool's, the node's and
+	// the RuntimeClass's informers each queue the pool) to be done before counting.
+	m0 := settledReconciles(t, addr)
 	// Quiet from here on: no node write, no status write, no retry loop.
 	node0, poolRV := e.Node(e.Nodes[0]), getPool(e, blue).ResourceVersion
-	m0, _ := scrape(addr)
 	time.Sleep(5 * time.Second)
 	m1, _ := scrape(addr)
 	reconciles := sumMetric(m1, "controller_runtime_reconcile_total") - sumMetric(m0, "controller_runtime_reconcile_total")
