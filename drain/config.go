@@ -59,6 +59,10 @@ type Config struct {
 	// PaceLimiter paces evictions while the disruption controller is behind (pace.go);
 	// the pacer sets its limit (unlimited while nothing is paced). Default: a new one.
 	PaceLimiter *rate.Limiter
+	// EventClient posts the node Events (RecordEvents). Give it a rate limiter of its own
+	// (its own clientset) so that no Event waits in front of a cordon or an eviction: at
+	// 100 nodes the Events of the cordons alone are 100 requests. Default: Client.
+	EventClient kubernetes.Interface
 	// ClientBurst is how many requests Client sends at once (its rate limiter's burst):
 	// the cordons of a batch, independent patches, go that many at a time. Default 8.
 	ClientBurst int
@@ -240,6 +244,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = DefaultStaleAfter
+	}
+	if cfg.EventClient == nil {
+		cfg.EventClient = cfg.Client
 	}
 	if cfg.Probe == nil {
 		cfg.Probe = versionProbe(cfg.Client)

@@ -173,7 +173,7 @@ func (e *Engine) startRecorder() *recorder {
 	if !e.cfg.RecordEvents {
 		return nil
 	}
-	return newRecorder(e.cfg.Client, e.cfg.Logger, func(msg string) {
+	return newRecorder(e.cfg.EventClient, e.cfg.Logger, func(msg string) {
 		e.emit(event.Event{Type: event.EventWarning, Reason: "EventsForbidden", Message: msg})
 	})
 }

@@ -14,6 +14,9 @@ import (
 func (o *Operator) engine(req Request, events chan<- event.Event) (*drain.Engine, error) {
 	cfg := req.Drain
 	cfg.Client, cfg.Events, cfg.DryRun = o.Kube, events, req.DryRun
+	if cfg.EventClient == nil {
+		cfg.EventClient = o.EventKube // nil: the engine's default, Kube
+	}
 	if cfg.Surge == nil {
 		cfg.Surge = surge.New(o.Kube)
 		if !req.Surge {

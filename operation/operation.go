@@ -128,6 +128,9 @@ type Summary struct {
 type Operator struct {
 	// Kube is the cluster's clientset (required).
 	Kube kubernetes.Interface
+	// EventKube posts the drain's node Events: a clientset with a rate limiter of its own,
+	// so that an Event never waits in front of a cordon or an eviction. Default: Kube.
+	EventKube kubernetes.Interface
 	// Pools reads and writes NodePools; needed for a move and for a Pool request.
 	Pools client.Client
 	// Logger receives diagnostics (never user-facing progress). Default: discard.

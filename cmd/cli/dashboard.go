@@ -84,6 +84,10 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 	if err != nil {
 		return err
 	}
+	ec, err := c.EventClient()
+	if err != nil {
+		return err
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("build dynamic client: %w", err)
@@ -119,6 +123,7 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 		src.Run(ctx)
 	}()
 	b := newBackend(ctx, c, cs, pc, src)
+	b.op.EventKube = ec // before any action runs
 	_, noColor := os.LookupEnv("NO_COLOR")
 	p := tea.NewProgram(tui.New(b, noColor).WithClusterFlags(flags...), tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
 	final, runErr := p.Run()

@@ -31,6 +31,13 @@ func (o *DrainOptions) request(action operation.Action) operation.Request {
 // when pools are involved.
 func (c *Common) operator(ctx context.Context, cs kubernetes.Interface, pools bool) (*operation.Operator, error) {
 	op := &operation.Operator{Kube: cs, Logger: klog.FromContext(ctx), User: c.fallbackUser()}
+	if c.ConfigFlags != nil { // (a test's Common has no cluster flags: its Events share cs)
+		ec, err := c.EventClient()
+		if err != nil {
+			return nil, err
+		}
+		op.EventKube = ec
+	}
 	if pools {
 		pc, err := c.PoolClient()
 		if err != nil {
