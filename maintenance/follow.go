@@ -116,9 +116,7 @@ func Summary(m *v1alpha1.Maintenance) drain.Summary {
 	sum := drain.Summary{NodesDrained: int(s.Counts.NodesDrained), NodesFailed: int(s.Counts.NodesFailed), NodesPending: int(s.Counts.NodesPending),
 		PodsEvicted: int(s.Counts.PodsEvicted), PodsPending: int(s.Counts.PodsPending), Evictions: int(s.Counts.Evictions), Refusals: int(s.Counts.Refusals), Elapsed: elapsed}
 	for _, n := range s.Nodes {
-		switch n.State {
-		case NodeDrained, NodeMoved, NodeUncordoned, NodeCordoned:
-		default:
+		if !v1alpha1.NodeStateDone(n.State, m.Spec.Action) {
 			sum.PendingNodes = append(sum.PendingNodes, n.Name)
 		}
 	}

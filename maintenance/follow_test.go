@@ -36,14 +36,29 @@ func TestFollowerReportsChangesOnly(t *testing.T) {
 	}
 }
 
+// A finished Maintenance's summary: its counts and elapsed time, and the nodes a re-run
+// would take up (failed, or not finished for its action: a cordoned node is finished in a
+// Cordon, not in a drain that ended before its first eviction).
 func TestSummaryOfAFinishedMaintenance(t *testing.T) {
 	start := metav1.NewTime(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
 	end := metav1.NewTime(start.Add(90 * time.Second))
-	m := &v1alpha1.Maintenance{Status: v1alpha1.MaintenanceStatus{StartTime: &start, CompletionTime: &end,
-		Counts: v1alpha1.Counts{NodesDrained: 1, NodesFailed: 1, PodsEvicted: 3},
-		Nodes:  []v1alpha1.NodeStatus{{Name: "n1", State: NodeDrained}, {Name: "n2", State: NodeFailed}, {Name: "n3", State: NodeCordoned}}}}
-	sum := Summary(m)
-	if sum.Elapsed != 90*time.Second || sum.NodesDrained != 1 || sum.NodesFailed != 1 || sum.PodsEvicted != 3 || !reflect.DeepEqual(sum.PendingNodes, []string{"n2"}) {
-		t.Errorf("summary %+v, want 90s, 1 drained, 1 failed, 3 evicted, n2 pending", sum)
+	tests := []struct {
+		action  v1alpha1.Action
+		pending []string
+	}{
+		{v1alpha1.ActionDrain, []string{"n2", "n3"}},
+		{v1alpha1.ActionCordon, []string{"n2"}},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.action), func(t *testing.T) {
+			m := &v1alpha1.Maintenance{Spec: v1alpha1.MaintenanceSpec{Action: tc.action},
+				Status: v1alpha1.MaintenanceStatus{StartTime: &start, CompletionTime: &end,
+					Counts: v1alpha1.Counts{NodesDrained: 1, NodesFailed: 1, PodsEvicted: 3},
+					Nodes:  []v1alpha1.NodeStatus{{Name: "n1", State: NodeDrained}, {Name: "n2", State: NodeFailed}, {Name: "n3", State: NodeCordoned}}}}
+			sum := Summary(m)
+			if sum.Elapsed != 90*time.Second || sum.NodesDrained != 1 || sum.NodesFailed != 1 || sum.PodsEvicted != 3 || !reflect.DeepEqual(sum.PendingNodes, tc.pending) {
+				t.Errorf("summary %+v, want 90s, 1 drained, 1 failed, 3 evicted, %v pending", sum, tc.pending)
+			}
+		})
 	}
 }
