@@ -56,9 +56,6 @@ type Config struct {
 	RateLimiter workqueue.TypedRateLimiter[string]
 	// Logger receives diagnostics (never user-facing progress).
 	Logger klog.Logger
-	// PaceLimiter paces evictions while the disruption controller is behind (pace.go);
-	// the pacer sets its limit (unlimited while nothing is paced). Default: a new one.
-	PaceLimiter *rate.Limiter
 	// EventClient posts the node Events (RecordEvents). Give it a rate limiter of its own
 	// (its own clientset) so that no Event waits in front of a cordon or an eviction: at
 	// 100 nodes the Events of the cordons alone are 100 requests. Default: Client.

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
@@ -27,7 +26,7 @@ import (
 // kind (a delay past a threshold, observed one round trip late) and AIMD converges to a
 // fair, stable share without knowing the capacity (Chiu and Jain, 1989):
 //   - while no entry outlives its pod by more than the margin, nothing is paced: an
-//     eviction a budget allows goes at once (the limiter is never asked);
+//     eviction a budget allows goes at once (no turn is taken);
 //   - the first entry that outlives its pod by more than the margin starts pacing the
 //     budgets whose pods keep their names (StatefulSets: the ones that pay for a late
 //     controller) at half the rate evictions were accepted over the last 10 s;
@@ -79,11 +78,10 @@ func (m paceMode) String() string {
 }
 
 // pacer measures the disruption controller's lag and paces evictions. It is guarded by
-// run.mu (it makes no API call and sends on no channel); its limiter, passed in, has its
-// own lock.
+// run.mu (it makes no API call and sends on no channel), its turns too.
 type pacer struct {
-	lim    *rate.Limiter
 	margin time.Duration
+	turns  turns // the paced evictions' turns (paceturns.go)
 
 	mode      paceMode
 	rate      float64   // evictions a second while paced
@@ -130,25 +128,22 @@ type paceChange struct {
 	overallLag time.Duration
 }
 
-func newPacer(lim *rate.Limiter, margin time.Duration) *pacer {
-	if lim == nil {
-		lim = rate.NewLimiter(rate.Inf, 1)
-	}
+func newPacer(margin time.Duration) *pacer {
 	if margin <= 0 {
 		margin = DefaultPaceMargin
 	}
-	lim.SetLimit(rate.Inf)
-	return &pacer{lim: lim, margin: margin, followed: map[string]*followed{}, budgets: map[string]*BudgetLag{}}
+	return &pacer{margin: margin, followed: map[string]*followed{}, budgets: map[string]*BudgetLag{}, turns: newTurns()}
 }
 
-// delay returns how long an eviction that takes budget's allowance waits for its turn
-// (reserving the turn): 0 while nothing is paced, or for a pod that keeps no name while
-// only StatefulSets are.
-func (p *pacer) delay(keepsName bool, now time.Time) time.Duration {
+// delay returns how long pod's eviction, which takes a budget's allowance, waits for its
+// turn: 0 while nothing is paced, for a pod that keeps no name while only StatefulSets are,
+// or when its turn has come. A turn is kept until the pace changes (paceturns.go).
+func (p *pacer) delay(pod string, keepsName bool, now time.Time) time.Duration {
 	if p.mode == paceOpen || (p.mode == paceNames && !keepsName) {
+		p.turns.drop(pod)
 		return 0
 	}
-	d := p.lim.ReserveN(now, 1).DelayFrom(now)
+	d := p.turns.take(pod, p.rate, now)
 	if d > 0 {
 		p.delayedAt = now
 	}
@@ -212,7 +207,7 @@ func (p *pacer) sample(pod string, f *followed, now time.Time) []paceChange {
 	if p.rate >= p.startRate {
 		return p.open(now, pod, f.budget, lag)
 	}
-	p.lim.SetLimitAt(now, rate.Limit(p.rate))
+	p.turns.faster(p.rate, now) // the turns given at a slower pace come again, sooner
 	return nil
 }
 
@@ -277,7 +272,7 @@ func (p *pacer) signal(pod string, f *followed, now time.Time) []paceChange {
 		p.rate = max(paceMinRate, p.rate*paceBeta)
 	}
 	p.cutAt = now
-	p.lim.SetLimitAt(now, rate.Limit(p.rate))
+	p.turns.slower(p.rate, now) // the turns given at the faster pace are void
 	return []paceChange{{from: from, to: p.mode, rate: p.rate, budget: f.budget, pod: pod,
 		lag: now.Sub(f.at), term: f.goneAt.Sub(f.at), overallLag: p.overall}}
 }
@@ -285,7 +280,7 @@ func (p *pacer) signal(pod string, f *followed, now time.Time) []paceChange {
 func (p *pacer) open(now time.Time, pod, budget string, lag time.Duration) []paceChange {
 	from := p.mode
 	p.mode, p.rate = paceOpen, 0
-	p.lim.SetLimitAt(now, rate.Inf)
+	p.turns.open() // every waiting eviction goes now
 	return []paceChange{{from: from, to: paceOpen, budget: budget, pod: pod, lag: lag, since: now.Sub(p.since), overallLag: p.overall}}
 }
 
@@ -331,24 +326,12 @@ func (c paceChange) message() string {
 }
 
 // paceLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
-// else how long it waits (its turn is reserved; it is not asked again meanwhile).
+// else how long it waits (when the pace quickens or stops, it is woken sooner).
 func (r *run) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
 	if d.Budget() == nil || !d.Consumes() {
 		return 0 // no budget's allowance taken: the disruption controller does no work for it
 	}
-	now := r.e.cfg.Clock.Now()
-	if !st.pacedFor.IsZero() {
-		if wait := st.pacedFor.Sub(now); wait > 0 {
-			return wait
-		}
-		st.pacedFor = time.Time{} // its reserved turn
-		return 0
-	}
-	wait := r.pace.delay(recreatedUnderItsName(cur), now)
-	if wait > 0 {
-		st.pacedFor = now.Add(wait)
-	}
-	return wait
+	return r.pace.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
 }
 
 // paceAcceptedLocked follows an accepted eviction that took a budget's allowance.
@@ -389,6 +372,9 @@ func (r *run) paceTicks(ctx context.Context) {
 // sayPaceLocked says the pacer's changes in the event stream and the -v log; pacing that
 // lasts is said once as a warning (the normal output).
 func (r *run) sayPaceLocked(cs []paceChange) {
+	for _, key := range r.pace.turns.woken() {
+		r.add(key) // its turn came sooner: ask again now
+	}
 	for _, c := range cs {
 		msg := c.message()
 		if c.lasts {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,7 +112,7 @@ func TestPacerFollowsTheLagOfTheDisruptionController(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
 			start := clk.Now()
-			p := newPacer(rate.NewLimiter(rate.Inf, 1), time.Second)
+			p := newPacer(time.Second)
 			status := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
 				Status: policyv1.PodDisruptionBudgetStatus{DisruptedPods: map[string]metav1.Time{}}}
 			cuts := 0
@@ -130,7 +129,7 @@ func TestPacerFollowsTheLagOfTheDisruptionController(t *testing.T) {
 				for _, pod := range s.accept {
 					// The API server lists the pod in the same write that allows the eviction.
 					status.Status.DisruptedPods[pod] = metav1.NewTime(now)
-					if d := p.delay(true, now); d > 0 && cuts == 0 {
+					if d := p.delay("ns/"+pod, true, now); d > 0 && cuts == 0 {
 						t.Fatalf("an allowed eviction of %s waited %s with no lag measured", pod, d)
 					}
 					p.acceptedEviction("ns/"+pod, pod, "ns/web", true, true, now)
@@ -157,8 +156,8 @@ func TestPacerFollowsTheLagOfTheDisruptionController(t *testing.T) {
 			now := clk.Now()
 			delayed := func(keepsName bool) bool {
 				waited := false
-				for range 5 { // a burst at one instant: only a pace holds the later ones back
-					waited = waited || p.delay(keepsName, now) > 0
+				for i := range 5 { // a burst at one instant: only a pace holds the later ones back
+					waited = waited || p.delay(fmt.Sprintf("ns/burst-%v-%d", keepsName, i), keepsName, now) > 0
 				}
 				return waited
 			}
@@ -192,7 +191,7 @@ func TestPacingNeverDelaysAnAllowedEvictionWithoutLag(t *testing.T) {
 	for i := range 4 {
 		objs = append(objs, statefulPod(fmt.Sprintf("web-%d", i), "n1"))
 	}
-	g := newRig(t, Config{Workers: 4, PaceLimiter: rate.NewLimiter(rate.Inf, 1)}, objs...)
+	g := newRig(t, Config{Workers: 4}, objs...)
 	g.start("n1")
 	var paced []event.Event
 	for ev := range g.events {
@@ -220,7 +219,7 @@ func TestPacingSlowsWhenAnEntryOutlivesItsPod(t *testing.T) {
 	for i := range 3 {
 		objs = append(objs, statefulPod(fmt.Sprintf("web-%d", i), "n1"))
 	}
-	g := newRig(t, Config{PaceLimiter: rate.NewLimiter(rate.Inf, 1)}, objs...)
+	g := newRig(t, Config{}, objs...)
 	g.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "eviction" {
 			return false, nil, nil

@@ -47,8 +47,6 @@ type podState struct {
 	stuckSaid  bool
 	// wokenAt is when a budget change woke the pod (zero otherwise).
 	wokenAt time.Time
-	// pacedFor is the turn the pacer reserved for its eviction (pace.go).
-	pacedFor time.Time
 }
 
 func (r *run) processNext() bool {

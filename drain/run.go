@@ -116,7 +116,7 @@ func newRun(e *Engine, pf *preflight) *run {
 		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
 		index: map[string]*pdb.Index{}, stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{},
 		nodes: map[string]*nodeState{}, done: make(chan struct{}),
-		pace: newPacer(e.cfg.PaceLimiter, e.cfg.PaceMargin),
+		pace: newPacer(e.cfg.PaceMargin),
 	}
 }
 

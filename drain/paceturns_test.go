@@ -1,0 +1,99 @@
+package drain
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The turns of paced evictions: one every 1/rate in the order asked, kept while the pace
+// holds, woken (in their order) when it quickens by a quarter or stops, void when it slows.
+func TestPaceTurns(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	pods := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("ns/p%d", i)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		// then changes the pace after four pods took turns at 1/s (their waits 0, 1, 2, 3 s).
+		then      func(tr *turns)
+		wantWoken []string
+		// ask: when p3 asks again, and how long it waits then.
+		askAt    time.Duration
+		wantWait time.Duration
+	}{
+		{"the pace holds: p3 keeps its turn", func(*turns) {}, nil, time.Second, 2 * time.Second},
+		{"its turn came: it goes", func(*turns) {}, nil, 3 * time.Second, 0},
+		{"pacing stops: every waiting pod is woken, in its order", func(tr *turns) { tr.open() },
+			[]string{"ns/p1", "ns/p2", "ns/p3"}, time.Second, 0},
+		{"a little faster (under a quarter): nobody woken", func(tr *turns) { tr.faster(1.2, at(time.Second)) },
+			nil, time.Second, 2 * time.Second},
+		{"a quarter faster: woken, and p3 is first in the new line", func(tr *turns) { tr.faster(2, at(time.Second)) },
+			[]string{"ns/p1", "ns/p2", "ns/p3"}, time.Second, 0},
+		{"slower: p3's turn is void; asking again it waits a new turn from now", func(tr *turns) {
+			tr.slower(0.5, at(time.Second))
+			tr.take("ns/other", 0.5, at(time.Second)) // asked first after the cut: goes now
+		}, nil, time.Second, 2 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTurns()
+			for i, p := range pods(4) {
+				if got, want := tr.take(p, 1, t0), time.Duration(i)*time.Second; got != want {
+					t.Fatalf("%s waits %s, want %s", p, got, want)
+				}
+			}
+			tc.then(&tr)
+			if got := tr.woken(); !slices.Equal(got, tc.wantWoken) {
+				t.Errorf("woken %v, want %v", got, tc.wantWoken)
+			}
+			if got := tr.woken(); len(got) > 0 {
+				t.Errorf("woken twice: %v", got)
+			}
+			rate := 1.0
+			if tr.rate > 0 {
+				rate = tr.rate
+			}
+			if got := tr.take("ns/p3", rate, at(tc.askAt)); got != tc.wantWait {
+				t.Errorf("p3 asking at +%s waits %s, want %s", tc.askAt, got, tc.wantWait)
+			}
+		})
+	}
+}
+
+// The run of 2026-11-26 19:22: pacing at one eviction a second gave 400 pods turns up to
+// 400 s away; pacing stopped 20 s later and they still went one a second for 8 minutes.
+// Now the pacer that stops wakes them all and lets each go at once.
+func TestPacingThatStopsReleasesEveryTurn(t *testing.T) {
+	p := newPacer(time.Second)
+	now := time.Unix(1_000_000, 0)
+	p.mode, p.rate, p.cutAt, p.since, p.delayedAt = paceAll, paceMinRate, now, now, now
+	p.turns.slower(p.rate, now)
+	var last time.Duration
+	for i := range 400 {
+		last = p.delay(fmt.Sprintf("ns/p%d", i), false, now)
+	}
+	if last < 390*time.Second {
+		t.Fatalf("the 400th pod waits %s at one a second, want about 400 s", last)
+	}
+	later := now.Add(paceWindow + time.Second) // nothing delayed since, nothing lags: pacing stops
+	p.delayedAt = now
+	if cs := p.check(later); len(cs) != 1 || cs[0].to != paceOpen {
+		t.Fatalf("check: %+v, want pacing stopped", cs)
+	}
+	woken := p.turns.woken()
+	if len(woken) != 399 || woken[0] != "ns/p1" || woken[398] != "ns/p399" {
+		t.Fatalf("woken %d pods, first %v; want the 399 waiting ones (p0 went at once), in line", len(woken), woken[:min(1, len(woken))])
+	}
+	for _, pod := range woken {
+		if d := p.delay(pod, false, later); d != 0 {
+			t.Fatalf("%s still waits %s after pacing stopped", pod, d)
+		}
+	}
+}
