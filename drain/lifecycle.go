@@ -56,6 +56,11 @@ func (r *run) drainNodes(ctx context.Context) {
 		r.drainRolling(ctx)
 		return
 	}
+	if sharedPodsFor(len(r.pf.plan.Nodes), r.e.cfg.MaxParallelNodes) {
+		// The shared pod informer is built from the plan's list while the cordons are in
+		// flight (CPU here, requests there); the first node's drain waits for it.
+		r.goroutine(func() { _, _ = r.sharedInformer() }) // its error is the first node's (nodePods)
+	}
 	r.cordonAll(ctx)
 	if ctx.Err() != nil {
 		return

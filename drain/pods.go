@@ -55,12 +55,19 @@ func (r *run) nodePods(ctx context.Context, ns *nodeState) (cache.Store, error) 
 	if !sharedPodsFor(len(r.pf.plan.Nodes), r.e.cfg.MaxParallelNodes) {
 		return r.watchNodePods(ctx, ns)
 	}
+	inf, err := r.sharedInformer()
+	if err != nil {
+		return nil, err
+	}
+	return nodeView{Indexer: inf.GetIndexer(), node: ns.name}, nil
+}
+
+// sharedInformer starts the shared pod informer once (the first caller waits for its
+// first list; the others wait for the first caller).
+func (r *run) sharedInformer() (cache.SharedIndexInformer, error) {
 	s := &r.shared
 	s.once.Do(func() { s.inf, s.err = r.startSharedPods() })
-	if s.err != nil {
-		return nil, s.err
-	}
-	return nodeView{Indexer: s.inf.GetIndexer(), node: ns.name}, nil
+	return s.inf, s.err
 }
 
 // startSharedPods starts the informer over every pod, indexed by node, for the whole run
