@@ -45,6 +45,9 @@ type Result struct {
 	// ExitCode of the drain command(s) (the worst, for kubectl-par).
 	ExitCode int     `json:"exit_code"`
 	WallSec  float64 `json:"wall_seconds"`
+	// StoppedAtSec is the time box the tool was stopped at (its --timeout) before every
+	// node was drained: WallSec is then a lower bound. 0: it finished.
+	StoppedAtSec float64 `json:"stopped_at_seconds,omitempty"`
 	// TcSec is the median time from an eviction to its PDB showing budget again.
 	TcSec float64 `json:"tc_seconds"`
 	// LimitSec is the physical limit computed from TcSec.

@@ -147,8 +147,13 @@ func (f *fleet) drainF1(ctx context.Context, cfg FleetConfig, tool string) (*Res
 func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool string) (*Result, error) {
 	group := map[string]string{"ours": "-ours", "kubectl-par": "-kpar", "kubectl-seq": "-kseq"}[tool]
 	nodes := f.groups[strings.ToLower(phase)+group]
-	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "30m", "-v=6"}
-	return f.measure(ctx, cfg, phase, tool, nodes, func() []proc {
+	timeout := 30 * time.Minute
+	boxed := phase == "F4" && tool == "kubectl-par" && cfg.Fleet.KubectlBox > 0
+	if boxed {
+		timeout = cfg.Fleet.KubectlBox
+	}
+	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", timeout.String(), "-v=6"}
+	r, err := f.measure(ctx, cfg, phase, tool, nodes, func() []proc {
 		switch tool {
 		case "ours":
 			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
@@ -169,6 +174,10 @@ func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool str
 		wg.Wait()
 		return out
 	}, 0)
+	if r != nil && boxed && r.ExitCode != 0 && r.WallSec >= timeout.Seconds() {
+		r.StoppedAtSec = timeout.Seconds() // kubectl's "global timeout reached"
+	}
+	return r, err
 }
 
 // drainPool rolls the F3 pool: drain --pool with maxUnavailable 10% of its nodes.

@@ -29,6 +29,11 @@ type FleetProfile struct {
 	// Tools to run in each phase (nil: every tool): ours (F2, F1, F3, F4), kubectl-par
 	// (F1, F4), kubectl-seq (F1).
 	Tools []string
+	// KubectlBox is how long kubectl's F4 half (300 kubectl drains at once) may run: its
+	// --timeout. Stopped there, its wall is a lower bound and so is its ratio to ours. At
+	// F1's ratios it would take 30 minutes or more on a 2-core machine. 0: 30m, as every
+	// other drain of the profile.
+	KubectlBox time.Duration
 }
 
 // fleetTools are the tools each phase runs.
@@ -49,7 +54,7 @@ func (p FleetProfile) tools(phase string) []string {
 // 100 to validate the harness on a small machine).
 func Fleet() FleetProfile {
 	p := FleetProfile{Nodes: 1000, PodsPerNode: 10, ReadyDelay: 2 * time.Second, DeleteDelay: time.Second,
-		Phases: []string{"F2", "F1", "F3", "F4"}}
+		Phases: []string{"F2", "F1", "F3", "F4"}, KubectlBox: 10 * time.Minute}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_FLEET_NODES")); err == nil && n >= 20 {
 		p.Nodes = n
 	}

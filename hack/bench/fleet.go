@@ -61,6 +61,9 @@ func printFleet(rep *bench.Report) {
 			r.WallSec, r.LimitSec, ratio, free, freeRatio, r.Holds, r.TcSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, perPod, r.Watches,
 			lag50, lag99, first, r.PeakRSSMiB, r.CPUSec)
 		walls[r.Phase+"/"+r.Tool] = r.WallSec
+		if r.StoppedAtSec > 0 {
+			walls[r.Phase+"/"+r.Tool+"-stopped"] = r.StoppedAtSec
+		}
 		if r.Tool == "kubectl-seq" {
 			walls["seq-per-node"] = r.PerNodeSec
 		}
@@ -86,7 +89,11 @@ func printFleet(rep *bench.Report) {
 			line += fmt.Sprintf(" (%.2fx F1's wall for %.1fx its nodes)", o/f1, walls["F4/ours-nodes"]/walls["F1/ours-nodes"])
 		}
 		if v := walls["F4/kubectl-par"]; v > 0 {
-			line += fmt.Sprintf("; kubectl parallel/ours %.2f", v/o)
+			if box := walls["F4/kubectl-par-stopped"]; box > 0 {
+				line += fmt.Sprintf("; kubectl parallel/ours ≥ %.2f (kubectl stopped at its --timeout of %.0f s, not done)", v/o, box)
+			} else {
+				line += fmt.Sprintf("; kubectl parallel/ours %.2f", v/o)
+			}
 		}
 		fmt.Println(line)
 	}
