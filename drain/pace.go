@@ -37,7 +37,8 @@ import (
 //     and cut nothing (one decrease per round trip, as TCP NewReno);
 //   - each eviction whose entry the controller clears in time adds paceAlpha/rate, about
 //     paceAlpha evictions a second per second; pacing stops when the rate is back to the
-//     rate at which the lag began, or when it has delayed nothing for paceWindow.
+//     rate at which the lag began and no eviction waits for its turn, or when it has
+//     delayed nothing for paceWindow.
 //
 // It never holds back an eviction of a pod without a budget: the controller does no work
 // for it.
@@ -204,7 +205,10 @@ func (p *pacer) sample(pod string, f *followed, now time.Time) []paceChange {
 		return nil
 	}
 	p.rate += paceAlpha / p.rate
-	if p.rate >= p.startRate {
+	if p.rate >= p.startRate && p.turns.waiting(now) == 0 {
+		// Back where the lag began, and nothing waits. A backlog is not let go at once
+		// (it brought the lag back within seconds, F4 of 2026-11-26): it goes at the
+		// rising rate, and pacing stops when it is gone.
 		return p.open(now, pod, f.budget, lag)
 	}
 	p.turns.faster(p.rate, now) // the turns given at a slower pace come again, sooner

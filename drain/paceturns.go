@@ -59,6 +59,17 @@ func (t *turns) take(pod string, rate float64, now time.Time) time.Duration {
 	return slot.Sub(now)
 }
 
+// waiting is how many evictions wait for a turn still to come.
+func (t *turns) waiting(now time.Time) int {
+	n := 0
+	for _, tn := range t.at {
+		if tn.epoch == t.epoch && tn.at.After(now) {
+			n++
+		}
+	}
+	return n
+}
+
 // drop forgets pod's turn (it no longer waits for one).
 func (t *turns) drop(pod string) { delete(t.at, pod) }
 

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The turns of paced evictions: one every 1/rate in the order asked, kept while the pace
@@ -95,5 +98,37 @@ func TestPacingThatStopsReleasesEveryTurn(t *testing.T) {
 		if d := p.delay(pod, false, later); d != 0 {
 			t.Fatalf("%s still waits %s after pacing stopped", pod, d)
 		}
+	}
+}
+
+// A backlog is not let go at once when the rate is back where the lag began (in F4 of
+// 2026-11-26 that burst brought the lag back within seconds, 20 times): pacing goes on at
+// the rising rate until nothing waits, then stops.
+func TestPacingStopsOnlyOnceTheBacklogIsGone(t *testing.T) {
+	p := newPacer(time.Second)
+	now := time.Unix(1_000_000, 0)
+	p.mode, p.rate, p.startRate, p.since, p.delayedAt = paceAll, 2, 3, now, now
+	p.turns.slower(p.rate, now)
+	for i := range 20 { // 20 pods waiting, up to 9.5 s away
+		p.delay(fmt.Sprintf("ns/p%d", i), false, now)
+	}
+	status := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+	clearOne := func(pod string, at time.Time) []paceChange {
+		p.acceptedEviction("ns/"+pod, pod, "ns/web", false, true, at.Add(-time.Second))
+		return p.budgetSeen(status, at) // the status no longer lists it: cleared in time
+	}
+	now = now.Add(100 * time.Millisecond)
+	if cs := clearOne("done-1", now); len(cs) != 0 || p.mode != paceAll {
+		t.Fatalf("with 19 waiting, the rate back to where the lag began stopped pacing: %+v, mode %s", cs, p.mode)
+	}
+	if p.rate < p.startRate {
+		t.Fatalf("rate %.2f, want it back at %.2f or above", p.rate, p.startRate)
+	}
+	if w := p.turns.woken(); len(w) == 0 {
+		t.Error("the waiting evictions were not woken to take sooner turns at the higher rate")
+	}
+	p.turns = newTurns() // the backlog went
+	if cs := clearOne("done-2", now.Add(time.Second)); len(cs) != 1 || cs[0].to != paceOpen {
+		t.Fatalf("nothing waiting: %+v, want pacing stopped", cs)
 	}
 }
