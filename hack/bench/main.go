@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/bench"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -28,6 +31,9 @@ func main() {
 	phases := flag.String("phases", "", "comma-separated phases to run (default: the profile's)")
 	tools := flag.String("tools", "", "comma-separated tools (default: ours,kubectl-seq,kubectl-par); in the fleet profile, of each phase's (F2 and F3 are ours only)")
 	flag.Parse()
+	// The local cluster's harness (envtest) logs through controller-runtime, which warns
+	// with a stack trace when nobody set its logger: its errors only, through klog.
+	ctrllog.SetLogger(klog.NewKlogr().V(4))
 	if err := run(*profile, *out, *phases, *tools); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
