@@ -63,6 +63,8 @@ func printFleet(rep *bench.Report) {
 		walls[r.Phase+"/"+r.Tool] = r.WallSec
 		if r.StoppedAtSec > 0 {
 			walls[r.Phase+"/"+r.Tool+"-stopped"] = r.StoppedAtSec
+		} else if r.ExitCode != 0 && r.Tool != "ours" {
+			walls[r.Phase+"/"+r.Tool+"-failed"] = float64(r.ExitCode) // gave up: its wall is no drain's
 		}
 		if r.Tool == "kubectl-seq" {
 			walls["seq-per-node"] = r.PerNodeSec
@@ -76,7 +78,7 @@ func printFleet(rep *bench.Report) {
 	if o := walls["F1/ours"]; o > 0 {
 		line := "F1:"
 		if v := walls["F1/kubectl-par"]; v > 0 {
-			line += fmt.Sprintf(" kubectl parallel/ours %.2f;", v/o)
+			line += kubectlRatio(walls, "F1", v, o) + ";"
 		}
 		if v := walls["seq-per-node"]; v > 0 {
 			line += fmt.Sprintf(" kubectl sequential %.1f s per node, so %.0f s for ours' %.0f nodes (/ours %.1f)", v, v*walls["F1/ours-nodes"], walls["F1/ours-nodes"], v*walls["F1/ours-nodes"]/o)
@@ -89,17 +91,26 @@ func printFleet(rep *bench.Report) {
 			line += fmt.Sprintf(" (%.2fx F1's wall for %.1fx its nodes)", o/f1, walls["F4/ours-nodes"]/walls["F1/ours-nodes"])
 		}
 		if v := walls["F4/kubectl-par"]; v > 0 {
-			if box := walls["F4/kubectl-par-stopped"]; box > 0 {
-				line += fmt.Sprintf("; kubectl parallel/ours ≥ %.2f (kubectl stopped at its --timeout of %.0f s, not done)", v/o, box)
-			} else {
-				line += fmt.Sprintf("; kubectl parallel/ours %.2f", v/o)
-			}
+			line += ";" + kubectlRatio(walls, "F4", v, o)
 		}
 		fmt.Println(line)
 	}
 	for _, f := range rep.Failures {
 		fmt.Println("FAIL:", f)
 	}
+}
+
+// kubectlRatio says kubectl parallel's wall v against ours o in phase: a ratio, a lower
+// bound when kubectl was stopped at its time box, none when kubectl gave up (exit non-zero:
+// some nodes not drained, so its wall is no drain's).
+func kubectlRatio(walls map[string]float64, phase string, v, o float64) string {
+	switch {
+	case walls[phase+"/kubectl-par-stopped"] > 0:
+		return fmt.Sprintf(" kubectl parallel/ours ≥ %.2f (kubectl stopped at its --timeout of %.0f s, not done)", v/o, walls[phase+"/kubectl-par-stopped"])
+	case walls[phase+"/kubectl-par-failed"] > 0:
+		return fmt.Sprintf(" kubectl parallel failed (exit %.0f after %.1f s, nodes left undrained): no ratio", walls[phase+"/kubectl-par-failed"], v)
+	}
+	return fmt.Sprintf(" kubectl parallel/ours %.2f", v/o)
 }
 
 func writeJSON(rep *bench.Report, dir string) error {
