@@ -15,11 +15,11 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
-// resolve returns the request's nodes (Nodes as given, deduplicated, each read once, by a
-// GET or, for more than getsUpTo, in one list of every node, so that a name that is no
-// node is a usage error found before anything changes; else the
-// nodes Selector or Pool selects, sorted) and, for a Pool request, the pool (read once).
-// Nothing selected is a UsageError. It is the one node resolution of every front end.
+// resolve returns the request's nodes and, for a Pool request, the pool (read once). The
+// nodes are Nodes as given, deduplicated, each read once (namedNodes), so that a name
+// that is no node is a usage error found before anything changes; else the nodes Selector
+// or Pool selects, sorted. Nothing selected is a UsageError. It is the one node
+// resolution of every front end.
 func (o *Operator) resolve(ctx context.Context, req Request) ([]string, *v1alpha1.NodePool, error) {
 	names, pool, _, err := o.resolveNodes(ctx, req)
 	return names, pool, err

@@ -81,3 +81,53 @@ func TestManyNodesAtOnceShareOnePodWatch(t *testing.T) {
 		t.Errorf("guard saw %d pods evicted, want 17", g.Deleted)
 	}
 }
+
+// More than ten named nodes are found in one list of the nodes, not a GET each; a name
+// among them that is no node is one line, exit 2, and nothing is cordoned. With it
+// removed, the same names drain (the shared pod informer, built during the cordons).
+func TestManyNamedNodesAreFoundInOneList(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for i := range 11 {
+		names = append(names, fmt.Sprintf("n%d", i))
+	}
+	e := newEnv(t, names...)
+	e.AddNodes()
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 11, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 11)
+	missing := e.NS + "-gone"
+	args := append(append([]string{"drain"}, e.Nodes...), missing, "--max-parallel-nodes", "11", "--timeout", "2m", "-v=6")
+	r := e.Run(args...)
+	if r.Code != 2 {
+		t.Fatalf("drain with a missing node: exit %d, want 2", r.Code)
+	}
+	mustContain(t, "stderr", r.Stderr, fmt.Sprintf("error: node %q not found", missing))
+	gets, lists := 0, 0
+	for _, l := range strings.Split(r.Stderr, "\n") {
+		switch {
+		case strings.Contains(l, `"Response" verb="GET"`) && strings.Contains(l, "/api/v1/nodes/"):
+			gets++
+		case strings.Contains(l, `"Response" verb="GET"`) && strings.Contains(l, `/api/v1/nodes"`):
+			lists++
+		}
+	}
+	if gets != 0 || lists != 1 {
+		t.Errorf("%d node GETs and %d node lists, want 0 and 1", gets, lists)
+	}
+	for _, n := range e.Nodes {
+		if e.Node(n).Spec.Unschedulable {
+			t.Errorf("%s cordoned by a drain that named a missing node", n)
+		}
+	}
+	args = append(append([]string{"drain"}, e.Nodes...), "--max-parallel-nodes", "11", "--timeout", "2m")
+	if r := e.Run(args...); r.Code != 0 {
+		t.Fatalf("drain of the 11 nodes: exit %d, want 0: %s", r.Code, r.Stderr)
+	}
+	for _, n := range e.Nodes {
+		if left := e.PodsOn(n); len(left) != 0 {
+			t.Errorf("%d pods left on %s", len(left), n)
+		}
+	}
+}
