@@ -2,11 +2,16 @@ package drain
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -59,4 +64,89 @@ func heartbeats(g *rig) int {
 		}
 	}
 	return n
+}
+
+// A run holding many nodes renews their heartbeats several at once: one after the other,
+// a round over hundreds of nodes on a loaded API server outlasts the heartbeat's expiry.
+func TestHeartbeatsAreRenewedSeveralAtOnce(t *testing.T) {
+	const nodes = 3 * heartbeatWorkers
+	objs, names := testNodes("n%02d", nodes)
+	for i, n := range names {
+		objs = append(objs, podOn(fmt.Sprintf("p%02d", i), n, types.UID(fmt.Sprintf("u%02d", i))))
+	}
+	objs = append(objs, testPDB(0))
+	g := newRig(t, Config{MaxParallelNodes: nodes}, objs...)
+	var mu sync.Mutex
+	inFlight, most, renewed := 0, 0, 0
+	// Each renewal waits until heartbeatWorkers are in flight (or a second has passed): one
+	// after the other, each would wait the whole second and most would stay 1.
+	g.eng.cfg.Client = gatedNodes{Interface: g.client, gate: func() {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			enough := most >= heartbeatWorkers
+			mu.Unlock()
+			if enough {
+				break
+			}
+		}
+		mu.Lock()
+		inFlight--
+		renewed++
+		mu.Unlock()
+	}}
+	g.start(names...)
+	for range nodes {
+		g.next(event.EventEvictionBlocked, 0)
+	}
+	g.clock.Step(noderecord.HeartbeatInterval)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		done := renewed
+		mu.Unlock()
+		if done == nodes {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if renewed != nodes || most != heartbeatWorkers {
+		t.Errorf("%d of %d heartbeats renewed, at most %d at once; want all, %d at once", renewed, nodes, most, heartbeatWorkers)
+	}
+	g.cancel()
+	g.finish()
+}
+
+// gatedNodes is a client whose heartbeat renewals (JSON patches of nodes) call gate first.
+type gatedNodes struct {
+	kubernetes.Interface
+	gate func()
+}
+
+func (c gatedNodes) CoreV1() corev1client.CoreV1Interface {
+	return gatedCore{CoreV1Interface: c.Interface.CoreV1(), gate: c.gate}
+}
+
+type gatedCore struct {
+	corev1client.CoreV1Interface
+	gate func()
+}
+
+func (c gatedCore) Nodes() corev1client.NodeInterface {
+	return gatedNodeClient{NodeInterface: c.CoreV1Interface.Nodes(), gate: c.gate}
+}
+
+type gatedNodeClient struct {
+	corev1client.NodeInterface
+	gate func()
+}
+
+func (c gatedNodeClient) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*corev1.Node, error) {
+	if pt == types.JSONPatchType {
+		c.gate()
+	}
+	return c.NodeInterface.Patch(ctx, name, pt, data, opts, sub...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -122,14 +123,24 @@ func (r *run) setState(ctx context.Context, ns *nodeState, state, why string) er
 	return err
 }
 
-// heartbeat renews the heartbeat on every node the run holds, each
-// noderecord.HeartbeatInterval, until ctx ends; a node whose heartbeat this run wrote less
-// than an interval ago (its cordon) waits for the next tick, so a heartbeat is never older
-// than two intervals, well within noderecord.HeartbeatExpiry. A node whose record another
-// run has taken meanwhile (this run was taken for dead) is left to it: said, and failed
-// here without a write.
+// heartbeatWorkers is how many heartbeats a run renews at once: a round over 300 held
+// nodes one after the other took 30 s and more on a loaded API server, long enough for a
+// heartbeat to pass noderecord.HeartbeatExpiry (77 s seen in the fleet bench's F4) and a
+// live run to be taken for dead.
+const heartbeatWorkers = 8
+
+// heartbeatCheck is how often the run looks for heartbeats to renew: a renewal that failed
+// is tried again this much later, several times before noderecord.HeartbeatExpiry.
+const heartbeatCheck = noderecord.HeartbeatInterval / 5
+
+// heartbeat renews the heartbeat on every node the run holds once it is
+// noderecord.HeartbeatInterval old (a write of the node's cordon or record renews it too),
+// looking every heartbeatCheck, oldest first, heartbeatWorkers at once, until ctx ends. A
+// heartbeat is so never much older than the interval and a check, well within
+// noderecord.HeartbeatExpiry. A node whose record another run has taken meanwhile (this
+// run was taken for dead) is left to it: said, and failed here without a write.
 func (r *run) heartbeat(ctx context.Context) {
-	r.every(ctx, noderecord.HeartbeatInterval, func() {
+	r.every(ctx, heartbeatCheck, func() {
 		r.lock()
 		now := r.e.cfg.Clock.Now()
 		var held []*nodeState
@@ -138,52 +149,71 @@ func (r *run) heartbeat(ctx context.Context) {
 				held = append(held, ns)
 			}
 		}
+		sort.Slice(held, func(i, j int) bool { return held[i].pol.beatAt.Before(held[j].pol.beatAt) })
 		r.unlock()
-		for _, ns := range held {
-			r.lock()
-			still := ns.pol.held && !ns.finished
-			r.unlock()
-			if !still {
-				continue
-			}
-			// One PATCH while the record is this run's; otherwise read the node to learn why.
-			if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *r.self(), now); err == nil {
-				r.lock()
-				ns.pol.beatAt = now
-				r.unlock()
-				continue
-			}
-			var lost noderecord.Run
-			_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
-				rec := noderecord.Read(n, "")
-				r.lock()
-				still := ns.pol.held && !ns.finished
-				r.unlock()
-				switch {
-				case !still:
-					return nil, nil // let go meanwhile (released, not started, ...): no heartbeat
-				case rec.Run.ID == r.self().ID:
-					return map[string]any{"metadata": noderecord.HeartbeatPatch(r.e.cfg.Clock.Now())}, nil
-				case rec.Run.ID == "":
-					return nil, nil // the record was removed (uncordon): the drain cordons it again
+		work := make(chan *nodeState)
+		var wg sync.WaitGroup
+		for range min(heartbeatWorkers, len(held)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ns := range work {
+					r.renew(ctx, ns, now)
 				}
-				lost = rec.Run
-				return nil, nil
-			})
-			if err != nil {
-				r.e.cfg.Logger.V(2).Info("could not renew the heartbeat", "node", ns.name, "err", err)
-				continue
-			}
-			if lost.ID != "" {
-				r.lock()
-				ns.pol.held = false
-				r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "TakenByAnotherRun",
-					Message: fmt.Sprintf("node %s was taken over by %s; this run leaves it", ns.name, lost)})
-				r.failNodeLocked(ns, "taken over by "+lost.String())
-				r.unlock()
-			}
+			}()
 		}
+		for _, ns := range held {
+			work <- ns
+		}
+		close(work)
+		wg.Wait()
 	})
+}
+
+// renew renews the heartbeat of one held node at now: one PATCH while the record is this
+// run's; otherwise it reads the node to learn why.
+func (r *run) renew(ctx context.Context, ns *nodeState, now time.Time) {
+	r.lock()
+	still := ns.pol.held && !ns.finished
+	r.unlock()
+	if !still {
+		return
+	}
+	if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *r.self(), now); err == nil {
+		r.lock()
+		ns.pol.beatAt = now
+		r.unlock()
+		return
+	}
+	var lost noderecord.Run
+	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+		rec := noderecord.Read(n, "")
+		r.lock()
+		still := ns.pol.held && !ns.finished
+		r.unlock()
+		switch {
+		case !still:
+			return nil, nil // let go meanwhile (released, not started, ...): no heartbeat
+		case rec.Run.ID == r.self().ID:
+			return map[string]any{"metadata": noderecord.HeartbeatPatch(r.e.cfg.Clock.Now())}, nil
+		case rec.Run.ID == "":
+			return nil, nil // the record was removed (uncordon): the drain cordons it again
+		}
+		lost = rec.Run
+		return nil, nil
+	})
+	if err != nil {
+		r.e.cfg.Logger.V(2).Info("could not renew the heartbeat", "node", ns.name, "err", err)
+		return
+	}
+	if lost.ID != "" {
+		r.lock()
+		ns.pol.held = false
+		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "TakenByAnotherRun",
+			Message: fmt.Sprintf("node %s was taken over by %s; this run leaves it", ns.name, lost)})
+		r.failNodeLocked(ns, "taken over by "+lost.String())
+		r.unlock()
+	}
 }
 
 // releaseUnfinished is the end of a run by its timeout or an interruption: every node it

@@ -11,7 +11,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KUBE_VERSION=v1.36.3
 ETCD_VERSION=v3.6.6
 KWOK_VERSION=v0.8.0
-stamp="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
+# kwok is patched (see build_kwok): the stamp names the patch so a cache built before it is
+# not reused.
+KWOK_PATCH=uid1
+stamp="k8s-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}-${KWOK_PATCH}"
 dir=${KM_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-maintenance/tools/$stamp}
 mkdir -p "$dir"
 # Several test packages may start at once on a cold machine: build once, under a lock.
@@ -19,6 +22,33 @@ exec 9>"$dir/.lock"
 flock 9
 
 log() { echo "build-tools: $*" >&2; }
+
+# build_kwok builds kwok with one change: kwok's simulated kubelet deletes a terminating
+# pod by name alone, and when that DELETE times out under load it retries it later, by name
+# again. By then a StatefulSet pod may be back under the same name on another node, and
+# kwok deletes the new pod: no eviction, no budget asked (476 such deletions in one
+# 1,000-node bench run). A real kubelet deletes with the pod's UID as a precondition; so
+# does the patched kwok. The module is copied out of the module cache, patched, and built
+# through a replace directive in a temporary go.mod (-modfile); hack/tools/kwok is untouched.
+build_kwok() {
+  local mod tmp src
+  mod=$(cd "$here/tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  tmp=$(mktemp -d)
+  cp -R "$mod" "$tmp/kwok"
+  chmod -R u+w "$tmp/kwok"
+  src="$tmp/kwok/pkg/kwok/controllers/pod_controller.go"
+  sed -i 's|Pods(pod.Namespace).Delete(ctx, pod.Name, deleteOpt)|Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: deleteOpt.GracePeriodSeconds, Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})|' "$src"
+  if ! grep -q 'NewUIDPreconditions(string(pod.UID))' "$src"; then
+    log "kwok ${KWOK_VERSION}: the pod DELETE to patch was not found in $mod"
+    rm -rf "$tmp"
+    return 1
+  fi
+  cp "$here/tools/kwok/go.mod" "$tmp/go.mod"
+  cp "$here/tools/kwok/go.sum" "$tmp/go.sum"
+  echo "replace sigs.k8s.io/kwok => $tmp/kwok" >>"$tmp/go.mod"
+  (cd "$here/tools/kwok" && CGO_ENABLED=0 go build -modfile "$tmp/go.mod" -trimpath -ldflags "-s -w" -o "$dir/kwok" sigs.k8s.io/kwok/cmd/kwok) || { rm -rf "$tmp"; return 1; }
+  rm -rf "$tmp"
+}
 
 need=()
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
@@ -43,7 +73,7 @@ if [[ ! -x "$dir/etcd" ]]; then
   (cd "$here/tools/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$dir/etcd" go.etcd.io/etcd/server/v3)
 fi
 if [[ ! -x "$dir/kwok" ]]; then
-  (cd "$here/tools/kwok" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$dir/kwok" sigs.k8s.io/kwok/cmd/kwok)
+  build_kwok
 fi
 log "built in $(( $(date +%s) - start ))s"
 echo "$dir"

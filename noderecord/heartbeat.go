@@ -16,9 +16,10 @@ import (
 // node first: a JSON patch that tests that the node's record names run and that the node
 // is still draining, then sets the heartbeat. It fails (the API server answers 422) when
 // another run holds the node now, or when the node is no longer draining (the run let it
-// go, or uncordon removed the record), so that it never writes a heartbeat back. A run holding hundreds of nodes
-// renews each every HeartbeatInterval: one PATCH instead of a GET and a PATCH halves what
-// the heartbeats take of the client's rate limit. Any error means "not renewed": the
+// go, or uncordon removed the record), so that it never writes a heartbeat back. A run
+// holding hundreds of nodes renews each once its heartbeat is HeartbeatInterval old: one
+// PATCH instead of a GET and a PATCH halves what the heartbeats take of the client's rate
+// limit. Any error means "not renewed": the
 // caller reads the node to learn why (Update).
 func RenewHeartbeat(ctx context.Context, c corev1client.NodesGetter, node string, run Run, now time.Time) error {
 	ops := []map[string]any{

@@ -11,16 +11,17 @@ import (
 )
 
 // How a run's hold on its nodes lives and ends. A run renews AnnotationHeartbeat on every
-// node it holds each HeartbeatInterval; another run takes a holder whose heartbeat is
-// HeartbeatExpiry old or more for dead (a run killed with kill -9 says nothing), and
-// takes the node over. Fifteen seconds keeps the writes of a large drain small (one patch
-// per node held per interval: 1,000 cordoned nodes cost about 67 patches a second,
-// against the 100 a second kubelets' node leases cost at 10 s); four missed renewals
-// ride out an API server restart or a slow write before a live run is taken for dead.
-// A holder on this host whose process is gone is dead at once (a plain re-run after
-// kill -9 does not wait).
+// node it holds once the heartbeat is HeartbeatInterval old; another run takes a holder
+// whose heartbeat is HeartbeatExpiry old or more for dead (a run killed with kill -9 says
+// nothing), and takes the node over. The holder looks for heartbeats to renew every fifth
+// of the interval, several at once, so a renewal that fails (an API server restart, a slow
+// write) is tried again 5 s later, seven times before a live run is taken for dead. At 25
+// s the writes of a large drain stay small: one patch per node held every 25 to 30 s,
+// about 36 a second for 1,000 cordoned nodes, against the 100 a second kubelets' node
+// leases cost at 10 s. A holder on this host whose process is gone is dead at once (a
+// plain re-run after kill -9 does not wait).
 const (
-	HeartbeatInterval = 15 * time.Second
+	HeartbeatInterval = 25 * time.Second
 	HeartbeatExpiry   = 60 * time.Second
 )
 
