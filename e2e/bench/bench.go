@@ -48,6 +48,11 @@ type Result struct {
 	// StoppedAtSec is the time box the tool was stopped at (its --timeout) before every
 	// node was drained: WallSec is then a lower bound. 0: it finished.
 	StoppedAtSec float64 `json:"stopped_at_seconds,omitempty"`
+	// GaveUp is how many of the tool's processes exited non-zero (fleet profile: a kubectl
+	// drain that gave up on an API server timeout leaves its node undrained, and the wall
+	// is then a lower bound); Error is the last error they printed.
+	GaveUp int    `json:"gave_up,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// TcSec is the median time from an eviction to its PDB showing budget again.
 	TcSec float64 `json:"tc_seconds"`
 	// LimitSec is the physical limit computed from TcSec.

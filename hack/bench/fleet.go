@@ -64,7 +64,9 @@ func printFleet(rep *bench.Report) {
 		if r.StoppedAtSec > 0 {
 			walls[r.Phase+"/"+r.Tool+"-stopped"] = r.StoppedAtSec
 		} else if r.ExitCode != 0 && r.Tool != "ours" {
-			walls[r.Phase+"/"+r.Tool+"-failed"] = float64(r.ExitCode) // gave up: its wall is no drain's
+			// gave up: some nodes not drained, so its wall is a lower bound
+			walls[r.Phase+"/"+r.Tool+"-gaveup"] = float64(r.GaveUp)
+			walls[r.Phase+"/"+r.Tool+"-procs"] = float64(max(1, r.Nodes))
 		}
 		if r.Tool == "kubectl-seq" {
 			walls["seq-per-node"] = r.PerNodeSec
@@ -100,15 +102,16 @@ func printFleet(rep *bench.Report) {
 	}
 }
 
-// kubectlRatio says kubectl parallel's wall v against ours o in phase: a ratio, a lower
-// bound when kubectl was stopped at its time box, none when kubectl gave up (exit non-zero:
-// some nodes not drained, so its wall is no drain's).
+// kubectlRatio says kubectl parallel's wall v against ours o in phase: a ratio, or a lower
+// bound when kubectl was stopped at its time box or some of its drains gave up (exit
+// non-zero: their nodes not drained, so kubectl would have needed longer).
 func kubectlRatio(walls map[string]float64, phase string, v, o float64) string {
 	switch {
 	case walls[phase+"/kubectl-par-stopped"] > 0:
 		return fmt.Sprintf(" kubectl parallel/ours ≥ %.2f (kubectl stopped at its --timeout of %.0f s, not done)", v/o, walls[phase+"/kubectl-par-stopped"])
-	case walls[phase+"/kubectl-par-failed"] > 0:
-		return fmt.Sprintf(" kubectl parallel failed (exit %.0f after %.1f s, nodes left undrained): no ratio", walls[phase+"/kubectl-par-failed"], v)
+	case walls[phase+"/kubectl-par-gaveup"] > 0:
+		return fmt.Sprintf(" kubectl parallel/ours ≥ %.2f (%.0f of its %.0f drains gave up after %.1f s, their nodes not drained)",
+			v/o, walls[phase+"/kubectl-par-gaveup"], walls[phase+"/kubectl-par-procs"], v)
 	}
 	return fmt.Sprintf(" kubectl parallel/ours %.2f", v/o)
 }

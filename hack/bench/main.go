@@ -96,7 +96,7 @@ func start(ctx context.Context, out string, opts cluster.Options) (cfg bench.Con
 }
 
 // report writes and prints what a run measured (even when it stopped early) and returns
-// the run's error, or an error when a PDB ceiling did not hold.
+// the run's error, or an error when a PDB ceiling did not hold or our drain failed.
 func report(rep *bench.Report, err error, out string, show func(*bench.Report)) error {
 	if rep != nil {
 		if werr := write(rep, out); werr != nil && err == nil {
@@ -108,7 +108,7 @@ func report(rep *bench.Report, err error, out string, show func(*bench.Report)) 
 		return err
 	}
 	if len(rep.Failures) > 0 {
-		return fmt.Errorf("a PDB ceiling did not hold: %s", strings.Join(rep.Failures, "; "))
+		return fmt.Errorf("the bench failed: %s", strings.Join(rep.Failures, "; "))
 	}
 	return nil
 }
