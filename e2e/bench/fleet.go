@@ -153,9 +153,10 @@ func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool str
 	group := map[string]string{"ours": "-ours", "kubectl-par": "-kpar", "kubectl-seq": "-kseq"}[tool]
 	nodes := f.groups[strings.ToLower(phase)+group]
 	timeout := 30 * time.Minute
-	boxed := phase == "F4" && tool == "kubectl-par" && cfg.Fleet.KubectlBox > 0
+	box := cfg.Fleet.KubectlBox[phase]
+	boxed := tool == "kubectl-par" && box > 0
 	if boxed {
-		timeout = cfg.Fleet.KubectlBox
+		timeout = box
 	}
 	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", timeout.String(), "-v=6"}
 	r, err := f.measure(ctx, cfg, phase, tool, nodes, func() []proc {
