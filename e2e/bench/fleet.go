@@ -66,7 +66,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if r.Tool == "ours" && r.Error != "" {
 				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", r.Phase, r.Tool, r.Error))
 			} else if r.Error != "" {
-				cfg.Logf("fleet: %s %s: %d of its processes gave up: %s", r.Phase, r.Tool, r.GaveUp, r.Error)
+				cfg.Logf("fleet: %s %s: %d of its processes exited non-zero (gave up, or stopped at the box): %s", r.Phase, r.Tool, r.GaveUp, r.Error)
 			}
 			if cfg.Progress != nil {
 				cfg.Progress(rep)
