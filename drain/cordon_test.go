@@ -29,7 +29,7 @@ func TestCordonsGoOutTogetherAndAreSaidInPlanOrder(t *testing.T) {
 	objs, names := testNodes("n%02d", nodes)
 	var inFlight, peak, patches atomic.Int32
 	// The fake clientset answers one call at a time: the wait is outside it.
-	client := slowPatches{Interface: fake.NewClientset(objs...), before: func() {
+	client := slowPatches{Interface: fake.NewClientset(objs...), before: func(types.PatchType) {
 		n := inFlight.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
@@ -67,10 +67,10 @@ func TestCordonsGoOutTogetherAndAreSaidInPlanOrder(t *testing.T) {
 	}
 }
 
-// slowPatches calls before ahead of every node patch.
+// slowPatches calls before, with the patch's type, ahead of every node patch.
 type slowPatches struct {
 	kubernetes.Interface
-	before func()
+	before func(types.PatchType)
 }
 
 func (c slowPatches) CoreV1() corev1client.CoreV1Interface {
@@ -79,7 +79,7 @@ func (c slowPatches) CoreV1() corev1client.CoreV1Interface {
 
 type slowCore struct {
 	corev1client.CoreV1Interface
-	before func()
+	before func(types.PatchType)
 }
 
 func (c slowCore) Nodes() corev1client.NodeInterface {
@@ -88,11 +88,11 @@ func (c slowCore) Nodes() corev1client.NodeInterface {
 
 type slowNodes struct {
 	corev1client.NodeInterface
-	before func()
+	before func(types.PatchType)
 }
 
 func (c slowNodes) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*corev1.Node, error) {
-	c.before()
+	c.before(pt)
 	return c.NodeInterface.Patch(ctx, name, pt, data, opts, sub...)
 }
 

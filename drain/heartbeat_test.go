@@ -7,11 +7,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -80,7 +77,10 @@ func TestHeartbeatsAreRenewedSeveralAtOnce(t *testing.T) {
 	inFlight, most, renewed := 0, 0, 0
 	// Each renewal waits until heartbeatWorkers are in flight (or a second has passed): one
 	// after the other, each would wait the whole second and most would stay 1.
-	g.eng.cfg.Client = gatedNodes{Interface: g.client, gate: func() {
+	g.eng.cfg.Client = slowPatches{Interface: g.client, before: func(pt types.PatchType) {
+		if pt != types.JSONPatchType {
+			return // not a heartbeat renewal (a cordon, a record)
+		}
 		mu.Lock()
 		inFlight++
 		most = max(most, inFlight)
@@ -118,35 +118,4 @@ func TestHeartbeatsAreRenewedSeveralAtOnce(t *testing.T) {
 	}
 	g.cancel()
 	g.finish()
-}
-
-// gatedNodes is a client whose heartbeat renewals (JSON patches of nodes) call gate first.
-type gatedNodes struct {
-	kubernetes.Interface
-	gate func()
-}
-
-func (c gatedNodes) CoreV1() corev1client.CoreV1Interface {
-	return gatedCore{CoreV1Interface: c.Interface.CoreV1(), gate: c.gate}
-}
-
-type gatedCore struct {
-	corev1client.CoreV1Interface
-	gate func()
-}
-
-func (c gatedCore) Nodes() corev1client.NodeInterface {
-	return gatedNodeClient{NodeInterface: c.CoreV1Interface.Nodes(), gate: c.gate}
-}
-
-type gatedNodeClient struct {
-	corev1client.NodeInterface
-	gate func()
-}
-
-func (c gatedNodeClient) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*corev1.Node, error) {
-	if pt == types.JSONPatchType {
-		c.gate()
-	}
-	return c.NodeInterface.Patch(ctx, name, pt, data, opts, sub...)
 }

@@ -151,22 +151,7 @@ func (r *run) heartbeat(ctx context.Context) {
 		}
 		sort.Slice(held, func(i, j int) bool { return held[i].pol.beatAt.Before(held[j].pol.beatAt) })
 		r.unlock()
-		work := make(chan *nodeState)
-		var wg sync.WaitGroup
-		for range min(heartbeatWorkers, len(held)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ns := range work {
-					r.renew(ctx, ns, now)
-				}
-			}()
-		}
-		for _, ns := range held {
-			work <- ns
-		}
-		close(work)
-		wg.Wait()
+		atOnce(held, heartbeatWorkers, func(ns *nodeState) { r.renew(ctx, ns, now) })
 	})
 }
 
@@ -235,23 +220,31 @@ func (r *run) releaseUnfinished(result error) {
 	r.unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	sem := make(chan struct{}, cordonsAtOnce)
+	atOnce(held, cordonsAtOnce, func(ns *nodeState) {
+		_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+			if !r.ours(n) {
+				return nil, nil
+			}
+			return map[string]any{"metadata": noderecord.StatePatch(StateFailed, r.e.cfg.Clock.Now(), r.self(), why)}, nil
+		})
+		if err != nil {
+			r.e.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
+		}
+	})
+}
+
+// atOnce calls fn for each item, at most k at a time, in the items' order, and returns
+// once every call has.
+func atOnce[T any](items []T, k int, fn func(T)) {
+	sem := make(chan struct{}, max(1, k))
 	var wg sync.WaitGroup
-	for _, ns := range held {
+	for _, it := range items {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
-				if !r.ours(n) {
-					return nil, nil
-				}
-				return map[string]any{"metadata": noderecord.StatePatch(StateFailed, r.e.cfg.Clock.Now(), r.self(), why)}, nil
-			})
-			if err != nil {
-				r.e.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
-			}
+			fn(it)
 		}()
 	}
 	wg.Wait()
