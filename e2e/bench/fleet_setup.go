@@ -266,51 +266,6 @@ func (f *fleet) setUp(ctx context.Context, c kubernetes.Interface, logf func(str
 // fleetAgent is the fleet's DaemonSet (in namespace fleet-0): one pod per node, never evicted.
 const fleetAgent = "agent"
 
-// settle waits until every pod of every app is Ready and every budget's status is
-// current and back to its full allowance.
-func (f *fleet) settle(ctx context.Context, c kubernetes.Interface, logf func(string, ...any)) error {
-	want := len(f.nodes) // the agent's pods
-	for _, a := range f.apps {
-		want += int(a.replicas)
-	}
-	began := time.Now()
-	err := waitFor(ctx, 3*time.Second, func() (bool, string, error) {
-		pods, err := c.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return false, "", err
-		}
-		ready, other := 0, 0
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if p.DeletionTimestamp == nil && fixture.PodReady(p) {
-				ready++
-			} else {
-				other++
-			}
-		}
-		if ready != want || other != 0 {
-			return false, fmt.Sprintf("%d/%d pods Ready, %d not Ready or terminating", ready, want, other), nil
-		}
-		pdbs, err := c.PolicyV1().PodDisruptionBudgets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return false, "", err
-		}
-		full := 0
-		for _, b := range pdbs.Items {
-			s := b.Status
-			if s.ObservedGeneration == b.Generation && s.ExpectedPods > 0 && s.CurrentHealthy == s.ExpectedPods &&
-				s.DisruptionsAllowed == s.ExpectedPods-s.DesiredHealthy {
-				full++
-			}
-		}
-		return full == len(pdbs.Items), fmt.Sprintf("%d pods Ready, %d/%d budgets full", ready, full, len(pdbs.Items)), nil
-	}, logf)
-	if err == nil {
-		logf("fleet: %d pods Ready, every budget full, after %s", want, time.Since(began).Round(time.Second))
-	}
-	return err
-}
-
 // waitFor polls cond every interval until it holds, logging its progress every 30 s.
 func waitFor(ctx context.Context, every time.Duration, cond func() (bool, string, error), logf func(string, ...any)) error {
 	lastLog := time.Now()

@@ -4,6 +4,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // windowLimit: the closed form for one group, and the coupling of the groups of a
@@ -113,6 +117,43 @@ func TestFleetToolsFilterEachPhase(t *testing.T) {
 			if got := p.tools(phase); !slices.Equal(got, want) {
 				t.Errorf("tools %v, phase %s: %v, want %v", tc.tools, phase, got, want)
 			}
+		}
+	}
+}
+
+// replacedEntries: only an entry whose pod is a Ready replacement, created at or after the
+// entry, is cleared; the pod evicted (older), one still terminating or not Ready, and an
+// entry without a pod are left to the disruption controller.
+func TestReplacedEntries(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 27, 1, 0, 0, 0, time.UTC))
+	pod := func(name string, created time.Time, ready, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, CreationTimestamp: metav1.NewTime(created)}}
+		if ready {
+			p.Status.Phase = corev1.PodRunning
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		}
+		if deleting {
+			p.DeletionTimestamp = &at
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		want []string
+	}{
+		{"a Ready replacement created after the eviction", pod("db-0", at.Add(3*time.Second), true, false), []string{"db-0"}},
+		{"created in the eviction's second", pod("db-0", at.Time, true, false), []string{"db-0"}},
+		{"the evicted pod itself (older)", pod("db-0", at.Add(-time.Hour), true, false), nil},
+		{"a replacement not Ready yet", pod("db-0", at.Add(3*time.Second), false, false), nil},
+		{"a pod being deleted", pod("db-0", at.Add(3*time.Second), true, true), nil},
+		{"no pod of that name", pod("db-1", at.Add(3*time.Second), true, false), nil},
+	} {
+		b := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"},
+			Status: policyv1.PodDisruptionBudgetStatus{DisruptedPods: map[string]metav1.Time{"db-0": at}}}
+		pods := map[string]*corev1.Pod{c.pod.Namespace + "/" + c.pod.Name: c.pod}
+		if got := replacedEntries(b, pods); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }
