@@ -39,10 +39,10 @@ func TestPaceTurns(t *testing.T) {
 			nil, time.Second, 2 * time.Second},
 		{"a quarter faster: woken, and p3 is first in the new line", func(tr *turns) { tr.faster(2, at(time.Second)) },
 			[]string{"ns/p1", "ns/p2", "ns/p3"}, time.Second, 0},
-		{"slower: p3's turn is void; asking again it waits a new turn from now", func(tr *turns) {
-			tr.slower(0.5, at(time.Second))
+		{"slower: every turn still to come is void and its pod woken, in its order; asking again p3 waits a new turn from now", func(tr *turns) {
+			tr.slower(0.5, at(time.Second)) // p1's turn (1 s) has come: it keeps it
 			tr.take("ns/other", 0.5, at(time.Second)) // asked first after the cut: goes now
-		}, nil, time.Second, 2 * time.Second},
+		}, []string{"ns/p2", "ns/p3"}, time.Second, 2 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,5 +130,58 @@ func TestPacingStopsOnlyOnceTheBacklogIsGone(t *testing.T) {
 	p.turns = newTurns() // the backlog went
 	if cs := clearOne("done-2", now.Add(time.Second)); len(cs) != 1 || cs[0].to != paceOpen {
 		t.Fatalf("nothing waiting: %+v, want pacing stopped", cs)
+	}
+}
+
+// F1 of 2026-11-27 01:41: evictions given turns just before a cut were left to ask again
+// at their void turns, up to 131 s away, and pacing that stopped 14 s later did not wake
+// them: they waited with their budgets allowing them. A cut now wakes them to take turns at
+// the slower pace, so pacing that stops finds every one of them.
+func TestACutThenAStopReleasesEveryTurn(t *testing.T) {
+	p := newPacer(time.Second)
+	now := time.Unix(1_000_000, 0)
+	p.mode, p.rate, p.startRate, p.since, p.delayedAt = paceAll, 4, 100, now, now
+	p.cutAt = now.Add(-time.Minute)
+	p.turns.slower(p.rate, now)
+	p.turns.woken()
+	for i := range 40 { // up to 9.75 s away at 4/s
+		p.delay(fmt.Sprintf("ns/p%d", i), false, now)
+	}
+	// An entry outlives its pod: a cut, to 2/s.
+	p.acceptedEviction("ns/db-0", "db-0", "ns/db", true, true, now)
+	p.gone("ns/db-0", now.Add(time.Second))
+	now = now.Add(2500 * time.Millisecond)
+	if cs := p.check(now); len(cs) != 1 || cs[0].to != paceAll || p.rate != 2 {
+		t.Fatalf("check: %+v at rate %.1f, want a cut to 2/s", cs, p.rate)
+	}
+	woken := p.turns.woken()
+	if len(woken) != 39-10 || woken[0] != "ns/p11" { // p0 went at once, p1-p10 had their turns by now
+		t.Fatalf("the cut woke %d pods, first %v; want the 29 still waiting, in line", len(woken), woken[:min(1, len(woken))])
+	}
+	var last time.Duration
+	for _, pod := range woken {
+		last = p.delay(pod, false, now)
+	}
+	if last < 14*time.Second {
+		t.Fatalf("the last woken pod waits %s at 2/s, want about 14 s", last)
+	}
+	// Pacing stops: every one of them goes now.
+	p.delayedAt = now.Add(-paceWindow)
+	p.cutAt = now.Add(-paceWindow)
+	p.followed = map[string]*followed{}
+	later := now.Add(time.Second)
+	if cs := p.check(later); len(cs) != 1 || cs[0].to != paceOpen {
+		t.Fatalf("check: %+v, want pacing stopped", cs)
+	}
+	again := p.turns.woken()
+	for _, pod := range woken[1:] { // the first asked first: its new turn was now
+		if !slices.Contains(again, pod) {
+			t.Fatalf("pacing stopped and did not wake %s, which waits for a turn", pod)
+		}
+	}
+	for _, pod := range again {
+		if d := p.delay(pod, false, later); d != 0 {
+			t.Fatalf("%s still waits %s after pacing stopped", pod, d)
+		}
 	}
 }
