@@ -40,7 +40,7 @@ func TestPaceTurns(t *testing.T) {
 		{"a quarter faster: woken, and p3 is first in the new line", func(tr *turns) { tr.faster(2, at(time.Second)) },
 			[]string{"ns/p1", "ns/p2", "ns/p3"}, time.Second, 0},
 		{"slower: every turn still to come is void and its pod woken, in its order; asking again p3 waits a new turn from now", func(tr *turns) {
-			tr.slower(0.5, at(time.Second)) // p1's turn (1 s) has come: it keeps it
+			tr.slower(0.5, at(time.Second))           // p1's turn (1 s) has come: it keeps it
 			tr.take("ns/other", 0.5, at(time.Second)) // asked first after the cut: goes now
 		}, []string{"ns/p2", "ns/p3"}, time.Second, 2 * time.Second},
 	}
