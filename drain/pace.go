@@ -35,6 +35,9 @@ import (
 //     bring the lag down: the other evictions keep the controller busy too);
 //   - signals from evictions sent before the last cut are the same congestion seen late
 //     and cut nothing (one decrease per round trip, as TCP NewReno);
+//   - while paced, an eviction of a pod that keeps its name also waits while the
+//     controller is behind right now (behindNow): the probe that finds the pace's ceiling
+//     costs a StatefulSet a 2-minute hold, a Deployment nothing;
 //   - each eviction whose entry the controller clears in time adds paceAlpha/rate, about
 //     paceAlpha evictions a second per second; pacing stops when the rate is back to the
 //     rate at which the lag began and no eviction waits for its turn, or when it has
@@ -138,11 +141,18 @@ func newPacer(margin time.Duration) *pacer {
 
 // delay returns how long pod's eviction, which takes a budget's allowance, waits for its
 // turn: 0 while nothing is paced, for a pod that keeps no name while only StatefulSets are,
-// or when its turn has come. A turn is kept until the pace changes (paceturns.go).
+// or when its turn has come. A turn is kept until the pace changes (paceturns.go). A pod
+// that keeps its name also waits while the controller is behind right now (behindNow).
 func (p *pacer) delay(pod string, keepsName bool, now time.Time) time.Duration {
 	if p.mode == paceOpen || (p.mode == paceNames && !keepsName) {
 		p.turns.drop(pod)
 		return 0
+	}
+	if keepsName && p.behindNow(now) {
+		// The controller is behind right now: this eviction would likely meet a hold.
+		p.turns.drop(pod)
+		p.delayedAt = now
+		return paceTick
 	}
 	d := p.turns.take(pod, p.rate, now)
 	if d > 0 {
@@ -242,6 +252,27 @@ func (p *pacer) check(now time.Time) []paceChange {
 		out = append(out, paceChange{from: p.mode, to: p.mode, rate: p.rate, lasts: true, since: now.Sub(p.since), overallLag: p.overall})
 	}
 	return out
+}
+
+// behindNow reports that the disruption controller is behind right now: an entry has
+// outlived its pod by more than the margin, the pod gone less than paceWindow ago (a
+// StatefulSet's entry that met its replacement stays listed for two minutes, and says
+// nothing of the controller after the first seconds).
+//
+// While paced, an eviction of a pod that keeps its name waits (a paceTick at a time) for
+// the controller to be caught up again: the 2-minute hold it would likely meet costs a
+// budget with more pods to go the whole hold, and such holds, met at the peaks of the
+// pace, set F1's wall (the last evictions, 150 s in, waited for holds of evictions at 33
+// to 80 s; 2026-11-27 01:48). Evictions of other pods go on at the pace.
+func (p *pacer) behindNow(now time.Time) bool {
+	for _, f := range p.followed {
+		if f.listed && !f.goneAt.IsZero() {
+			if since := now.Sub(f.goneAt); since > p.margin && since < p.margin+paceWindow {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lagging reports an entry that outlives its pod now.

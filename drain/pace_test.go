@@ -263,3 +263,48 @@ func TestPacingSlowsWhenAnEntryOutlivesItsPod(t *testing.T) {
 		t.Fatalf("evicted %d pods, err %v; want 3, nil", res.sum.PodsEvicted, res.err)
 	}
 }
+
+// While paced, an eviction of a pod that keeps its name waits while the controller is
+// behind right now (an entry outliving its pod by more than the margin, the pod gone
+// within paceWindow); other evictions only wait for their turns; unpaced, nothing waits.
+func TestStatefulSetsWaitWhileTheControllerIsBehind(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	type entry struct {
+		keepsName bool
+		goneAgo   time.Duration // 0: not gone
+		listed    bool
+	}
+	for _, tc := range []struct {
+		name       string
+		mode       paceMode
+		entries    []entry
+		wantNames  time.Duration
+		wantOthers time.Duration
+	}{
+		{"not paced: nothing waits, whatever the entries", paceOpen, []entry{{false, 3 * time.Second, true}}, 0, 0},
+		{"paced, no entry outlives its pod", paceAll, []entry{{false, 0, true}, {true, 500 * time.Millisecond, true}}, 0, 0},
+		{"paced, a Deployment's entry outlives its pod by 3 s: StatefulSets wait", paceAll, []entry{{false, 3 * time.Second, true}}, paceTick, 0},
+		{"paced, a StatefulSet's entry just met its replacement: StatefulSets wait", paceNames, []entry{{true, 2 * time.Second, true}}, paceTick, 0},
+		{"paced, the only entry outliving its pod is a hold of 30 s ago: no longer a sign", paceAll, []entry{{true, 30 * time.Second, true}}, 0, 0},
+		{"paced, an entry not seen listed yet is no sign", paceAll, []entry{{false, 3 * time.Second, false}}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPacer(time.Second)
+			p.mode, p.rate = tc.mode, 100
+			p.turns.slower(p.rate, now)
+			for i, e := range tc.entries {
+				pod := fmt.Sprintf("ns/e%d", i)
+				p.acceptedEviction(pod, fmt.Sprintf("e%d", i), "ns/web", e.keepsName, e.listed, now.Add(-time.Minute))
+				if e.goneAgo > 0 {
+					p.gone(pod, now.Add(-e.goneAgo))
+				}
+			}
+			if got := p.delay("ns/db-0", true, now); got != tc.wantNames {
+				t.Errorf("a StatefulSet's pod waits %s, want %s", got, tc.wantNames)
+			}
+			if got := p.delay("ns/web-abc", false, now.Add(time.Second)); got != tc.wantOthers { // after the first turn
+				t.Errorf("a Deployment's pod waits %s, want %s", got, tc.wantOthers)
+			}
+		})
+	}
+}
