@@ -107,8 +107,16 @@ cluster: build tools ## Like demo, then keep the cluster up until Ctrl-C (kubeco
 BENCH_PROFILE ?= realistic
 
 .PHONY: bench
-bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale|fleet; BENCH_FLEET_NODES=100 scales fleet down), then the Go benchmarks
+bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale|fleet; BENCH_FLEET_NODES=100 scales fleet down), then the Go benchmarks (not after fleet: its 30 minutes)
 	$(GO) run ./hack/bench -profile $(BENCH_PROFILE) -out .local/bench
+	@if [ "$(BENCH_PROFILE)" = fleet ]; then \
+		echo "Go benchmarks not run after the fleet profile: make bench (or make bench-go) runs them"; \
+	else \
+		$(MAKE) --no-print-directory bench-go; \
+	fi
+
+.PHONY: bench-go
+bench-go: ## The Go benchmarks alone (engine, budgets, TUI)
 	$(GO) test -run '^$$' -bench . -benchmem ./pdb/... ./drain/... ./tui/...
 
 .PHONY: bench-docs

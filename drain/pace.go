@@ -93,6 +93,7 @@ type pacer struct {
 	cutAt     time.Time // the last cut
 	since     time.Time // pacing began
 	delayedAt time.Time // the last eviction the pacer delayed
+	heldAt    time.Time // the last eviction of a pod that keeps its name held back while behind (behindNow)
 	lastsSaid bool
 
 	followed map[string]*followed // pod key -> accepted eviction not cleared from its budget yet
@@ -151,7 +152,7 @@ func (p *pacer) delay(pod string, keepsName bool, now time.Time) time.Duration {
 	if keepsName && p.behindNow(now) {
 		// The controller is behind right now: this eviction would likely meet a hold.
 		p.turns.drop(pod)
-		p.delayedAt = now
+		p.delayedAt, p.heldAt = now, now
 		return paceTick
 	}
 	d := p.turns.take(pod, p.rate, now)
@@ -215,10 +216,13 @@ func (p *pacer) sample(pod string, f *followed, now time.Time) []paceChange {
 		return nil
 	}
 	p.rate += paceAlpha / p.rate
-	if p.rate >= p.startRate && p.turns.waiting(now) == 0 {
-		// Back where the lag began, and nothing waits. A backlog is not let go at once
-		// (it brought the lag back within seconds, F4 of 2026-11-26): it goes at the
-		// rising rate, and pacing stops when it is gone.
+	if p.rate >= p.startRate && p.turns.waiting(now) == 0 && now.Sub(p.heldAt) > 2*paceTick {
+		// Back where the lag began, and nothing waits: no turn, and no eviction of a pod
+		// that keeps its name held back while behind (it asks again within paceTick, and
+		// takes a turn). A backlog is not let go at once (it brought the lag back within
+		// seconds, F4 of 2026-11-26; StatefulSets held back and let go at once met holds
+		// that set F1's wall, 2026-11-27 02:20): it goes at the rising rate, and pacing
+		// stops when it is gone.
 		return p.open(now, pod, f.budget, lag)
 	}
 	p.turns.faster(p.rate, now) // the turns given at a slower pace come again, sooner

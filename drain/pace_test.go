@@ -308,3 +308,32 @@ func TestStatefulSetsWaitWhileTheControllerIsBehind(t *testing.T) {
 		})
 	}
 }
+
+// Pacing does not stop while evictions of pods that keep their names were held back in the
+// last two ticks: let go at once when the rate was back, they met holds that set F1's
+// wall (2026-11-27 02:20). Held back no longer, pacing stops at the next cleared entry.
+func TestPacingDoesNotStopOnStatefulSetsHeldBack(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	p := newPacer(time.Second)
+	p.mode, p.rate, p.startRate, p.since, p.cutAt, p.lastsSaid = paceAll, 5, 5.1, now.Add(-time.Minute), now.Add(-time.Minute), true
+	p.turns.slower(p.rate, now.Add(-time.Minute))
+	status := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
+		Status: policyv1.PodDisruptionBudgetStatus{DisruptedPods: map[string]metav1.Time{}}}
+	// The controller is behind: a Deployment's entry outlives its pod by 2 s.
+	p.acceptedEviction("ns/web-a", "web-a", "ns/web", false, true, now.Add(-5*time.Second))
+	p.gone("ns/web-a", now.Add(-2*time.Second))
+	if d := p.delay("ns/db-0", true, now); d != paceTick {
+		t.Fatalf("a StatefulSet's pod waits %s while the controller is behind, want %s", d, paceTick)
+	}
+	delete(p.followed, "ns/web-a") // (its hold is not what this test is about)
+	clear := func(pod string, at time.Time) []paceChange {
+		p.acceptedEviction("ns/"+pod, pod, "ns/web", false, true, at.Add(-500*time.Millisecond))
+		return p.budgetSeen(status, at) // cleared in time: the rate rises past startRate
+	}
+	if cs := clear("web-b", now.Add(500*time.Millisecond)); len(cs) != 0 || p.mode != paceAll {
+		t.Fatalf("pacing stopped with a StatefulSet's eviction held back 0.5 s ago: %+v", cs)
+	}
+	if cs := clear("web-c", now.Add(3*time.Second)); len(cs) != 1 || cs[0].to != paceOpen {
+		t.Fatalf("nothing held back for 3 s and the rate back: %+v, want pacing stopped", cs)
+	}
+}

@@ -105,8 +105,8 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			}
 		case "F4":
 			// The earlier phases' nodes back, so that 600 more cordoned leave room.
-			if p := runProc(ctx, cfg.Kubectl, []string{"--kubeconfig", cfg.Cluster.Kubeconfig, "uncordon", "-l", "bench=fleet"}); p.code != 0 {
-				return rep, fmt.Errorf("uncordon exited %d: %s", p.code, tailErr(p.stderr))
+			if err := uncordonFleet(ctx, c, cfg.Logf); err != nil {
+				return rep, err
 			}
 			for _, tool := range cfg.Fleet.tools("F4") {
 				if err := add(f.drainGroup(ctx, cfg, "F4", tool)); err != nil {
