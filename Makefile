@@ -110,7 +110,7 @@ BENCH_PROFILE ?= realistic
 bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale|fleet; BENCH_FLEET_NODES=100 scales fleet down), then the Go benchmarks (not after fleet: its 30 minutes)
 	$(GO) run ./hack/bench -profile $(BENCH_PROFILE) -out .local/bench
 	@if [ "$(BENCH_PROFILE)" = fleet ]; then \
-		echo "Go benchmarks not run after the fleet profile: make bench (or make bench-go) runs them"; \
+		echo "Go benchmarks not run after the fleet profile: make bench-go (or make bench with another profile) runs them"; \
 	else \
 		$(MAKE) --no-print-directory bench-go; \
 	fi

@@ -302,7 +302,7 @@ func TestStatefulSetsWaitWhileTheControllerIsBehind(t *testing.T) {
 			if got := p.delay("ns/db-0", true, now); got != tc.wantNames {
 				t.Errorf("a StatefulSet's pod waits %s, want %s", got, tc.wantNames)
 			}
-			if got := p.delay("ns/web-abc", false, now.Add(time.Second)); got != tc.wantOthers { // after the first turn
+			if got := p.delay("ns/web-abc", false, now.Add(time.Second)); got != tc.wantOthers { // a second on: not the 10 ms turn after the StatefulSet's
 				t.Errorf("a Deployment's pod waits %s, want %s", got, tc.wantOthers)
 			}
 		})
@@ -335,5 +335,24 @@ func TestPacingDoesNotStopOnStatefulSetsHeldBack(t *testing.T) {
 	}
 	if cs := clear("web-c", now.Add(3*time.Second)); len(cs) != 1 || cs[0].to != paceOpen {
 		t.Fatalf("nothing held back for 3 s and the rate back: %+v, want pacing stopped", cs)
+	}
+}
+
+// The hold on pods that keep their names ends as soon as the budget's status no longer
+// lists the entry that outlived its pod: the controller has caught up.
+func TestStatefulSetsGoOnceTheEntryIsCleared(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	p := newPacer(time.Second)
+	p.mode, p.rate, p.cutAt, p.lastsSaid = paceAll, 100, now, true
+	p.turns.slower(p.rate, now)
+	p.acceptedEviction("ns/web-a", "web-a", "ns/web", false, true, now.Add(-5*time.Second))
+	p.gone("ns/web-a", now.Add(-3*time.Second))
+	if d := p.delay("ns/db-0", true, now); d != paceTick {
+		t.Fatalf("a StatefulSet's pod waits %s while an entry outlives its pod by 3 s, want %s", d, paceTick)
+	}
+	status := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+	p.budgetSeen(status, now.Add(100*time.Millisecond)) // cleared (late: a cut, and its sample)
+	if d := p.delay("ns/db-0", true, now.Add(200*time.Millisecond)); d == paceTick {
+		t.Fatalf("a StatefulSet's pod still held back after the entry was cleared")
 	}
 }

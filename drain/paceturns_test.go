@@ -179,9 +179,4 @@ func TestACutThenAStopReleasesEveryTurn(t *testing.T) {
 			t.Fatalf("pacing stopped and did not wake %s, which waits for a turn", pod)
 		}
 	}
-	for _, pod := range again {
-		if d := p.delay(pod, false, later); d != 0 {
-			t.Fatalf("%s still waits %s after pacing stopped", pod, d)
-		}
-	}
 }

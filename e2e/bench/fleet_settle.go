@@ -140,6 +140,9 @@ func uncordonFleet(ctx context.Context, c kubernetes.Interface, logf func(string
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	for i, name := range names {
+		if ctx.Err() != nil {
+			break // the patches not sent are not errors of their own
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -152,6 +155,9 @@ func uncordonFleet(ctx context.Context, c kubernetes.Interface, logf func(string
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("uncordon: %w", err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

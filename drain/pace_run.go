@@ -1,0 +1,78 @@
+package drain
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// The run's side of pacing (pace.go): asking the pacer for an eviction's turn, telling it
+// what the run saw, and saying its changes.
+
+// paceLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
+// else how long it waits (when the pace quickens or stops, it is woken sooner).
+func (r *run) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
+	if d.Budget() == nil || !d.Consumes() {
+		return 0 // no budget's allowance taken: the disruption controller does no work for it
+	}
+	return r.pace.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
+}
+
+// paceAcceptedLocked follows an accepted eviction that took a budget's allowance.
+func (r *run) paceAcceptedLocked(ev *eviction) {
+	if ev.budget == "" {
+		return
+	}
+	listed := false
+	if b := r.budgetLocked(ev.budget); b != nil {
+		_, listed = b.PDB.Status.DisruptedPods[ev.pod.Name]
+	}
+	now := r.e.cfg.Clock.Now()
+	r.pace.acceptedEviction(ev.st.key, ev.pod.Name, ev.budget, recreatedUnderItsName(ev.pod), listed, now)
+	if ev.st.phase == finished { // its informer saw it go before the answer came
+		r.pace.gone(ev.st.key, now)
+	}
+}
+
+// paceGoneLocked tells the pacer a pod is gone.
+func (r *run) paceGoneLocked(st *podState) {
+	r.pace.gone(st.key, r.e.cfg.Clock.Now())
+}
+
+// paceBudgetLocked tells the pacer a budget's status changed.
+func (r *run) paceBudgetLocked(p *policyv1.PodDisruptionBudget) {
+	r.sayPaceLocked(r.pace.budgetSeen(p, r.e.cfg.Clock.Now()))
+}
+
+// paceTicks looks every paceTick at entries that outlive their pods.
+func (r *run) paceTicks(ctx context.Context) {
+	r.every(ctx, paceTick, func() {
+		r.lock()
+		r.sayPaceLocked(r.pace.check(r.e.cfg.Clock.Now()))
+		r.unlock()
+	})
+}
+
+// sayPaceLocked says the pacer's changes in the event stream and the -v log; pacing that
+// lasts is said once as a warning (the normal output).
+func (r *run) sayPaceLocked(cs []paceChange) {
+	for _, key := range r.pace.turns.woken() {
+		r.add(key) // its turn came sooner: ask again now
+	}
+	for _, c := range cs {
+		msg := c.message()
+		if c.lasts {
+			r.e.emit(event.Event{Type: event.EventWarning, Reason: "EvictionsPaced", Message: msg})
+			continue
+		}
+		reason := map[paceMode]string{paceOpen: "PacingStopped", paceNames: "PacingStatefulSets", paceAll: "PacingAll"}[c.to]
+		r.e.cfg.Logger.V(1).Info("eviction pacing", "from", c.from.String(), "to", c.to.String(), "rate", c.rate,
+			"pdb", c.budget, "pod", c.pod, "lag", c.lag, "termination", c.term, "averageLag", c.overallLag)
+		r.e.emit(event.Event{Type: event.EventPacing, Reason: reason, PDB: c.budget, Pod: c.pod, Lag: c.lag, Rate: c.rate, Message: msg})
+	}
+}
