@@ -2,10 +2,8 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,30 +134,18 @@ func uncordonFleet(ctx context.Context, c kubernetes.Interface, logf func(string
 		}
 	}
 	began := time.Now()
-	errs := make([]error, len(names))
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		if ctx.Err() != nil {
-			break // the patches not sent are not errors of their own
+	err = parallel(len(names), 16, func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			_, err := c.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, []byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{})
-			if err != nil {
-				errs[i] = fmt.Errorf("uncordon %s: %w", name, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		patch := []byte(`{"spec":{"unschedulable":false}}`)
+		if _, err := c.CoreV1().Nodes().Patch(ctx, names[i], types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("uncordon %s: %w", names[i], err)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("uncordon: %w", err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
 	}
 	logf("fleet: %d nodes uncordoned in %s", len(names), time.Since(began).Round(100*time.Millisecond))
 	return nil
