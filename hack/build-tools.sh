@@ -32,7 +32,14 @@ log() { echo "build-tools: $*" >&2; }
 # through a replace directive in a temporary go.mod (-modfile); hack/tools/kwok is untouched.
 build_kwok() {
   local mod tmp src
-  mod=$(cd "$here/tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  # `go list -m` does not download: on a machine whose module cache never held kwok it
+  # prints nothing. `go mod download -json` fetches the module (verified against go.sum)
+  # and says where it is.
+  mod=$(cd "$here/tools/kwok" && go mod download -json sigs.k8s.io/kwok | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  if [[ -z "$mod" || ! -d "$mod" ]]; then
+    log "kwok ${KWOK_VERSION}: go mod download gave no module directory (run: cd hack/tools/kwok && go mod download -json sigs.k8s.io/kwok)"
+    return 1
+  fi
   tmp=$(mktemp -d)
   cp -R "$mod" "$tmp/kwok"
   chmod -R u+w "$tmp/kwok"
@@ -46,7 +53,8 @@ build_kwok() {
   cp "$here/tools/kwok/go.mod" "$tmp/go.mod"
   cp "$here/tools/kwok/go.sum" "$tmp/go.sum"
   echo "replace sigs.k8s.io/kwok => $tmp/kwok" >>"$tmp/go.mod"
-  (cd "$here/tools/kwok" && CGO_ENABLED=0 go build -modfile "$tmp/go.mod" -trimpath -ldflags "-s -w" -o "$dir/kwok" sigs.k8s.io/kwok/cmd/kwok) || { rm -rf "$tmp"; return 1; }
+  (cd "$here/tools/kwok" && CGO_ENABLED=0 go build -modfile "$tmp/go.mod" -trimpath -ldflags "-s -w" -o "$dir/kwok" sigs.k8s.io/kwok/cmd/kwok) || { chmod -R u+w "$tmp"; rm -rf "$tmp"; return 1; }
+  chmod -R u+w "$tmp"
   rm -rf "$tmp"
 }
 
@@ -67,13 +75,15 @@ for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
   [[ -x "$dir/$b" ]] || kube_pkgs+=("k8s.io/kubernetes/cmd/$b")
 done
 if [[ ${#kube_pkgs[@]} -gt 0 ]]; then
-  (cd "$here/tools/kube" && CGO_ENABLED=0 go build -trimpath -ldflags "$kube_ldflags" -o "$dir/" "${kube_pkgs[@]}")
+  (cd "$here/tools/kube" && CGO_ENABLED=0 go build -trimpath -ldflags "$kube_ldflags" -o "$dir/" "${kube_pkgs[@]}") ||
+    { log "building ${kube_pkgs[*]} ${KUBE_VERSION} in hack/tools/kube failed (the go error is above)"; exit 1; }
 fi
 if [[ ! -x "$dir/etcd" ]]; then
-  (cd "$here/tools/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$dir/etcd" go.etcd.io/etcd/server/v3)
+  (cd "$here/tools/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$dir/etcd" go.etcd.io/etcd/server/v3) ||
+    { log "building etcd ${ETCD_VERSION} in hack/tools/etcd failed (the go error is above)"; exit 1; }
 fi
 if [[ ! -x "$dir/kwok" ]]; then
-  build_kwok
+  build_kwok || { log "building kwok ${KWOK_VERSION} failed (the reason is above)"; exit 1; }
 fi
 log "built in $(( $(date +%s) - start ))s"
 echo "$dir"

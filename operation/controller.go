@@ -64,6 +64,10 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 		LeaderElection:          cfg.LeaderElect,
 		LeaderElectionID:        lease,
 		LeaderElectionNamespace: cfg.LeaderNamespace,
+		// A clean stop (SIGTERM: a rolling update, a drained node) gives the Lease up at
+		// once, after the runs have stopped (the manager cancels its runnables first), so
+		// the standby leads within its retry period instead of after the lease expires.
+		LeaderElectionReleaseOnCancel: true,
 		HealthProbeBindAddress:  cfg.ProbeAddr,
 		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
