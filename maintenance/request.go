@@ -17,6 +17,11 @@ const OriginPrefix = noderecord.MaintenanceCommandPrefix
 // Origin is what a run of m records on its nodes as the command that started the work.
 func Origin(name string) string { return OriginPrefix + name }
 
+// RunID is the stable identity of m's runs, recorded on the nodes they hold: every leader
+// runs m under it, so the next leader takes m's nodes over at once (a record held by any
+// other identity is still respected until its heartbeat expires).
+func RunID(m *v1alpha1.Maintenance) string { return "maintenance-" + string(m.UID) }
+
 // Request turns m's spec into the operations layer's request. The CRD's rules have
 // refused what can never run; Request checks again what it relies on (an object stored
 // before a rule existed) and returns an operation.UsageError-like error for it.
@@ -24,7 +29,7 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	s := m.Spec
 	// Command is the origin operation records on the nodes (it decides the origin).
 	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To,
-		Command: Origin(m.Name), IncludeDisrupting: s.Drain.IncludeDisrupting}
+		Command: Origin(m.Name), RunID: RunID(m), IncludeDisrupting: s.Drain.IncludeDisrupting}
 	switch s.Action {
 	case v1alpha1.ActionDrain:
 		req.Action = operation.Drain
@@ -46,7 +51,7 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 		GracePeriodSeconds: -1, PodSelector: d.PodSelector, SkipWaitForDeleteTimeoutSeconds: int(d.SkipWaitForDeleteTimeoutSeconds),
 		ChunkSize: drain.DefaultChunkSize, MaxParallelNodes: int(s.Policy.MaxParallelNodes), RecordEvents: true,
 		IgnoreDoNotDisrupt: d.IgnoreDoNotDisrupt,
-		Policy:             drain.Policy{OnBlocked: drain.OnBlocked(s.Policy.OnBlocked), Origin: drain.Origin{Command: Origin(m.Name)}},
+		Policy:             drain.Policy{OnBlocked: drain.OnBlocked(s.Policy.OnBlocked), Origin: drain.Origin{ID: RunID(m), Command: Origin(m.Name)}},
 	}
 	if d.GracePeriodSeconds != nil {
 		cfg.GracePeriodSeconds = int(*d.GracePeriodSeconds)

@@ -75,6 +75,11 @@ type Request struct {
 	// Command is the front end's command line, recorded on the nodes a cordon or a drain
 	// changes with the user who ran it (drain.Origin; status shows both).
 	Command string
+	// RunID, when set, is the run's stable identity, recorded on the nodes it holds: a
+	// later run with the same RunID (the next leader running the same Maintenance) takes
+	// those nodes over at once instead of waiting for their heartbeats to expire. Empty:
+	// a fresh identity for each run (a CLI command).
+	RunID string
 	// IncludeDisrupting drains (or moves) nodes Karpenter is already disrupting (taint
 	// karpenter.sh/disrupted) too. Without it they are left to Karpenter, untouched: one
 	// warning each, and the run ends in a *drain.DisruptingError (blocked by policy).

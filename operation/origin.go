@@ -19,7 +19,7 @@ func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	default:
 		return
 	}
-	req.Drain.Origin = drain.Origin{Command: req.Command, User: o.whoAmI(ctx)}
+	req.Drain.Origin = drain.Origin{ID: req.RunID, Command: req.Command, User: o.whoAmI(ctx)}
 }
 
 // whoAmI asks the API server once who the user is (see access.WhoAmI); later calls
