@@ -121,6 +121,22 @@ func (k *Checker) Check(ctx context.Context, checks []Check) error {
 	return nil
 }
 
+// Missing asks about every check and returns those the API server denies, in the order
+// given (none: nil), or an error if a review could not be made at all.
+func (k *Checker) Missing(ctx context.Context, checks []Check) ([]Check, error) {
+	var missing []Check
+	for _, c := range dedupe(checks) {
+		st, err := k.review(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if !st.Allowed {
+			missing = append(missing, c)
+		}
+	}
+	return missing, nil
+}
+
 func (k *Checker) review(ctx context.Context, c Check) (*authorizationv1.SubjectAccessReviewStatus, error) {
 	r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{

@@ -100,3 +100,34 @@ func Surge(namespaces []string) []Check {
 	}
 	return cs
 }
+
+// Controller is every call "kubectl maintenance controller" makes with its own identity:
+// config/rbac/rbac.yaml grants exactly these (a test holds the two together), and the
+// controller asks for them at start, naming each one it lacks.
+func Controller() []Check {
+	var cs []Check
+	add := func(group, resource, sub string, verbs ...string) {
+		for _, v := range verbs {
+			cs = append(cs, Check{Verb: v, Group: group, Resource: resource, Subresource: sub})
+		}
+	}
+	add(nodePoolGroup, poolsResource, "", "get", "list", "watch", "update", "patch")
+	add(nodePoolGroup, poolsResource, "status", "get", "update", "patch")
+	add(nodePoolGroup, poolsResource, "finalizers", "get", "update", "patch")
+	add(nodePoolGroup, "maintenances", "", "get", "list", "watch", "update", "patch")
+	add(nodePoolGroup, "maintenances", "status", "get", "update", "patch")
+	add(nodePoolGroup, "maintenances", "finalizers", "get", "update", "patch")
+	add(appsGroup, "daemonsets", "", "get", "list")
+	add(appsGroup, "replicasets", "", "get", "list")
+	add(appsGroup, "deployments", "", "get", "list", "update", "patch")
+	add(coreGroup, nodesResource, "", "get", "list", "watch", "patch", "update")
+	add(coreGroup, nodesResource, "status", "patch")
+	add(coreGroup, podsResource, "", "get", "list", "watch")
+	add(coreGroup, podsResource, evictionSubres, "create")
+	add(policyGroup, pdbsResource, "", "get", "list", "watch")
+	add("node.k8s.io", "runtimeclasses", "", "get", "list", "watch", "create", "update", "delete")
+	add("coordination.k8s.io", "leases", "", "get", "create", "update")
+	add(coreGroup, "events", "", "create", "patch")
+	add("events.k8s.io", "events", "", "create", "patch")
+	return cs
+}

@@ -365,15 +365,16 @@ func (r *run) failNodeLocked(ns *nodeState, msg string) {
 			r.lock()
 			defer r.unlock()
 			ns.failing = false
-			r.endFailedLocked(ns, msg)
+			r.endFailedLocked(ns, msg, "")
 		})
 		return
 	}
-	r.endFailedLocked(ns, msg)
+	r.endFailedLocked(ns, msg, "")
 }
 
-// endFailedLocked records the node failed and says so.
-func (r *run) endFailedLocked(ns *nodeState, msg string) {
+// endFailedLocked records the node failed and says so (reason: why it failed when that is
+// not an error of its own, e.g. ReasonReleased).
+func (r *run) endFailedLocked(ns *nodeState, msg, reason string) {
 	if ns.finished {
 		return
 	}
@@ -387,7 +388,7 @@ func (r *run) endFailedLocked(ns *nodeState, msg string) {
 			r.sum.PodsEvicted++
 		}
 	}
-	r.e.emit(event.Event{Type: event.EventNodeFailed, Node: ns.name, Message: msg})
+	r.e.emit(event.Event{Type: event.EventNodeFailed, Node: ns.name, Message: msg, Reason: reason})
 	for _, st := range ns.byUID {
 		r.unparkLocked(st)
 	}

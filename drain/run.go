@@ -183,6 +183,9 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	r.goroutine(func() { r.paceTicks(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
 	r.goroutine(func() { r.heartbeat(ctx) })
+	if r.e.cfg.DryRun == DryRunNone {
+		r.goroutine(func() { r.watchLeaves(ctx) })
+	}
 	r.goroutine(func() { r.sayPastDeadline(ctx) })
 	if r.e.cfg.OnBlocked == OnBlockedSkip {
 		r.goroutine(func() { r.watchBlocked(ctx) })

@@ -45,8 +45,8 @@ func TestRequest(t *testing.T) {
 		"every setting carried": {
 			spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionMove, To: "green", Selector: "rack=7",
 				Drain: v1alpha1.DrainSettings{Force: true, IgnoreDaemonSets: true, DeleteEmptyDirData: true, GracePeriodSeconds: ptr.To(int32(30)),
-					Timeout: &metav1.Duration{Duration: time.Hour}, PodSelector: "app=web", SkipWaitForDeleteTimeoutSeconds: 5, ChunkSize: ptr.To(int64(50)), IgnoreDoNotDisrupt: true},
-				Policy: v1alpha1.Policy{OnBlocked: "skip", BlockedAfter: &metav1.Duration{Duration: time.Minute}, NotAfter: &notAfter, Surge: true, MaxParallelNodes: 3}},
+					Timeout: v1alpha1.DurationOf(time.Hour), PodSelector: "app=web", SkipWaitForDeleteTimeoutSeconds: 5, ChunkSize: ptr.To(int64(50)), IgnoreDoNotDisrupt: true},
+				Policy: v1alpha1.Policy{OnBlocked: "skip", BlockedAfter: v1alpha1.DurationOf(time.Minute), NotAfter: &notAfter, Surge: true, MaxParallelNodes: 3}},
 			check: func(t *testing.T, r operation.Request) {
 				d := r.Drain
 				if r.Action != operation.Move || r.To != "green" || r.Selector != "rack=7" || !r.Surge || !d.Force || !d.IgnoreDaemonSets || !d.DeleteEmptyDirData ||
@@ -59,10 +59,31 @@ func TestRequest(t *testing.T) {
 		},
 		"a move without a target": {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionMove, Nodes: []string{"n1"}}, wantErr: true},
 		"an unknown action":       {spec: v1alpha1.MaintenanceSpec{Action: "Reboot", Nodes: []string{"n1"}}, wantErr: true},
+		// What the CRD's rules refuse, stored before they existed: the object fails alone.
+		"a timeout Go cannot read":           {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}, Drain: v1alpha1.DrainSettings{Timeout: dur("abc")}}, wantErr: true},
+		"a timeout in days":                  {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}, Drain: v1alpha1.DrainSettings{Timeout: dur("1d")}}, wantErr: true},
+		"a bad blockedAfter":                 {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}, Policy: v1alpha1.Policy{BlockedAfter: dur("xyz")}}, wantErr: true},
+		"a negative soak":                    {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Pool: "blue", Policy: v1alpha1.Policy{Soak: dur("-1m")}}, wantErr: true},
+		"an empty node name":                 {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{""}}, wantErr: true},
+		"a node name with a slash":           {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"a/b"}}, wantErr: true},
+		"a selector that does not parse":     {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Selector: "a in (b"}, wantErr: true},
+		"a pod selector that does not parse": {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}, Drain: v1alpha1.DrainSettings{PodSelector: "=x"}}, wantErr: true},
+		"a fractional duration reads": {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}, Drain: v1alpha1.DrainSettings{Timeout: dur("1.5h")}},
+			check: func(t *testing.T, r operation.Request) {
+				if r.Drain.Timeout != 90*time.Minute {
+					t.Errorf("timeout %s, want 1h30m", r.Drain.Timeout)
+				}
+			}},
+		"the run's identity is the object's": {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}},
+			check: func(t *testing.T, r operation.Request) {
+				if r.RunID != "maintenance-u1" || r.Drain.Origin.ID != "maintenance-u1" {
+					t.Errorf("run ID %q, origin ID %q, want maintenance-u1", r.RunID, r.Drain.Origin.ID)
+				}
+			}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			m := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: tc.spec}
+			m := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: "m", UID: "u1"}, Spec: tc.spec}
 			r, err := Request(m)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
@@ -72,6 +93,11 @@ func TestRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+func dur(s string) *v1alpha1.Duration {
+	d := v1alpha1.Duration(s)
+	return &d
 }
 
 func TestOutcome(t *testing.T) {

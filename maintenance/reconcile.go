@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
@@ -63,7 +64,8 @@ type Reconciler struct {
 	mu     sync.Mutex
 	base   context.Context // the manager's, once Start ran; the runs' parent
 	runs   map[string]*run
-	holder map[string]string // node -> the Maintenance whose run holds it
+	holder map[string]string    // node -> the Maintenance whose run holds it
+	uids   map[string]types.UID // a running Maintenance's UID, for its Events
 	wg     sync.WaitGroup
 }
 
@@ -97,7 +99,7 @@ func (r *Reconciler) defaults() {
 		r.Logger = klog.Background()
 	}
 	if r.runs == nil {
-		r.runs, r.holder = map[string]*run{}, map[string]string{}
+		r.runs, r.holder, r.uids = map[string]*run{}, map[string]string{}, map[string]types.UID{}
 	}
 }
 
@@ -230,6 +232,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.runs[m.Name] = rn
+	r.uids[m.Name] = m.UID
 	for _, n := range names {
 		r.holder[n] = m.Name
 	}

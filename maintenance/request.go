@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
@@ -30,6 +33,9 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	// Command is the origin operation records on the nodes (it decides the origin).
 	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To,
 		Command: Origin(m.Name), RunID: RunID(m), IncludeDisrupting: s.Drain.IncludeDisrupting}
+	if err := checkNames(s); err != nil {
+		return req, err
+	}
 	switch s.Action {
 	case v1alpha1.ActionDrain:
 		req.Action = operation.Drain
@@ -59,23 +65,21 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	if d.ChunkSize != nil {
 		cfg.ChunkSize = *d.ChunkSize
 	}
-	if d.Timeout != nil {
-		cfg.Timeout = d.Timeout.Duration
+	var err error
+	if cfg.Timeout, err = d.Timeout.Parse("spec.drain.timeout"); err != nil {
+		return req, err
 	}
-	if s.Policy.BlockedAfter != nil {
-		cfg.BlockedAfter = s.Policy.BlockedAfter.Duration
+	if cfg.BlockedAfter, err = s.Policy.BlockedAfter.Parse("spec.policy.blockedAfter"); err != nil {
+		return req, err
+	}
+	if cfg.Soak, err = s.Policy.Soak.Parse("spec.policy.soak"); err != nil {
+		return req, err
 	}
 	if s.Policy.NotAfter != nil {
 		cfg.NotAfter = s.Policy.NotAfter.Time
 	}
-	if s.Policy.Soak != nil {
-		cfg.Soak = s.Policy.Soak.Duration
-	}
 	if s.Pool == "" && cfg.MaxParallelNodes == 0 {
 		cfg.MaxParallelNodes = drain.DefaultMaxParallelNodes
-	}
-	if cfg.Timeout < 0 || cfg.BlockedAfter < 0 || cfg.Soak < 0 {
-		return req, fmt.Errorf("spec: negative durations can't run")
 	}
 	req.Drain = cfg
 	return req, nil
@@ -90,4 +94,25 @@ func remaining(timeout time.Duration, start, now time.Time) (left time.Duration,
 	}
 	left = timeout - now.Sub(start)
 	return left, left > 0
+}
+
+// checkNames refuses node names and selectors that can never select a node (an object
+// stored before the CRD's rules refused them): that object fails alone, with the reason.
+func checkNames(s v1alpha1.MaintenanceSpec) error {
+	for i, n := range s.Nodes {
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			return fmt.Errorf("spec.nodes[%d]: %q is not a node name: %s", i, n, errs[0])
+		}
+	}
+	if s.Selector != "" {
+		if _, err := labels.Parse(s.Selector); err != nil {
+			return fmt.Errorf("spec.selector: %w", err)
+		}
+	}
+	if s.Drain.PodSelector != "" {
+		if _, err := labels.Parse(s.Drain.PodSelector); err != nil {
+			return fmt.Errorf("spec.drain.podSelector: %w", err)
+		}
+	}
+	return nil
 }

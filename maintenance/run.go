@@ -6,9 +6,11 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -49,6 +51,7 @@ loop:
 		select {
 		case ev := <-events:
 			t.apply(ev)
+			r.recordReleased(name, ev)
 		case <-ticker.C():
 			if t.dirty {
 				progress()
@@ -69,6 +72,7 @@ loop:
 	r.mu.Lock()
 	why := rn.stop
 	delete(r.runs, name)
+	delete(r.uids, name)
 	r.mu.Unlock()
 	wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
 	defer cancel()
@@ -105,6 +109,19 @@ loop:
 	if err != nil {
 		r.Logger.Error(err, "final status write", "maintenance", name)
 	}
+}
+
+// recordReleased records a Warning Event on the Maintenance for a node someone took from
+// its run (uncordon --force, kubectl uncordon, another run): who or what, and when.
+func (r *Reconciler) recordReleased(name string, ev event.Event) {
+	if ev.Type != event.EventNodeFailed || ev.Reason != drain.ReasonReleased || r.Recorder == nil {
+		return
+	}
+	r.mu.Lock()
+	uid := r.uids[name]
+	r.mu.Unlock()
+	obj := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid}}
+	r.Recorder.Event(obj, corev1.EventTypeWarning, "NodeReleased", ev.Message)
 }
 
 func msgOr(msg, dflt string) string {

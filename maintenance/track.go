@@ -18,6 +18,7 @@ const (
 	NodeDrained    = v1alpha1.NodeStateDrained
 	NodeBlocked    = v1alpha1.NodeStateBlocked
 	NodeFailed     = v1alpha1.NodeStateFailed
+	NodeReleased   = v1alpha1.NodeStateReleased
 	NodeNotStarted = v1alpha1.NodeStateNotStarted
 	NodeMoved      = v1alpha1.NodeStateMoved
 	NodeUncordoned = v1alpha1.NodeStateUncordoned
@@ -127,6 +128,11 @@ func (t *tracker) apply(ev event.Event) {
 	case event.EventNodeFailed:
 		n := t.node(ev.Node)
 		n.Message = ev.Message
+		if ev.Reason == drain.ReasonReleased {
+			n.Blockers = nil
+			t.setState(n, NodeReleased, ev)
+			break
+		}
 		t.setState(n, NodeFailed, ev)
 	case event.EventNodeBlocked:
 		n := t.node(ev.Node)
@@ -167,7 +173,7 @@ func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Coun
 		switch {
 		case v1alpha1.NodeStateDone(n.State, t.action):
 			c.NodesDrained++
-		case n.State == NodeFailed:
+		case n.State == NodeFailed || n.State == NodeReleased:
 			c.NodesFailed++
 		default:
 			c.NodesPending++

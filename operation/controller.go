@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 )
 
@@ -41,6 +42,9 @@ type ControllerConfig struct {
 	Controllers []func(mgr ctrl.Manager, kube kubernetes.Interface) error
 	// Started is called once the controller is set up, before it runs.
 	Started func()
+	// Warn, when set, is told one line per permission the controller lacks (asked at
+	// start: access.Controller) and about a check that could not be made.
+	Warn func(line string)
 }
 
 // LeaderElectionID names the pool controller's leader election Lease.
@@ -55,6 +59,7 @@ const ControllerLeaseID = "kubectl-maintenance-controller"
 // leader election, probes, metrics and, with Rollout, the auto-rollout.
 func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) error {
 	ctrl.SetLogger(klog.NewKlogr())
+	o.checkPermissions(ctx, cfg.Warn)
 	lease := cfg.LeaseName
 	if lease == "" {
 		lease = LeaderElectionID
@@ -109,4 +114,23 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 		cfg.Started()
 	}
 	return mgr.Start(ctx)
+}
+
+// checkPermissions asks the API server, once at start, for every call the controller
+// makes (access.Controller) and names each one it may not make, one line each: a
+// controller without a permission it needs would otherwise fail (or, for Events, record
+// nothing) in silence.
+func (o *Operator) checkPermissions(ctx context.Context, warn func(string)) {
+	if warn == nil {
+		return
+	}
+	k := &access.Checker{Client: o.Kube}
+	missing, err := k.Missing(ctx, access.Controller())
+	if err != nil {
+		warn(fmt.Sprintf("could not check the controller's permissions: %v", err))
+		return
+	}
+	for _, c := range missing {
+		warn(fmt.Sprintf("the controller may not %s: grant it (config/rbac/rbac.yaml has every rule it needs)", c))
+	}
 }

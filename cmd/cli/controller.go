@@ -72,6 +72,7 @@ It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 			}
 			if maintenances {
 				cc.Controllers = append(cc.Controllers, maintenance.Setup)
+				cc.Warn = func(line string) { fmt.Fprintf(c.ErrOut, "Warning: %s\n", line) }
 				what = "controller (NodePools, Maintenances)"
 			}
 			return (&operation.Operator{Kube: cs}).RunController(cmd.Context(), cc)

@@ -49,16 +49,16 @@ func (o *DrainOptions) maintenanceSpec(action mntv1.Action) mntv1.MaintenanceSpe
 		Policy: mntv1.Policy{OnBlocked: o.OnBlocked, Surge: o.Surge},
 	}
 	if o.Timeout > 0 {
-		s.Drain.Timeout = &metav1.Duration{Duration: o.Timeout}
+		s.Drain.Timeout = mntv1.DurationOf(o.Timeout)
 	}
 	if o.BlockedAfter > 0 {
-		s.Policy.BlockedAfter = &metav1.Duration{Duration: o.BlockedAfter}
+		s.Policy.BlockedAfter = mntv1.DurationOf(o.BlockedAfter)
 	}
 	if !o.notAfter.IsZero() {
 		s.Policy.NotAfter = &metav1.Time{Time: o.notAfter}
 	}
 	if o.Soak > 0 {
-		s.Policy.Soak = &metav1.Duration{Duration: o.Soak}
+		s.Policy.Soak = mntv1.DurationOf(o.Soak)
 	}
 	if o.maxParallelSet {
 		s.Policy.MaxParallelNodes = int32(o.MaxParallelNodes)

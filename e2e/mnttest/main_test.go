@@ -62,6 +62,8 @@ type controller struct {
 	cmd  *exec.Cmd
 	logs *fixture.SyncBuffer
 	stop func()
+	// exited is closed once the process has exited.
+	exited chan struct{}
 }
 
 // startController runs "controller" as a process until the test ends (or stop is
@@ -73,22 +75,37 @@ func startController(e *fixture.Env, extra ...string) (stop func()) {
 
 func runController(e *fixture.Env, extra ...string) *controller {
 	e.T.Helper()
+	return runControllerOn(e, "", append([]string{"--health-probe-bind-address=0"}, extra...)...)
+}
+
+// runControllerOn is runController as another host would run it: with host set, the
+// process runs in a UTS namespace of its own with that hostname (unshare --uts, which
+// execs in place: the process's PID is the controller's), so that it cannot tell the
+// other replicas' processes from its own host's, as a replica in another pod cannot. No
+// flag is added but the kubeconfig (and --leader-elect=false unless extra names it).
+func runControllerOn(e *fixture.Env, host string, extra ...string) *controller {
+	e.T.Helper()
 	ctx, cancel := context.WithCancel(e.Ctx)
-	args := append([]string{"--kubeconfig", shared.Kubeconfig, "controller", "--health-probe-bind-address=0"}, extra...)
+	args := append([]string{"--kubeconfig", shared.Kubeconfig, "controller"}, extra...)
 	if !strings.Contains(strings.Join(extra, " "), "--leader-elect") {
 		args = append(args, "--leader-elect=false")
 	}
 	ctl := exec.CommandContext(ctx, plugin, args...)
+	if host != "" {
+		ctl = exec.CommandContext(ctx, "unshare", append([]string{"--uts", "--", "sh", "-c", `hostname "$0" && exec "$@"`, host, plugin}, args...)...)
+	}
 	logs := &fixture.SyncBuffer{}
 	ctl.Stderr = logs
 	if err := ctl.Start(); err != nil {
 		e.T.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = ctl.Wait(); close(exited) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
 			cancel()
-			_ = ctl.Wait()
+			<-exited
 			s := logs.String()
 			if len(s) > 4096 {
 				s = s[len(s)-4096:]
@@ -97,7 +114,7 @@ func runController(e *fixture.Env, extra ...string) *controller {
 		})
 	}
 	e.T.Cleanup(stop)
-	return &controller{cmd: ctl, logs: logs, stop: stop}
+	return &controller{cmd: ctl, logs: logs, stop: stop, exited: exited}
 }
 
 // create creates a Maintenance (deleted at the test's end).

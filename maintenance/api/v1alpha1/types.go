@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"fmt"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,7 +35,8 @@ const (
 )
 
 // MaintenanceSpec is the action, its nodes and its settings. Only paused and reason may
-// change once created.
+// change once created (the API server refuses any other change).
+// +kubebuilder:validation:XValidation:rule="has(self.to) == has(oldSelf.to) && (!has(self.to) || self.to == oldSelf.to) && has(self.nodes) == has(oldSelf.nodes) && (!has(self.nodes) || self.nodes == oldSelf.nodes) && has(self.selector) == has(oldSelf.selector) && (!has(self.selector) || self.selector == oldSelf.selector) && has(self.pool) == has(oldSelf.pool) && (!has(self.pool) || self.pool == oldSelf.pool) && has(self.drain) == has(oldSelf.drain) && (!has(self.drain) || self.drain == oldSelf.drain) && has(self.policy) == has(oldSelf.policy) && (!has(self.policy) || self.policy == oldSelf.policy)",message="only spec.paused and spec.reason may change once a Maintenance exists: cancel it (kubectl maintenance cancel NAME) and create another"
 // +kubebuilder:validation:XValidation:rule="self.action != 'Move' || has(self.to)",message="a Move needs its target pool: set spec.to"
 // +kubebuilder:validation:XValidation:rule="self.action == 'Move' || !has(self.to)",message="spec.to (the target pool) is only for action Move"
 // +kubebuilder:validation:XValidation:rule="!(has(self.nodes) && has(self.selector))",message="give the nodes by name (spec.nodes) or by label (spec.selector), not both"
@@ -49,13 +53,16 @@ type MaintenanceSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	To string `json:"to,omitempty"`
 	// Nodes names the nodes.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=5000
+	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Nodes []string `json:"nodes,omitempty"`
 	// Selector is a label selector of the nodes, as kubectl's -l takes it.
 	// +optional
@@ -67,6 +74,7 @@ type MaintenanceSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Pool string `json:"pool,omitempty"`
 	// Drain holds kubectl drain's settings, with its defaults.
 	// +optional
@@ -103,8 +111,10 @@ type DrainSettings struct {
 	GracePeriodSeconds *int32 `json:"gracePeriodSeconds,omitempty"`
 	// Timeout bounds the whole drain (a duration such as 30m); 0 or unset means no limit.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="timeout must not be negative (0 means no limit)"
-	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-') || self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="timeout must be a duration such as 90s, 30m or 1h30m (units ns, us, ms, s, m, h; 1d is not one: write 24h)"
+	Timeout *Duration `json:"timeout,omitempty"`
 	// PodSelector restricts the pods evicted (a label selector).
 	// +optional
 	PodSelector string `json:"podSelector,omitempty"`
@@ -136,8 +146,10 @@ type Policy struct {
 	// BlockedAfter is how long a node must have been blocked before onBlocked=skip gives
 	// it up (default 5m).
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="blockedAfter must not be negative"
-	BlockedAfter *metav1.Duration `json:"blockedAfter,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-') || self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="blockedAfter must be a duration such as 90s, 30m or 1h30m (units ns, us, ms, s, m, h; 1d is not one: write 24h)"
+	BlockedAfter *Duration `json:"blockedAfter,omitempty"`
 	// NotAfter is the time after which no node starts; nodes in progress finish.
 	// +optional
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
@@ -154,8 +166,37 @@ type Policy struct {
 	// node keeps its slot before the next node starts (time to see the workloads settle
 	// elsewhere). Unset or 0: the next starts at once.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="soak must not be negative"
-	Soak *metav1.Duration `json:"soak,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-') || self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="soak must be a duration such as 90s, 30m or 1h30m (units ns, us, ms, s, m, h; 1d is not one: write 24h)"
+	Soak *Duration `json:"soak,omitempty"`
+}
+
+// Duration is a length of time as Go writes it (90s, 30m, 1h30m). On the wire it is a
+// string, as metav1.Duration is, but decoding never fails: an object stored with a value
+// Go cannot read (before the API server's rule refused it) fails alone when its run starts
+// (Parse says why), instead of failing every list of Maintenances.
+type Duration string
+
+// DurationOf is d as a *Duration.
+func DurationOf(d time.Duration) *Duration {
+	v := Duration(d.String())
+	return &v
+}
+
+// Parse reads d ("" is 0); field names it in the error.
+func (d *Duration) Parse(field string) (time.Duration, error) {
+	if d == nil || *d == "" {
+		return 0, nil
+	}
+	v, err := time.ParseDuration(string(*d))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a duration such as 90s, 30m or 1h30m", field, string(*d))
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%s: %q is negative", field, string(*d))
+	}
+	return v, nil
 }
 
 // Phase is where a Maintenance is.
@@ -218,7 +259,7 @@ type Blocker struct {
 type NodeStatus struct {
 	Name string `json:"name"`
 	// State: Pending, Cordoned, Draining, Drained, Blocked, Failed, NotStarted, Moved,
-	// Uncordoned.
+	// Uncordoned, Released.
 	State string `json:"state"`
 	// Since is when the node entered State.
 	// +optional
@@ -259,6 +300,10 @@ const (
 	NodeStateNotStarted = "NotStarted"
 	NodeStateMoved      = "Moved"
 	NodeStateUncordoned = "Uncordoned"
+	// NodeStateReleased: someone took the node from the run (uncordon --force, kubectl
+	// uncordon, another run): the run stopped every action on it at once; Message says
+	// who or what and when.
+	NodeStateReleased = "Released"
 )
 
 // Counts are the CLI summary's counts.

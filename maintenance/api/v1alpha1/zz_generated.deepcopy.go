@@ -49,7 +49,7 @@ func (in *DrainSettings) DeepCopyInto(out *DrainSettings) {
 	}
 	if in.Timeout != nil {
 		in, out := &in.Timeout, &out.Timeout
-		*out = new(v1.Duration)
+		*out = new(Duration)
 		**out = **in
 	}
 	if in.ChunkSize != nil {
@@ -217,7 +217,7 @@ func (in *Policy) DeepCopyInto(out *Policy) {
 	*out = *in
 	if in.BlockedAfter != nil {
 		in, out := &in.BlockedAfter, &out.BlockedAfter
-		*out = new(v1.Duration)
+		*out = new(Duration)
 		**out = **in
 	}
 	if in.NotAfter != nil {
@@ -226,7 +226,7 @@ func (in *Policy) DeepCopyInto(out *Policy) {
 	}
 	if in.Soak != nil {
 		in, out := &in.Soak, &out.Soak
-		*out = new(v1.Duration)
+		*out = new(Duration)
 		**out = **in
 	}
 }
