@@ -73,9 +73,9 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 		// once, after the runs have stopped (the manager cancels its runnables first), so
 		// the standby leads within its retry period instead of after the lease expires.
 		LeaderElectionReleaseOnCancel: true,
-		HealthProbeBindAddress:  cfg.ProbeAddr,
-		Metrics:                 metricsserver.Options{BindAddress: cfg.MetricsAddr},
-		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		HealthProbeBindAddress:        cfg.ProbeAddr,
+		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
 	if cfg.LeaseDuration > 0 {
 		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &cfg.LeaseDuration, &cfg.RenewDeadline, &cfg.RetryPeriod
