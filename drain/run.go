@@ -2,6 +2,7 @@ package drain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -213,7 +214,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	workers.Wait()
 	r.wg.Wait()
 	factory.Shutdown()
-	if result != nil {
+	if result != nil && !errors.Is(context.Cause(parent), ErrPaused) {
 		r.releaseUnfinished(result) // the nodes it holds stay cordoned, failed, with why
 	}
 	return r.finish(result, nil)

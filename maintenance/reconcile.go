@@ -66,13 +66,14 @@ type Reconciler struct {
 	runs   map[string]*run
 	holder map[string]string    // node -> the Maintenance whose run holds it
 	uids   map[string]types.UID // a running Maintenance's UID, for its Events
+	kept   map[string]*keeper   // a paused Maintenance's hold on its nodes (hold.go)
 	wg     sync.WaitGroup
 }
 
 // run is one object's operation in progress.
 type run struct {
 	nodes  []string
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	done   chan struct{}
 	stop   string // why it was cancelled (stopPaused, stopDeleted); "" for a shutdown
 }
@@ -99,7 +100,7 @@ func (r *Reconciler) defaults() {
 		r.Logger = klog.Background()
 	}
 	if r.runs == nil {
-		r.runs, r.holder, r.uids = map[string]*run{}, map[string]string{}, map[string]types.UID{}
+		r.runs, r.holder, r.uids, r.kept = map[string]*run{}, map[string]string{}, map[string]types.UID{}, map[string]*keeper{}
 	}
 }
 
@@ -132,6 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	m := &v1alpha1.Maintenance{}
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.unkeep(req.Name)
 			r.stopRun(req.Name, stopDeleted)
 			r.release(req.Name)
 			return ctrl.Result{}, nil
@@ -148,6 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if m.Status.Phase.Done() {
+		r.unkeep(m.Name)
 		r.release(m.Name)
 		return ctrl.Result{}, nil
 	}
@@ -157,6 +160,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if m.Spec.Paused {
 		if rn != nil {
 			r.stopRun(m.Name, stopPaused) // the run's end writes Paused
+		}
+		if base != nil {
+			r.keep(base, m) // the paused object's nodes stay its own
+		}
+		if rn != nil {
 			return ctrl.Result{}, nil
 		}
 		if m.Status.Phase != v1alpha1.PhasePaused {
@@ -228,7 +236,8 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
-	runCtx, cancel := context.WithCancel(base)
+	r.unkeep(m.Name) // a paused object's hold (hold.go) ends: its run holds the nodes now
+	runCtx, cancel := context.WithCancelCause(base)
 	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.runs[m.Name] = rn
@@ -296,7 +305,11 @@ func (r *Reconciler) stopRun(name, why string) {
 	if rn == nil {
 		return
 	}
-	rn.cancel()
+	var cause error
+	if why == stopPaused {
+		cause = drain.ErrPaused // the nodes stay held (hold.go keeps them)
+	}
+	rn.cancel(cause)
 	<-rn.done
 }
 
@@ -317,6 +330,7 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	if !controllerutil.ContainsFinalizer(m, Finalizer) {
 		return nil
 	}
+	r.unkeep(m.Name)
 	r.stopRun(m.Name, stopDeleted)
 	r.release(m.Name)
 	fresh := &v1alpha1.Maintenance{}

@@ -24,7 +24,7 @@ const statusWriteTimeout = 30 * time.Second
 func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, counts v1alpha1.Counts, op *operation.Operator, req operation.Request, t *tracker) {
 	defer r.wg.Done()
 	defer close(rn.done)
-	defer rn.cancel()
+	defer rn.cancel(nil)
 	events := make(chan event.Event, 256)
 	type result struct {
 		sum operation.Summary
