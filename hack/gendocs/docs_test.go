@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -102,12 +103,19 @@ func TestDocsLinksResolve(t *testing.T) {
 	for _, f := range files {
 		for _, l := range relativeLinks(t, f) {
 			n++
-			target := filepath.ToSlash(filepath.Join(filepath.Dir(f), l.target))
+			target := f
+			if l.target != "" {
+				target = filepath.ToSlash(filepath.Join(filepath.Dir(f), l.target))
+			}
 			if pendingDocs[target] {
 				continue
 			}
 			if _, err := os.Stat(filepath.Join(repoRoot, target)); err != nil {
 				t.Errorf("%s:%d: link %q: %s does not exist", f, l.line, l.target, target)
+				continue
+			}
+			if l.anchor != "" && strings.HasSuffix(target, ".md") && !anchors(t, target)[l.anchor] {
+				t.Errorf("%s:%d: link %q: %s has no heading #%s", f, l.line, l.target+"#"+l.anchor, target, l.anchor)
 			}
 		}
 	}
@@ -268,14 +276,15 @@ func takesValue(f *pflag.Flag) bool { return f.NoOptDefVal == "" }
 // link is one relative link of a document.
 type link struct {
 	line   int
-	target string
+	target string // "" for an in-page anchor
+	anchor string // "" for none
 }
 
 // mdLink matches an inline Markdown link or image: [text](target) or ![alt](target).
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-// relativeLinks returns file's links that are not URLs or in-page anchors, without their
-// fragment, skipping fenced blocks.
+// relativeLinks returns file's links that are not URLs, each with its fragment apart,
+// skipping fenced blocks.
 func relativeLinks(t *testing.T, file string) []link {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot, file))
@@ -294,12 +303,51 @@ func relativeLinks(t *testing.T, file string) []link {
 		}
 		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
 			target := m[1]
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || strings.HasPrefix(target, "#") {
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
-			target, _, _ = strings.Cut(target, "#")
-			out = append(out, link{line: i + 1, target: target})
+			target, anchor, _ := strings.Cut(target, "#")
+			out = append(out, link{line: i + 1, target: target, anchor: anchor})
 		}
+	}
+	return out
+}
+
+// anchors returns the anchors GitHub makes of file's headings: lower case, punctuation
+// but hyphens dropped, blanks made hyphens, a repeated one suffixed -1, -2, ...
+func anchors(t *testing.T, file string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	out := map[string]bool{}
+	fenced := false
+	for _, text := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(text), "```") {
+			fenced = !fenced
+		}
+		heading, ok := strings.CutPrefix(strings.TrimLeft(text, "#"), " ")
+		if fenced || !strings.HasPrefix(text, "#") || !ok {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slug := b.String()
+		if n := seen[slug]; n > 0 {
+			out[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			out[slug] = true
+		}
+		seen[slug]++
 	}
 	return out
 }
