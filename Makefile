@@ -58,7 +58,7 @@ test-unit: ## Run the unit tests only (no cluster, no builds)
 	cd hack/image && $(GO) test -count=1 -short ./...
 
 .PHONY: verify
-verify: verify-mod verify-fmt vet verify-deps verify-generated lint cross-build ## Everything CI checks before the tests; changes no file
+verify: verify-mod verify-fmt vet verify-deps verify-generated verify-docs lint cross-build ## Everything CI checks before the tests; changes no file
 
 .PHONY: verify-mod
 verify-mod: ## go.mod and go.sum of every module are tidy (go mod tidy -diff: nothing is rewritten)
@@ -129,6 +129,14 @@ bench-docs: tools ## Run the realistic bench and write its report and timelines 
 .PHONY: clean
 clean: ## Remove build output (the tool cache stays: hack/build-tools.sh prints its path)
 	rm -rf bin dist .local
+
+.PHONY: docs
+docs: ## Regenerate docs/reference (command pages, exit codes, NDJSON events) from the code
+	$(GO) run ./hack/gendocs -out docs/reference
+
+.PHONY: verify-docs
+verify-docs: ## The committed docs/reference is what hack/gendocs makes from the code
+	./hack/verify-docs.sh
 
 .PHONY: generate
 generate: ## Regenerate the NodePool deepcopy code and CRD with the pinned controller-gen
