@@ -120,6 +120,7 @@ func Controller() []Check {
 	add(appsGroup, "daemonsets", "", "get", "list")
 	add(appsGroup, "replicasets", "", "get", "list")
 	add(appsGroup, "deployments", "", "get", "list", "update", "patch")
+	add(autoscaling, "horizontalpodautoscalers", "", "list")
 	add(coreGroup, nodesResource, "", "get", "list", "watch", "patch", "update")
 	add(coreGroup, nodesResource, "status", "patch")
 	add(coreGroup, podsResource, "", "get", "list", "watch")

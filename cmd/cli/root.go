@@ -1,5 +1,5 @@
 // Package cli holds the cobra commands of kubectl-maintenance. Each command is an Options
-// struct with Complete, Validate and Run(ctx), the way kubectl's own commands are built.
+// struct with Validate and Run(ctx), close to the way kubectl's own commands are built.
 // Commands turn flags into engine configurations and engine events into output; the
 // engines (drain, pdb, nodepool) never print.
 package cli
