@@ -199,3 +199,32 @@ func TestNodeStateDoneDependsOnTheAction(t *testing.T) {
 		}
 	}
 }
+
+// A node another run holds is named in the waits until the run does something on it; a
+// warning said again unchanged is no change.
+func TestTrackerWaits(t *testing.T) {
+	tr := newTracker(nil, []string{"n1", "n2"}, v1alpha1.ActionDrain)
+	tr.take()
+	held := event.Event{Type: event.EventWarning, Node: "n2", Reason: reasonHeld, Message: "node n2 is held by run abc by jane (kubectl-maintenance drain n2) on laptop (pid 42)"}
+	steps := []struct {
+		ev        event.Event
+		want      string
+		wantDirty bool
+	}{
+		{held, held.Message, true},
+		{held, held.Message, false},
+		{event.Event{Type: event.EventWarning, Node: "n2", Message: "something else"}, held.Message, false},
+		{event.Event{Type: event.EventNodeCordoned, Node: "n1"}, held.Message, true},
+		{event.Event{Type: event.EventNodeCordoned, Node: "n2"}, "", true},
+	}
+	for i, s := range steps {
+		tr.apply(s.ev)
+		if got := tr.waits(); got != s.want {
+			t.Errorf("step %d: waits %q, want %q", i, got, s.want)
+		}
+		if tr.dirty != s.wantDirty {
+			t.Errorf("step %d: dirty %v, want %v", i, tr.dirty, s.wantDirty)
+		}
+		tr.take()
+	}
+}

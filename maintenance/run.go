@@ -40,8 +40,11 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	progress := func() {
 		wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
 		defer cancel()
-		nodes, c := t.take(), t.counts(counts, nil)
-		if err := r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, _ int64) { s.Nodes, s.Counts = nodes, c }); err != nil {
+		waits, nodes, c := t.waits(), t.take(), t.counts(counts, nil)
+		if err := r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+			s.Nodes, s.Counts = nodes, c
+			setWaiting(s, gen, waits)
+		}); err != nil {
 			r.Logger.Error(err, "status write", "maintenance", name)
 		}
 	}
@@ -122,6 +125,15 @@ func (r *Reconciler) recordReleased(name string, ev event.Event) {
 	r.mu.Unlock()
 	obj := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid}}
 	r.Recorder.Event(obj, corev1.EventTypeWarning, "NodeReleased", ev.Message)
+}
+
+// setWaiting sets WaitingForNodes from waits (who holds the nodes the run waits for).
+func setWaiting(s *v1alpha1.MaintenanceStatus, gen int64, waits string) {
+	if waits == "" {
+		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionFalse, "NodesFree", "no other run holds the nodes")
+		return
+	}
+	setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, "HeldByAnotherRun", waits)
 }
 
 func msgOr(msg, dflt string) string {

@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,12 +39,14 @@ type tracker struct {
 	evicted int32
 	// action is the Maintenance's: it says when a node is finished (NodeStateDone).
 	action v1alpha1.Action
+	// waiting says, per node another run holds, who holds it (the engine's line).
+	waiting map[string]string
 }
 
 // newTracker starts from the nodes of an earlier status (a resumed run) and names, the
 // run's nodes in order.
 func newTracker(prev []v1alpha1.NodeStatus, names []string, action v1alpha1.Action) *tracker {
-	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}, action: action}
+	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}, action: action, waiting: map[string]string{}}
 	for i := range prev {
 		n := prev[i]
 		t.nodes[n.Name] = &n
@@ -80,6 +83,7 @@ func (t *tracker) setState(n *v1alpha1.NodeStatus, state string, ev event.Event)
 
 // apply folds one event in.
 func (t *tracker) apply(ev event.Event) {
+	t.noteWait(ev)
 	switch ev.Type {
 	case event.EventPlan:
 		if ev.Plan == nil {
@@ -184,4 +188,37 @@ func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Coun
 		c.PodsPending = int32(sum.PodsPending)
 	}
 	return c
+}
+
+// reasonHeld is the Reason of the engine's warning for a node another run holds.
+const reasonHeld = "HeldByAnotherRun"
+
+// noteWait keeps who holds each node the run waits for: set by the engine's warning,
+// cleared by anything the run then does on the node.
+func (t *tracker) noteWait(ev event.Event) {
+	if ev.Node == "" {
+		return
+	}
+	if ev.Type == event.EventWarning && ev.Reason == reasonHeld {
+		if t.waiting[ev.Node] != ev.Message {
+			t.waiting[ev.Node] = ev.Message
+			t.dirty = true
+		}
+		return
+	}
+	if _, ok := t.waiting[ev.Node]; ok && ev.Type != event.EventWarning {
+		delete(t.waiting, ev.Node)
+		t.dirty = true
+	}
+}
+
+// waits says who holds the nodes the run waits for, in the run's order ("" when none).
+func (t *tracker) waits() string {
+	var parts []string
+	for _, name := range t.order {
+		if w := t.waiting[name]; w != "" {
+			parts = append(parts, w)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -159,6 +159,9 @@ type HeldError struct {
 
 func (e *HeldError) Error() string {
 	msg := fmt.Sprintf("node %s is held by %s", e.Node, e.Holder)
+	if e.Holder.Host != "" && !strings.HasPrefix(e.Holder.Command, MaintenanceCommandPrefix) {
+		msg += fmt.Sprintf(" on %s (pid %d)", e.Holder.Host, e.Holder.PID)
+	}
 	if !e.Since.IsZero() {
 		msg += fmt.Sprintf(", since %s", e.Since.UTC().Format(time.RFC3339))
 	}
