@@ -228,3 +228,18 @@ func TestTrackerWaits(t *testing.T) {
 		tr.take()
 	}
 }
+
+// A run resumed by a new leader finds fewer pods on a draining node than the last status
+// said: those the dead leader evicted after its last write count as evicted.
+func TestTrackerKeepsTheEarlierRunsEvictions(t *testing.T) {
+	prev := []v1alpha1.NodeStatus{{Name: "n1", State: NodeDraining, PodsLeft: 4}, {Name: "n2", State: NodePending}}
+	tr := newTracker(prev, []string{"n1", "n2"}, v1alpha1.ActionDrain)
+	tr.apply(event.Event{Type: event.EventPlan, Plan: &event.Plan{Nodes: []event.NodePlan{
+		{Name: "n1", Steps: []pdb.Step{{}, {}, {}}}, {Name: "n2", Steps: []pdb.Step{{}}}}}})
+	if c := tr.counts(v1alpha1.Counts{PodsEvicted: 2}, nil); c.PodsEvicted != 3 {
+		t.Errorf("evicted %d, want 3 (2 written, 1 evicted after the last write)", c.PodsEvicted)
+	}
+	if c := tr.counts(v1alpha1.Counts{PodsEvicted: 2}, &drain.Summary{PodsEvicted: 4}); c.PodsEvicted != 7 {
+		t.Errorf("evicted at the end %d, want 7", c.PodsEvicted)
+	}
+}

@@ -55,6 +55,12 @@ loop:
 		case ev := <-events:
 			t.apply(ev)
 			r.recordReleased(name, ev)
+			if ev.Type == event.EventPlan {
+				// At once: each node's pods to evict are written before the evictions
+				// start, so that a leader killed before its next write leaves counts the
+				// next one can complete (tracker.inherited).
+				progress()
+			}
 		case <-ticker.C():
 			if t.dirty {
 				progress()

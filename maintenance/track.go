@@ -35,8 +35,9 @@ type tracker struct {
 	nodes map[string]*v1alpha1.NodeStatus
 	order []string
 	dirty bool
-	// evicted counts the pods this run evicted.
-	evicted int32
+	// evicted counts the pods this run evicted; inherited those an earlier run of the
+	// object evicted after its last status write.
+	evicted, inherited int32
 	// action is the Maintenance's: it says when a node is finished (NodeStateDone).
 	action v1alpha1.Action
 	// waiting says, per node another run holds, who holds it (the engine's line).
@@ -91,7 +92,15 @@ func (t *tracker) apply(ev event.Event) {
 		}
 		for _, np := range ev.Plan.Nodes {
 			n := t.node(np.Name)
-			if left := int32(len(np.Steps)); n.PodsLeft != left && n.State != NodeDrained {
+			left := int32(len(np.Steps))
+			if n.PodsLeft > left && n.State != NodeDrained {
+				// A resumed run (a new leader, a resume after a pause) finds fewer pods than
+				// the last status said: the earlier run evicted them after its last status
+				// write (a leader killed between two writes).
+				t.inherited += n.PodsLeft - left
+				t.dirty = true
+			}
+			if n.PodsLeft != left && n.State != NodeDrained {
 				n.PodsLeft = left
 				t.dirty = true
 			}
@@ -166,9 +175,9 @@ func (t *tracker) take() []v1alpha1.NodeStatus {
 // counts are the status counts: the nodes' from their states, the pods' from base (the
 // earlier runs of the object) plus this run's (its summary once it ended, when sum is set).
 func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Counts {
-	c := v1alpha1.Counts{PodsEvicted: base.PodsEvicted + t.evicted, Evictions: base.Evictions, Refusals: base.Refusals}
+	c := v1alpha1.Counts{PodsEvicted: base.PodsEvicted + t.inherited + t.evicted, Evictions: base.Evictions, Refusals: base.Refusals}
 	if sum != nil {
-		c.PodsEvicted = base.PodsEvicted + int32(sum.PodsEvicted)
+		c.PodsEvicted = base.PodsEvicted + t.inherited + int32(sum.PodsEvicted)
 		c.Evictions += int32(sum.Evictions)
 		c.Refusals += int32(sum.Refusals)
 	}
