@@ -175,7 +175,8 @@ func (t *tracker) take() []v1alpha1.NodeStatus {
 // counts are the status counts: the nodes' from their states, the pods' from base (the
 // earlier runs of the object) plus this run's (its summary once it ended, when sum is set).
 func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Counts {
-	c := v1alpha1.Counts{PodsEvicted: base.PodsEvicted + t.inherited + t.evicted, Evictions: base.Evictions, Refusals: base.Refusals}
+	// Each pod an earlier run evicted after its last write took at least one request.
+	c := v1alpha1.Counts{PodsEvicted: base.PodsEvicted + t.inherited + t.evicted, Evictions: base.Evictions + t.inherited, Refusals: base.Refusals}
 	if sum != nil {
 		c.PodsEvicted = base.PodsEvicted + t.inherited + int32(sum.PodsEvicted)
 		c.Evictions += int32(sum.Evictions)
