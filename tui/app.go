@@ -118,10 +118,12 @@ type App struct {
 	filter    textinput.Model
 	filtering bool
 	dialog    *confirm.Model
-	runs      map[int]*run
-	nextID    int
-	quitting  bool // asked to quit while actions run
-	stopping  bool // quitting: every action was cancelled, waiting for them to end
+	// cancelling is the Maintenance whose cancel (x) waits for the user's answer.
+	cancelling *data.MaintenanceRow
+	runs       map[int]*run
+	nextID     int
+	quitting   bool // asked to quit while actions run
+	stopping   bool // quitting: every action was cancelled, waiting for them to end
 	// interrupted is set when a quit stopped running actions.
 	interrupted bool
 	showHelp    bool
@@ -263,6 +265,8 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			a.quitting = false
 		}
 		return a, nil
+	case a.cancelling != nil:
+		return a.cancelKey(msg)
 	case a.dialog != nil:
 		return a.dialogKey(msg)
 	case a.filtering:
