@@ -76,7 +76,16 @@ func (a App) cancelKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 // with the confirmation dialog's answer line: what it is, what a cancel does to it.
 func (a App) cancelQuestion(w, h int) string {
 	m := a.cancelling
-	head := fmt.Sprintf("Cancel maintenance/%s (%s, %s, %s)?", m.Name, m.Action, m.Phase, m.Nodes)
+	var about []string // what the row says of it (a phase is empty until a controller takes it up)
+	for _, v := range []string{m.Action, m.Phase, m.Nodes} {
+		if v != "" {
+			about = append(about, v)
+		}
+	}
+	head := fmt.Sprintf("Cancel maintenance/%s?", m.Name)
+	if len(about) > 0 {
+		head = fmt.Sprintf("Cancel maintenance/%s (%s)?", m.Name, strings.Join(about, ", "))
+	}
 	what := "Its run stops: no new eviction and no new node. Its nodes stay cordoned with their state; uncordon them to undo. The Maintenance object is deleted."
 	if m.Done {
 		what = fmt.Sprintf("It has ended (%s): cancelling deletes the Maintenance object; its nodes keep their state.", m.Phase)
