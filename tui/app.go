@@ -118,12 +118,10 @@ type App struct {
 	filter    textinput.Model
 	filtering bool
 	dialog    *confirm.Model
-	// cancelling is the Maintenance whose cancel (x) waits for the user's answer.
-	cancelling *data.MaintenanceRow
-	runs       map[int]*run
-	nextID     int
-	quitting   bool // asked to quit while actions run
-	stopping   bool // quitting: every action was cancelled, waiting for them to end
+	runs      map[int]*run
+	nextID    int
+	quitting  bool // asked to quit while actions run
+	stopping  bool // quitting: every action was cancelled, waiting for them to end
 	// interrupted is set when a quit stopped running actions.
 	interrupted bool
 	showHelp    bool
@@ -133,6 +131,8 @@ type App struct {
 	// clusterFlags end every command the dashboard prints: the cluster flags it was
 	// started with (WithClusterFlags).
 	clusterFlags []string
+	// cancelling is the Maintenance whose cancel (x) waits for the user's answer.
+	cancelling *data.MaintenanceRow
 }
 
 // run is an action started from the dashboard.
