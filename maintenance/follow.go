@@ -167,11 +167,15 @@ func (ch NodeChange) Events() []event.Event {
 			out = append(out, node(event.EventNodeNotStarted, n.Message))
 		}
 	}
+	var waits []event.Event
 	for _, b := range ch.Blockers {
-		out = append(out, event.Event{Type: event.EventEvictionBlocked, Node: n.Name, Pod: b.Pod, PDB: b.PDB,
+		waits = append(waits, event.Event{Type: event.EventEvictionBlocked, Node: n.Name, Pod: b.Pod, PDB: b.PDB,
 			Message: b.Message, Cause: b.Cause, Remedy: b.Remedy})
 	}
-	return out
+	if ch.StateChanged && (n.State == NodeBlocked || n.State == NodeFailed) {
+		return append(waits, out...) // as a local run: the waits, then the node given up
+	}
+	return append(out, waits...)
 }
 
 // blockerPDBs joins the budgets the blockers name, each once, in order.

@@ -62,6 +62,13 @@ func TestNodeChangeEventsAreTheLocalRunsEvents(t *testing.T) {
 			NodeChange{StateChanged: true, Was: NodeDraining, Node: v1alpha1.NodeStatus{Name: "n1", State: NodeBlocked, Message: "gave up",
 				Blockers: []v1alpha1.Blocker{{Pod: "ns/a", PDB: "ns/db"}, {Pod: "ns/b", PDB: "ns/db,ns/x"}}}},
 			[]ev{{Type: event.EventNodeBlocked, Node: "n1", PDB: "ns/db,ns/x", Message: "gave up"}}},
+		"a node given up with its wait seen in the same read: the wait first, as a local run": {
+			NodeChange{StateChanged: true, Was: NodePending, Node: v1alpha1.NodeStatus{Name: "n1", State: NodeBlocked, Message: "gave up",
+				Blockers: []v1alpha1.Blocker{{Pod: "ns/a", PDB: "ns/db"}}}, Blockers: []v1alpha1.Blocker{{Pod: "ns/a", PDB: "ns/db", Message: "waits"}}},
+			[]ev{{Type: event.EventEvictionBlocked, Node: "n1", Pod: "ns/a", PDB: "ns/db", Message: "waits"}, {Type: event.EventNodeBlocked, Node: "n1", PDB: "ns/db", Message: "gave up"}}},
+		"cordoned with a wait seen in the same read: the node first": {
+			NodeChange{StateChanged: true, Was: NodePending, Node: v1alpha1.NodeStatus{Name: "n1", State: NodeCordoned}, Blockers: []v1alpha1.Blocker{{Pod: "ns/a", Message: "waits"}}},
+			[]ev{{Type: event.EventNodeCordoned, Node: "n1"}, {Type: event.EventEvictionBlocked, Node: "n1", Pod: "ns/a", Message: "waits"}}},
 		"not started": {
 			NodeChange{StateChanged: true, Node: v1alpha1.NodeStatus{Name: "n1", State: NodeNotStarted, Message: "not started"}},
 			[]ev{{Type: event.EventNodeNotStarted, Node: "n1", Message: "not started"}}},

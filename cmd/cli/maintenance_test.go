@@ -103,7 +103,7 @@ func TestFollowJSONPrintsEventsEndingInASummary(t *testing.T) {
 		"a drain that gave a node up": {mntv1.PhaseBlocked,
 			[]mntv1.NodeStatus{{Name: "n1", State: maintenance.NodeDrained}, {Name: "n2", State: maintenance.NodeBlocked, Message: "gave up",
 				Blockers: []mntv1.Blocker{{Pod: "ns/db-0", PDB: "ns/db", Message: "pdb ns/db allows 0"}}}},
-			[]string{"version", "node.cordoned", "node.drained", "node.blocked", "pod.eviction_blocked", "summary"}, ExitBlocked},
+			[]string{"version", "node.cordoned", "node.drained", "pod.eviction_blocked", "node.blocked", "summary"}, ExitBlocked},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

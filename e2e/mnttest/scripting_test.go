@@ -215,3 +215,48 @@ func TestDashboardAsksBeforeCancellingAMaintenance(t *testing.T) {
 	tm.keys("q")
 	tm.waitFor("EXITED 0", 10*time.Second)
 }
+
+// Issue 30, findings 8 and 9: a Maintenance that gives a node up (onBlocked: skip) streams
+// the blocked wait and the node given up as NDJSON, ends in a summary with exit code 3,
+// and its status names the spec's fields (policy.onBlocked), not the CLI's flags.
+func TestScriptingServerSideBlockedJSONSaysSpecFields(t *testing.T) {
+	e := newEnv(t, "stuck", "spare")
+	e.AddNodes(0)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "db", 1, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("db", 1)
+	e.PDB("db", fixture.PDBSpec{App: "db", MinAvailable: fixture.Int(1)}, 0)
+	e.AddNodes(1)
+	e.Guard()
+	startController(e)
+	name := e.NS + "-blocked"
+	r := e.Run("drain", "--server-side", "--name", name, "-o", "json", e.Nodes[0], "--on-blocked=skip", "--blocked-after=2s")
+	t.Logf("stdout:\n%sstderr:\n%s", r.Stdout, r.Stderr)
+	if r.Code != 3 {
+		t.Errorf("exit %d, want 3", r.Code)
+	}
+	evs := ndjson(t, r.Stdout)
+	var types []string
+	for _, ev := range evs {
+		types = append(types, fmt.Sprint(ev["type"]))
+	}
+	fixture.MustContain(t, "event types", strings.Join(types, " "), "pod.eviction_blocked", "node.blocked")
+	if last := evs[len(evs)-1]; last["type"] != "summary" || last["exit_code"] != float64(3) {
+		t.Errorf("the stream ends with %v, want the summary with exit_code 3", last)
+	}
+	m := get(e, mclient(t), name)
+	said := m.Status.Message
+	for _, n := range m.Status.Nodes {
+		said += "\n" + n.Message
+		for _, b := range n.Blockers {
+			said += "\n" + b.Message + "\n" + b.Cause + "\n" + b.Remedy
+		}
+	}
+	t.Logf("status words:\n%s", said)
+	if strings.Contains(said, "--on-blocked") || strings.Contains(said, "--timeout") || strings.Contains(said, "--surge") {
+		t.Errorf("the status names CLI flags:\n%s", said)
+	}
+	fixture.MustContain(t, "status", said, "policy.onBlocked: skip")
+	_ = e.Run("cancel", name)
+}
