@@ -185,6 +185,7 @@ func printMaintenances(c *Common, out *OutputFlags, list *mntv1.MaintenanceList,
 	objs := make([]runtime.Object, 0, len(list.Items))
 	for i := range list.Items {
 		m := &list.Items[i]
+		m.ManagedFields = nil // as kubectl get (--show-managed-fields=false)
 		m.SetGroupVersionKind(mntv1.GroupVersion.WithKind("Maintenance"))
 		objs = append(objs, m)
 	}
