@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
@@ -30,6 +32,10 @@ const FollowInterval = time.Second
 type NodeChange struct {
 	// Node is the node's status now.
 	Node v1alpha1.NodeStatus
+	// Was is the node's state at the last read ("" when the node is new in the status).
+	Was string
+	// To is the Maintenance's target pool (spec.to, a move's).
+	To string
 	// StateChanged: the node is new in the status, or its state changed.
 	StateChanged bool
 	// Blockers are the node's blockers that the last read did not have.
@@ -55,21 +61,29 @@ type Follower struct {
 
 // Follow reads maintenance/name every FollowInterval, reporting what changed, until it is
 // done (and returned), deleted (an error), or ctx ends (ctx.Err(): the object runs on in
-// the cluster). A read in flight is not cancelled by ctx.
+// the cluster). A name that does not exist at the first read is a usage error
+// (`maintenance "NAME" not found`, exit 2), not a deletion. With an error, the object as
+// last read is returned too (nil when it was never read), for a summary of how far it
+// got. A read in flight is not cancelled by ctx.
 func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenance, error) {
 	began := time.Now()
 	said := false
 	f.prev = map[string]v1alpha1.NodeStatus{}
 	ticker := time.NewTicker(FollowInterval)
 	defer ticker.Stop()
+	var last *v1alpha1.Maintenance
 	for {
 		m := &v1alpha1.Maintenance{}
 		if err := f.Client.Get(context.WithoutCancel(ctx), types.NamespacedName{Name: name}, m); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("maintenance/%s was deleted: its run stopped, the nodes keep their state", name)
+			switch {
+			case apierrors.IsNotFound(err) && last == nil:
+				return nil, notFound(name)
+			case apierrors.IsNotFound(err):
+				return last, fmt.Errorf("maintenance/%s was deleted: its run stopped, the nodes keep their state", name)
 			}
-			return nil, fmt.Errorf("get maintenance/%s: %w", name, err)
+			return last, fmt.Errorf("get maintenance/%s: %w", name, err)
 		}
+		last = m
 		f.changes(m)
 		if m.Status.Phase.Done() {
 			return m, nil
@@ -82,7 +96,7 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return last, ctx.Err()
 		case <-ticker.C:
 		}
 	}
@@ -93,7 +107,7 @@ func (f *Follower) changes(m *v1alpha1.Maintenance) {
 	for _, n := range m.Status.Nodes {
 		was, seen := f.prev[n.Name]
 		f.prev[n.Name] = n
-		ch := NodeChange{Node: n, StateChanged: !seen || was.State != n.State}
+		ch := NodeChange{Node: n, Was: was.State, To: m.Spec.To, StateChanged: !seen || was.State != n.State}
 		for _, b := range n.Blockers {
 			if !slices.Contains(was.Blockers, b) {
 				ch.Blockers = append(ch.Blockers, b)
@@ -103,6 +117,78 @@ func (f *Follower) changes(m *v1alpha1.Maintenance) {
 			f.Changed(ch)
 		}
 	}
+}
+
+// Events are the change as the events a local run of the same action emits, for the
+// NDJSON stream of a followed Maintenance. The status
+// carries node states and blockers, not each eviction, so only these come out:
+// node.cordoned (also before the first state past it, when no read saw the node
+// cordoned), node.drained, node.moved (message: the target pool), node.uncordoned,
+// node.failed, node.blocked and node.not_started (message: the node's), and one
+// pod.eviction_blocked per new blocker (pdb, message, cause, remedy). A state between two
+// reads (1 s apart) is not seen; pod.eviction_started, pod.eviction_accepted,
+// pod.evicted, the plan, warnings and pacing are never sent. Events carry the time the
+// node entered its state, when known.
+func (ch NodeChange) Events() []event.Event {
+	n := ch.Node
+	var at time.Time
+	if n.Since != nil {
+		at = n.Since.Time
+	}
+	node := func(t event.Type, msg string) event.Event {
+		return event.Event{Type: t, Time: at, Node: n.Name, Message: msg}
+	}
+	var out []event.Event
+	if ch.StateChanged {
+		unseen := ch.Was == "" || ch.Was == NodePending // no read saw the node cordoned
+		switch n.State {
+		case NodeCordoned:
+			out = append(out, node(event.EventNodeCordoned, ""))
+		case NodeDraining:
+			if unseen {
+				out = append(out, node(event.EventNodeCordoned, ""))
+			}
+		case NodeDrained:
+			if unseen {
+				out = append(out, node(event.EventNodeCordoned, ""))
+			}
+			out = append(out, node(event.EventNodeDrained, ""))
+		case NodeMoved:
+			out = append(out, node(event.EventNodeMoved, ch.To))
+		case NodeUncordoned:
+			out = append(out, node(event.EventNodeUncordoned, ""))
+		case NodeFailed:
+			out = append(out, node(event.EventNodeFailed, n.Message))
+		case NodeBlocked:
+			ev := node(event.EventNodeBlocked, n.Message)
+			ev.PDB = blockerPDBs(n.Blockers)
+			out = append(out, ev)
+		case NodeNotStarted:
+			out = append(out, node(event.EventNodeNotStarted, n.Message))
+		}
+	}
+	var waits []event.Event
+	for _, b := range ch.Blockers {
+		waits = append(waits, event.Event{Type: event.EventEvictionBlocked, Node: n.Name, Pod: b.Pod, PDB: b.PDB,
+			Message: b.Message, Cause: b.Cause, Remedy: b.Remedy})
+	}
+	if ch.StateChanged && (n.State == NodeBlocked || n.State == NodeFailed) {
+		return append(waits, out...) // as a local run: the waits, then the node given up
+	}
+	return append(out, waits...)
+}
+
+// blockerPDBs joins the budgets the blockers name, each once, in order.
+func blockerPDBs(bs []v1alpha1.Blocker) string {
+	var keys []string
+	for _, b := range bs {
+		for _, k := range strings.Split(b.PDB, ",") {
+			if k != "" && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return strings.Join(keys, ",")
 }
 
 // Summary is a finished Maintenance as the CLI's summary: its counts and elapsed time,

@@ -105,7 +105,7 @@ loop:
 		phase, reason := outcome(out.err)
 		msg := ""
 		if out.err != nil {
-			msg = oneLine(out.err.Error())
+			msg = SpecWording(oneLine(out.err.Error()))
 		}
 		c := t.counts(counts, &out.sum.Summary)
 		now := metav1.NewTime(r.Clock.Now())

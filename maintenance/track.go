@@ -82,8 +82,9 @@ func (t *tracker) setState(n *v1alpha1.NodeStatus, state string, ev event.Event)
 	t.dirty = true
 }
 
-// apply folds one event in.
+// apply folds one event in, its sentences in the spec's words (SpecWording).
 func (t *tracker) apply(ev event.Event) {
+	ev.Message, ev.Cause, ev.Remedy = SpecWording(ev.Message), SpecWording(ev.Cause), SpecWording(ev.Remedy)
 	t.noteWait(ev)
 	switch ev.Type {
 	case event.EventPlan:

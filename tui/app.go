@@ -131,6 +131,8 @@ type App struct {
 	// clusterFlags end every command the dashboard prints: the cluster flags it was
 	// started with (WithClusterFlags).
 	clusterFlags []string
+	// cancelling is the Maintenance whose cancel (x) waits for the user's answer.
+	cancelling *data.MaintenanceRow
 }
 
 // run is an action started from the dashboard.
@@ -263,6 +265,8 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			a.quitting = false
 		}
 		return a, nil
+	case a.cancelling != nil:
+		return a.cancelKey(msg)
 	case a.dialog != nil:
 		return a.dialogKey(msg)
 	case a.filtering:

@@ -2,13 +2,16 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // controlCurrent acts on the Progress view's row under the cursor: x cancels a running
-// action of this dashboard or a Maintenance; p and r pause and resume a Maintenance.
+// action of this dashboard or (once confirmed, as every action that changes the cluster
+// is) a Maintenance; p and r pause and resume a Maintenance.
 func (a App) controlCurrent(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := a.keys
 	m, onMaintenance := a.progress.CurrentMaintenance()
@@ -37,10 +40,65 @@ func (a App) controlCurrent(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		a.status = fmt.Sprintf("maintenance/%s is already %s", m.Name, map[bool]string{true: "paused", false: "running"}[m.Paused])
 		return a, nil
 	}
-	a.status = fmt.Sprintf("%s of maintenance/%s...", op, m.Name)
-	b, name := a.backend, m.Name
+	if op == MaintenanceCancel {
+		a.cancelling = &m
+		a.showHelp = false // the help would hide the question
+		a.resize()
+		return a, nil
+	}
+	return a.controlMaintenance(m.Name, op)
+}
+
+// controlMaintenance sends op on Maintenance name to the backend (in a command: it may
+// block on the API).
+func (a App) controlMaintenance(name, op string) (tea.Model, tea.Cmd) {
+	a.status = fmt.Sprintf("%s of maintenance/%s...", op, name)
+	b := a.backend
 	return a, func() tea.Msg { return MaintenanceDoneMsg{Name: name, Op: op, Err: b.ControlMaintenance(name, op)} }
 }
+
+// cancelKey answers the question a Maintenance's cancel (x) asks: y or enter cancels it,
+// n, esc, q or ctrl+c keeps it; any other key is ignored.
+func (a App) cancelKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	m := *a.cancelling
+	switch msg.String() {
+	case "y", "enter":
+		a.cancelling = nil
+		return a.controlMaintenance(m.Name, MaintenanceCancel)
+	case "n", "esc", "q", "ctrl+c":
+		a.cancelling = nil
+		a.status = fmt.Sprintf("maintenance/%s not cancelled", m.Name)
+	}
+	return a, nil
+}
+
+// cancelQuestion asks before cancelling a Maintenance, in at most h lines of w columns,
+// with the confirmation dialog's answer line: what it is, what a cancel does to it.
+func (a App) cancelQuestion(w, h int) string {
+	m := a.cancelling
+	var about []string // what the row says of it (a phase is empty until a controller takes it up)
+	for _, v := range []string{m.Action, m.Phase, m.Nodes} {
+		if v != "" {
+			about = append(about, v)
+		}
+	}
+	head := fmt.Sprintf("Cancel maintenance/%s?", m.Name)
+	if len(about) > 0 {
+		head = fmt.Sprintf("Cancel maintenance/%s (%s)?", m.Name, strings.Join(about, ", "))
+	}
+	what := "Its run stops: no new eviction and no new node. Its nodes stay cordoned with their state; uncordon them to undo. The Maintenance object is deleted."
+	if m.Done {
+		what = fmt.Sprintf("It has ended (%s): cancelling deletes the Maintenance object; its nodes keep their state.", m.Phase)
+	}
+	lines := append(wrapLines(head, w), "")
+	lines = append(append(lines, wrapLines(what, w)...), "", "Proceed? [y] yes  [n] no")
+	if len(lines) > h { // a tiny terminal: the answer line is never cut
+		lines = lines[len(lines)-h:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func wrapLines(s string, w int) []string { return strings.Split(ansi.Wrap(s, w, ""), "\n") }
 
 // maintenanceResult is the status line after a pause, resume or cancel.
 func maintenanceResult(msg MaintenanceDoneMsg) string {

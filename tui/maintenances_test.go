@@ -37,7 +37,12 @@ func TestProgressListsMaintenancesAndControlsThem(t *testing.T) {
 	}{
 		{"p pauses the one under the cursor", []string{"p"}, "pause rack-7", "maintenance/rack-7 paused"},
 		{"r on a running one is said, not sent", []string{"r"}, "", "already running"},
-		{"x cancels it", []string{"x"}, "cancel rack-7", "maintenance/rack-7 cancelled"},
+		{"x asks first and sends nothing", []string{"x"}, "", ""},
+		{"x then y cancels it", []string{"x", "y"}, "cancel rack-7", "maintenance/rack-7 cancelled"},
+		{"x then enter cancels it", []string{"x", "enter"}, "cancel rack-7", "maintenance/rack-7 cancelled"},
+		{"x then n keeps it", []string{"x", "n"}, "", "maintenance/rack-7 not cancelled"},
+		{"x then esc keeps it", []string{"x", "esc"}, "", "maintenance/rack-7 not cancelled"},
+		{"x on a finished one asks too", []string{"down", "x", "y"}, "cancel old", "maintenance/old cancelled"},
 		{"p on a finished one is said, not sent", []string{"down", "p"}, "", "has ended (Succeeded)"},
 	}
 	for _, tc := range tests {
@@ -58,5 +63,42 @@ func TestProgressListsMaintenancesAndControlsThem(t *testing.T) {
 				t.Errorf("status %q, want it to say %q", mm.status, tc.status)
 			}
 		})
+	}
+}
+
+// x on a Maintenance asks in the confirmation dialog's frame, with its answer line, what
+// a cancel does; the question keeps its answer line at any size, and keys other than
+// the answers change nothing.
+func TestCancellingAMaintenanceAsksFirst(t *testing.T) {
+	for _, size := range [][2]int{{100, 30}, {80, 24}, {40, 12}} {
+		f := newFake()
+		m := New(f, true)
+		m = step(t, m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		snap := snapshot()
+		snap.Maintenances = []data.MaintenanceRow{{Name: "rack-7", Action: "Drain", Phase: "Running", Nodes: "1/3 nodes"}}
+		m = step(t, m, SnapshotMsg{Snapshot: snap})
+		m = step(t, m, press("4"))
+		m = step(t, m, press("x"))
+		m = step(t, m, press("p")) // not an answer: ignored, not a pause
+		s := screen(m)
+		want := []string{"Proceed? [y] yes  [n] no"}
+		if size[0] >= 80 {
+			want = append(want, "Cancel maintenance/rack-7 (Drain, Running, 1/3 nodes)?", "nodes stay cordoned")
+		}
+		for _, w := range want {
+			if !strings.Contains(strings.Join(strings.Fields(s), " "), strings.Join(strings.Fields(w), " ")) {
+				t.Errorf("%dx%d: the question does not show %q:\n%s", size[0], size[1], w, s)
+			}
+		}
+		if len(f.controls) != 0 {
+			t.Errorf("%dx%d: the backend got %q before an answer", size[0], size[1], f.controls)
+		}
+		m = step(t, m, press("y"))
+		if !slices.Equal(f.controls, []string{"cancel rack-7"}) {
+			t.Errorf("%dx%d: after y the backend got %q, want the cancel", size[0], size[1], f.controls)
+		}
+		if strings.Contains(screen(m), "Proceed?") {
+			t.Errorf("%dx%d: the question stays after the answer:\n%s", size[0], size[1], screen(m))
+		}
 	}
 }

@@ -37,6 +37,8 @@ func (a App) View() tea.View {
 		content = a.box(a.dialog.View())
 	case a.quitting:
 		content = a.box(a.quitQuestion(a.dialogSize()))
+	case a.cancelling != nil:
+		content = a.box(a.cancelQuestion(a.dialogSize()))
 	case a.stopping:
 		content = "Stopping every action (calls in flight finish first); ctrl+c again leaves at once."
 	default:

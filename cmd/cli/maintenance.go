@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -16,19 +18,30 @@ import (
 // newCmdFollow builds "follow NAME": print a Maintenance's progress until it ends, with the
 // exit code of the same local run.
 func newCmdFollow(c *Common) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "follow NAME",
 		Short: "Follow a Maintenance until it ends: the lines and the exit code of the same local run",
-		Long:  "Follow a Maintenance until it ends: the lines and the exit code of the same local run. Ctrl-C detaches (the object runs on).\n\n" + ExitCodesHelp,
-		Args:  exactlyOne("maintenance"),
+		Long: "Follow a Maintenance until it ends: the lines and the exit code of the same local run. Ctrl-C detaches (the object runs on).\n" +
+			"A name that does not exist is an error (exit 2); an object deleted while followed (cancelled) ends the follow with exit 1.\n\n" +
+			followedEventsHelp + "\n\n" + ExitCodesHelp,
+		Example: `  kubectl maintenance follow drain-x7k2p
+  kubectl maintenance follow drain-x7k2p -o json | jq -c 'select(.type == "summary")'`,
+		Args: exactlyOne("maintenance"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := validateOutput(output); err != nil {
+				return err
+			}
 			mc, err := c.PoolClient()
 			if err != nil {
 				return err
 			}
-			return c.follow(cmd.Context(), mc, args[0])
+			return c.follow(cmd.Context(), mc, args[0], output)
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
+	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
+	return cmd
 }
 
 func exactlyOne(what string) cobra.PositionalArgs {
@@ -90,36 +103,41 @@ func newCmdPause(c *Common, pause bool) *cobra.Command {
 	return cmd
 }
 
-// newCmdGet builds "get [NAME...]": Maintenances with kubectl's printers.
+// newCmdGet builds "get [NAME... | -l SELECTOR]": Maintenances with kubectl's printers.
+// As kubectl get: without a name (or with several) -o json|yaml print a v1 List, even of
+// one object; one name prints the object; -o name prints kind.group/name per object.
 func newCmdGet(c *Common) *cobra.Command {
-	pf := genericclioptions.NewPrintFlags("").WithTypeSetter(Scheme())
+	out := NewOutputFlags(true)
 	var watch bool
+	var selector string
 	cmd := &cobra.Command{
-		Use:     "get [NAME...]",
+		Use:     "get [NAME... | -l SELECTOR]",
 		Aliases: []string{"list"},
-		Short:   "List Maintenances (-o wide|json|yaml|name|jsonpath=..., --watch)",
+		Short:   "List Maintenances (-o wide|json|yaml|name|jsonpath=..., -l, --watch)",
+		Example: `  kubectl maintenance get
+  kubectl maintenance get -o name
+  kubectl maintenance get -l team=infra -o jsonpath='{.items[*].metadata.name}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := validateListing(out, selector); err != nil {
+				return err
+			}
+			if selector != "" && len(args) > 0 {
+				return UsageErrorf("name cannot be provided when a selector is specified")
+			}
 			mc, err := c.PoolClient()
 			if err != nil {
 				return err
 			}
-			out := ptrOr(pf.OutputFormat)
-			var p printers.ResourcePrinter
-			if out != "" && out != "wide" {
-				if p, err = pf.ToPrinter(); err != nil {
-					return WithExitCode(ExitUsage, err)
-				}
-			}
 			ctx := cmd.Context()
+			headers := out.NoHeaders
+			defer func() { out.NoHeaders = headers }()
 			for first := true; ; first = false {
-				list, err := maintenance.Get(ctx, mc, args)
+				list, err := getMaintenances(ctx, mc, args, selector)
 				if err != nil {
 					return err
 				}
-				if out == "" || out == "wide" {
-					p = printers.NewTablePrinter(printers.PrintOptions{Wide: out == "wide", NoHeaders: !first})
-				}
-				if err := printMaintenances(c, p, out, list); err != nil {
+				out.NoHeaders = headers || !first
+				if err := printMaintenances(c, out, list, len(args) == 1, first); err != nil {
 					return err
 				}
 				if !watch {
@@ -133,28 +151,43 @@ func newCmdGet(c *Common) *cobra.Command {
 			}
 		},
 	}
-	pf.AddFlags(cmd)
+	out.AddFlags(cmd)
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector (kubectl's syntax: -l key=value,key2!=value2)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "list again every 2 seconds")
 	return cmd
 }
 
-func ptrOr(s *string) string {
-	if s == nil {
-		return ""
+// getMaintenances reads the named Maintenances, or every one matching selector.
+func getMaintenances(ctx context.Context, mc client.Reader, names []string, selector string) (*mntv1.MaintenanceList, error) {
+	if selector == "" {
+		return maintenance.Get(ctx, mc, names)
 	}
-	return *s
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, UsageErrorf("invalid --selector %q: %v", selector, err)
+	}
+	list := &mntv1.MaintenanceList{}
+	if err := mc.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("list maintenances: %w", err)
+	}
+	return list, nil
 }
 
-func printMaintenances(c *Common, p printers.ResourcePrinter, out string, list *mntv1.MaintenanceList) error {
-	if out != "" && out != "wide" {
-		list.SetGroupVersionKind(mntv1.GroupVersion.WithKind("MaintenanceList"))
-		for i := range list.Items {
-			list.Items[i].SetGroupVersionKind(mntv1.GroupVersion.WithKind("Maintenance"))
+// printMaintenances prints list as the table, or in any other format as kubectl get
+// does: one object alone when single (one name given), else a v1 List.
+func printMaintenances(c *Common, out *OutputFlags, list *mntv1.MaintenanceList, single, first bool) error {
+	if out.IsTable() && len(list.Items) == 0 {
+		if first {
+			fmt.Fprintln(c.ErrOut, "No resources found")
 		}
-		if out == "name" || len(list.Items) != 1 {
-			return p.PrintObj(list, c.Out)
-		}
-		return p.PrintObj(&list.Items[0], c.Out)
+		return nil
 	}
-	return p.PrintObj(render.MaintenanceTable(list, time.Now()), c.Out)
+	objs := make([]runtime.Object, 0, len(list.Items))
+	for i := range list.Items {
+		m := &list.Items[i]
+		m.ManagedFields = nil // as kubectl get (--show-managed-fields=false)
+		m.SetGroupVersionKind(mntv1.GroupVersion.WithKind("Maintenance"))
+		objs = append(objs, m)
+	}
+	return out.Print(c.Out, render.MaintenanceTable(list, time.Now()), asList(objs, single))
 }

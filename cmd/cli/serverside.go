@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,12 +24,36 @@ type ServerSideFlags struct {
 	ServerSide bool
 	Detach     bool
 	Name       string
+
+	// flags are the command's: a command with -o (drain, pool move) prints the followed
+	// object as its local run does (-o json: NDJSON events).
+	flags *pflag.FlagSet
 }
 
+// followedEventsHelp says what the NDJSON stream of a followed Maintenance carries.
+const followedEventsHelp = `With -o json the progress is NDJSON events on stdout, made from the object's status:
+node.cordoned, node.drained, node.moved, node.uncordoned, node.failed, node.blocked,
+node.not_started and pod.eviction_blocked (a new blocker), first a "version" event and
+last the "summary" (counts, exit_code). The status has no per-pod steps, so
+pod.eviction_started, pod.evicted, the plan, warnings and pacing are not sent, and a
+state that lasts less than the 1 s between two reads may be missed.`
+
 func (f *ServerSideFlags) addServerSideFlags(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&f.ServerSide, "server-side", false, "create a Maintenance object that the in-cluster controller runs (kubectl maintenance controller), and follow it")
+	f.flags = cmd.Flags()
+	cmd.Flags().BoolVar(&f.ServerSide, "server-side", false, "create a Maintenance object that the in-cluster controller runs (kubectl maintenance controller), and follow it (-o json: NDJSON events from its status, ending in a summary; see kubectl maintenance follow --help)")
 	cmd.Flags().BoolVar(&f.Detach, "detach", false, "with --server-side: return once the Maintenance is created")
 	cmd.Flags().StringVar(&f.Name, "name", "", "with --server-side: the Maintenance's name (default: generated)")
+}
+
+// output is the command's -o ("" when it has none).
+func (f ServerSideFlags) output() string {
+	if f.flags == nil {
+		return ""
+	}
+	if o := f.flags.Lookup("output"); o != nil {
+		return o.Value.String()
+	}
+	return ""
 }
 
 func (f *ServerSideFlags) validateServerSide(dryRun string) error {
@@ -78,20 +105,29 @@ func (c *Common) runServerSide(ctx context.Context, f ServerSideFlags, spec mntv
 	} else if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s created\n", m.Name)
+	out := f.output()
+	created := c.Out
+	if out == "json" { // stdout is the NDJSON stream: every line an event
+		created = c.ErrOut
+	}
+	fmt.Fprintf(created, "maintenance.maintenance.kubectl-maintenance.io/%s created\n", m.Name)
 	if f.Detach {
 		fmt.Fprintf(c.ErrOut, "follow it with `kubectl maintenance follow %s`; cancel it with `kubectl maintenance cancel %s`\n", m.Name, m.Name)
 		return nil
 	}
-	return c.follow(ctx, mc, m.Name)
+	return c.follow(ctx, mc, m.Name, out)
 }
 
-// follow prints the object's progress as lines until it ends, and returns the exit code
-// the CLI gives the same outcome. Ctrl-C detaches: the object runs on.
-func (c *Common) follow(ctx context.Context, mc client.Client, name string) error {
-	cs, _ := c.Client() // only to say why no controller took the object up
-	f := &maintenance.Follower{Client: mc, Kube: cs,
-		Changed: func(ch maintenance.NodeChange) { render.MaintenanceChange(c.Out, c.ErrOut, ch) },
+// follow prints the object's progress until it ends, as lines or (output "json") as
+// NDJSON events, and returns the exit code the CLI gives the same outcome. Ctrl-C
+// detaches: the object runs on.
+func (c *Common) follow(ctx context.Context, mc client.Client, name, output string) error {
+	var cs kubernetes.Interface // only to say why no controller took the object up
+	if c.ConfigFlags != nil {   // (a test's Common has no cluster flags)
+		cs, _ = c.Client()
+	}
+	fo := newFollowOutput(c, output)
+	f := &maintenance.Follower{Client: mc, Kube: cs, Changed: fo.change,
 		NotTakenUp: func(why string) {
 			fmt.Fprintf(c.ErrOut, "Warning: no controller took maintenance/%s up within %s: %s\n", name, maintenance.PickupTimeout, why)
 		}}
@@ -100,16 +136,47 @@ func (c *Common) follow(ctx context.Context, mc client.Client, name string) erro
 		fmt.Fprintf(c.ErrOut, "detached: maintenance/%s runs on in the cluster; follow it again with `kubectl maintenance follow %s`, cancel it with `kubectl maintenance cancel %s`\n", name, name, name)
 	}
 	if err != nil {
+		if m != nil && fo.nd != nil { // the stream ends in a summary: how far it got
+			fo.nd.Summary(maintenance.Summary(m), err, ExitCode(err))
+		}
 		return err
 	}
 	code := phaseExitCode(m)
 	if code != ExitOK {
 		err = WithExitCode(code, fmt.Errorf("maintenance/%s %s: %s", m.Name, m.Status.Phase, m.Status.Message))
 	}
-	if m.Spec.Action == mntv1.ActionDrain || m.Spec.Action == mntv1.ActionMove {
+	switch {
+	case fo.nd != nil:
+		fo.nd.Summary(maintenance.Summary(m), err, code)
+	case m.Spec.Action == mntv1.ActionDrain || m.Spec.Action == mntv1.ActionMove:
 		(&render.Human{Out: c.Out, ErrOut: c.ErrOut}).Summary(maintenance.Summary(m), err, code)
 	}
 	return err
+}
+
+// followOutput prints a followed object's changes: kubectl-style lines, or NDJSON events
+// (nd set) converted from the status (maintenance.NodeChange.Events).
+type followOutput struct {
+	c  *Common
+	nd *render.NDJSON
+}
+
+func newFollowOutput(c *Common, output string) *followOutput {
+	fo := &followOutput{c: c}
+	if output == "json" {
+		fo.nd = render.NewNDJSON(c.Out, version, time.Now, c.APIRequests)
+	}
+	return fo
+}
+
+func (fo *followOutput) change(ch maintenance.NodeChange) {
+	if fo.nd == nil {
+		render.MaintenanceChange(fo.c.Out, fo.c.ErrOut, ch)
+		return
+	}
+	for _, ev := range ch.Events() {
+		fo.nd.Event(ev)
+	}
 }
 
 // phaseExitCode is the exit code of a finished Maintenance: the local run's for the same
