@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 )
@@ -52,6 +53,11 @@ func calls(cs *fake.Clientset) string {
 	for _, a := range cs.Actions() {
 		if a.GetVerb() == "watch" || (a.GetVerb() == "list" && a.GetResource().Resource != "nodes") || a.GetResource().Resource == "events" ||
 			(a.GetResource().Resource == "nodes" && a.GetSubresource() == "status") {
+			continue
+		}
+		// The run's watch of the nodes that carry a record (drain/leave.go) starts beside
+		// the cordons, in no fixed order: left out, as the other watches are.
+		if l, ok := a.(k8stesting.ListAction); ok && l.GetListRestrictions().Labels.String() == noderecord.LabelState {
 			continue
 		}
 		name := ""
