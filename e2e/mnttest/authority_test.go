@@ -122,6 +122,15 @@ func TestPolicyRefusesMaintenancesBeyondTheUsersRights(t *testing.T) {
 		}
 	})
 
+	t.Run("the CLI says which rights are missing", func(t *testing.T) {
+		r := e.Run("--kubeconfig", only.Kubeconfig, "drain", e.Nodes[0], "--server-side", "--detach")
+		if r.Code != 1 {
+			t.Errorf("drain --server-side by a user who may only create Maintenances: exit %d, want 1", r.Code)
+		}
+		fixture.MustContain(t, "stderr", r.Stderr,
+			"creating a Drain Maintenance needs the rights it uses: you may not patch nodes, nor create pods/eviction (cluster-wide)")
+	})
+
 	t.Run("a Drain the maintainer asked for names them on the node", func(t *testing.T) {
 		requesterOnTheNode(t, e, maint)
 	})
@@ -235,6 +244,7 @@ func TestUserRolesAggregateIntoViewEditAdmin(t *testing.T) {
 		{"edit", "get", group, "nodepools", true},
 		{"edit", "update", group, "nodepools", false},
 		{"edit", "patch", "", "nodes", false},
+		{"edit", "create", "", "pods/eviction", true}, // edit bound cluster-wide: the policy's second right
 		{"admin", "create", group, "nodepools", true},
 		{"admin", "delete", group, "maintenances", true},
 	}
@@ -255,23 +265,26 @@ func TestUserRolesAggregateIntoViewEditAdmin(t *testing.T) {
 		return edit.Create(e.Ctx, drainOf(e, "by-edit", nil), client.DryRunAll) == nil
 	})
 	installPolicy(t, e, edit)
-	err := edit.Create(e.Ctx, drainOf(e, "by-edit", nil), client.DryRunAll)
-	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "creating a Drain Maintenance needs the rights it uses: you may not patch nodes") {
-		t.Errorf("a Drain by an edit user with the policy: %v; want Forbidden, naming patch nodes", err)
+	m := drainOf(e, "by-edit", nil)
+	err := edit.Create(e.Ctx, m, client.DryRunAll)
+	if want := refusal(m.Name, "creating a Drain Maintenance needs the rights it uses: you may not patch nodes"); !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("a Drain by an edit user with the policy: %v; want Forbidden: %s", err, want)
 	}
 	t.Logf("with the policy, edit alone: %v", err)
 }
 
-// canI is `kubectl auth can-i verb resource` (cluster-wide) as u: a SelfSubjectAccessReview.
+// canI is `kubectl auth can-i verb resource[/subresource]` (cluster-wide) as u: a
+// SelfSubjectAccessReview.
 func canI(t *testing.T, e *fixture.Env, u fixture.User, verb, group, resource string) bool {
 	t.Helper()
+	resource, sub, _ := strings.Cut(resource, "/")
 	cs, err := kubernetes.NewForConfig(u.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(e.Ctx, &authorizationv1.SelfSubjectAccessReview{
 		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: verb, Group: group, Resource: resource}}}, metav1.CreateOptions{})
+			Verb: verb, Group: group, Resource: resource, Subresource: sub}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
