@@ -178,7 +178,12 @@ func (e *Engine) startRecorder() *recorder {
 	})
 }
 
-// recordEvent records an Event on node (best effort, never blocks).
+// recordEvent records an Event on node (best effort, never blocks). The note names the
+// run's user when known, as the node's record and conditions do: who asked is part of
+// what happened to the node.
 func (r *run) recordEvent(node, eventType, reason, message string) {
+	if u := r.self().User; u != "" {
+		message += " (user " + u + ")"
+	}
 	r.rec.record(node, eventType, reason, message)
 }

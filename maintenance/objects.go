@@ -85,12 +85,17 @@ func Cancel(ctx context.Context, c client.Client, name string) error {
 }
 
 // Create creates a Maintenance with spec, named name or, when name is "", generated from
-// its action ("drain-xxxxx"). An object the API server refuses (IsInvalid) is the user's
-// input to fix; an API that is not installed says to install it.
-func Create(ctx context.Context, c client.Client, name string, spec v1alpha1.MaintenanceSpec) (*v1alpha1.Maintenance, error) {
+// its action ("drain-xxxxx"), recording requestedBy (the user's name, "" when unknown) in
+// AnnotationRequestedBy. An object the API server refuses (IsInvalid) is the user's input
+// to fix; an API that is not installed says to install it. A refusal by the admission
+// policy (the user lacks a right the Maintenance would use) is Forbidden and says which.
+func Create(ctx context.Context, c client.Client, name string, spec v1alpha1.MaintenanceSpec, requestedBy string) (*v1alpha1.Maintenance, error) {
 	m := &v1alpha1.Maintenance{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
 	if name == "" {
 		m.GenerateName = strings.ToLower(string(spec.Action)) + "-"
+	}
+	if requestedBy != "" {
+		m.Annotations = map[string]string{AnnotationRequestedBy: requestedBy}
 	}
 	if err := c.Create(ctx, m); err != nil {
 		switch {

@@ -58,12 +58,15 @@ func TestCreateSaysWhoRefused(t *testing.T) {
 	c := crfake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return invalid },
 	}).Build()
-	_, err := Create(context.Background(), c, "x", v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain})
+	_, err := Create(context.Background(), c, "x", v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain}, "")
 	if !apierrors.IsInvalid(err) || !strings.HasPrefix(err.Error(), "the API server refused the Maintenance: ") {
 		t.Errorf("Create refused: %v, want IsInvalid naming the API server", err)
 	}
 	ok := crfake.NewClientBuilder().WithScheme(s).Build()
-	if m, err := Create(context.Background(), ok, "x", v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain}); err != nil || m.Name != "x" {
-		t.Errorf("Create x: %v, %v", m, err)
+	if m, err := Create(context.Background(), ok, "x", v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain}, "alice"); err != nil || m.Name != "x" || m.Annotations[AnnotationRequestedBy] != "alice" {
+		t.Errorf("Create x by alice: %v, %v; want it named x, requested by alice", m, err)
+	}
+	if m, err := Create(context.Background(), ok, "y", v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain}, ""); err != nil || len(m.Annotations) != 0 {
+		t.Errorf("Create y by an unknown user: %v, %v; want no requested-by annotation", m, err)
 	}
 }

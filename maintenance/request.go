@@ -17,6 +17,13 @@ import (
 // "maintenance/<name>" (noderecord's MaintenanceCommandPrefix).
 const OriginPrefix = noderecord.MaintenanceCommandPrefix
 
+// AnnotationRequestedBy names the user who created a Maintenance: the CLI sets it to the
+// user's name, and the admission policy (config/admission) refuses any other name and any
+// change. The controller records it on the nodes as the run's user, "<requester> (via
+// <controller>)". An object without it (created by plain kubectl) records the controller
+// alone.
+const AnnotationRequestedBy = "maintenance.kubectl-maintenance.io/requested-by"
+
 // Origin is what a run of m records on its nodes as the command that started the work.
 func Origin(name string) string { return OriginPrefix + name }
 
@@ -32,7 +39,8 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	s := m.Spec
 	// Command is the origin operation records on the nodes (it decides the origin).
 	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To,
-		Command: Origin(m.Name), RunID: RunID(m), IncludeDisrupting: s.Drain.IncludeDisrupting}
+		Command: Origin(m.Name), RunID: RunID(m), IncludeDisrupting: s.Drain.IncludeDisrupting,
+		RequestedBy: m.Annotations[AnnotationRequestedBy]}
 	if err := checkNames(s); err != nil {
 		return req, err
 	}

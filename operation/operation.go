@@ -80,6 +80,10 @@ type Request struct {
 	// those nodes over at once instead of waiting for their heartbeats to expire. Empty:
 	// a fresh identity for each run (a CLI command).
 	RunID string
+	// RequestedBy, when set, is the user who asked for the run (a Maintenance's
+	// requested-by annotation, which the admission policy keeps true): the nodes record
+	// "<RequestedBy> (via <the user this process acts as>)" as the run's user.
+	RequestedBy string
 	// IncludeDisrupting drains (or moves) nodes Karpenter is already disrupting (taint
 	// karpenter.sh/disrupted) too. Without it they are left to Karpenter, untouched: one
 	// warning each, and the run ends in a *drain.DisruptingError (blocked by policy).

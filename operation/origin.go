@@ -11,7 +11,9 @@ import (
 // cordon, a drain or a move changes (status shows them): nothing for a dry run that
 // sends nothing. The command is the front end's (Request.Command); the user is the API
 // server's answer to a SelfSubjectReview when it gives one, else Operator.User. This is
-// the one place the origin is decided.
+// the one place the origin is decided. A run on someone's behalf (Request.RequestedBy,
+// the controller running a Maintenance) records both: "alice (via
+// system:serviceaccount:kube-system:kubectl-maintenance-controller)".
 func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	switch {
 	case req.Action == Cordon && req.DryRun != drain.DryRunClient:
@@ -19,7 +21,11 @@ func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	default:
 		return
 	}
-	req.Drain.Origin = drain.Origin{ID: req.RunID, Command: req.Command, User: o.whoAmI(ctx)}
+	user := o.whoAmI(ctx)
+	if req.RequestedBy != "" && req.RequestedBy != user {
+		user = req.RequestedBy + " (via " + user + ")"
+	}
+	req.Drain.Origin = drain.Origin{ID: req.RunID, Command: req.Command, User: user}
 }
 
 // whoAmI asks the API server once who the user is (see access.WhoAmI); later calls

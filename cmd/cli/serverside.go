@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
@@ -93,13 +94,16 @@ func (o *DrainOptions) maintenanceSpec(action mntv1.Action) mntv1.MaintenanceSpe
 	return s
 }
 
-// runServerSide creates the Maintenance and follows it (unless --detach).
+// runServerSide creates the Maintenance and follows it (unless --detach). The object
+// names its requester (the API server's answer to who the user is), which the controller
+// records on the nodes.
 func (c *Common) runServerSide(ctx context.Context, f ServerSideFlags, spec mntv1.MaintenanceSpec) error {
 	mc, err := c.PoolClient()
 	if err != nil {
 		return err
 	}
-	m, err := maintenance.Create(ctx, mc, f.Name, spec)
+	cs, _ := c.Client() // nil: the requester stays unknown
+	m, err := maintenance.Create(ctx, mc, f.Name, spec, access.WhoAmI(ctx, cs, ""))
 	if apierrors.IsInvalid(err) {
 		return WithExitCode(ExitUsage, err)
 	} else if err != nil {

@@ -3,17 +3,12 @@ package faulttest
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
@@ -58,44 +53,12 @@ func without(rules []rbacv1.PolicyRule, resource string, verbs ...string) []rbac
 	return out
 }
 
-// userKubeconfig creates a ServiceAccount bound (cluster-wide) to rules and writes a
-// kubeconfig that authenticates as it with a token; it returns the path and the user name.
+// userKubeconfig is fixture's Env.User: a ServiceAccount bound (cluster-wide) to rules,
+// as a kubeconfig path and the user name.
 func userKubeconfig(t *testing.T, e *fixture.Env, name string, rules []rbacv1.PolicyRule) (string, string) {
 	t.Helper()
-	full := e.NS + "-" + name
-	sa, err := e.C.CoreV1().ServiceAccounts(e.NS).Create(e.Ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.C.RbacV1().ClusterRoles().Create(e.Ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: full}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.C.RbacV1().ClusterRoleBindings().Create(e.Ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: full},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: full},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: e.NS}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = e.C.RbacV1().ClusterRoleBindings().Delete(e.Ctx, full, metav1.DeleteOptions{})
-		_ = e.C.RbacV1().ClusterRoles().Delete(e.Ctx, full, metav1.DeleteOptions{})
-	})
-	tok, err := e.C.CoreV1().ServiceAccounts(e.NS).CreateToken(e.Ctx, sa.Name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: shared.Config.Host, CertificateAuthorityData: shared.Config.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name}
-	cfg.CurrentContext = name
-	path := filepath.Join(t.TempDir(), name+".kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path, fmt.Sprintf("system:serviceaccount:%s:%s", e.NS, name)
+	u := e.User(t, name, rules)
+	return u.Kubeconfig, u.Name
 }
 
 // Issue 10, test 5: a user without one permission gets one line naming it before anything

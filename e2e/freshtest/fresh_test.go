@@ -16,7 +16,7 @@ import (
 // The patched kwok (the one tool hack/build-tools.sh copies out of the module cache)
 // builds with an empty GOMODCACHE and an empty KM_TOOLS_DIR: the script asks Go to
 // download the module and say where it is (a `go list -m` on an empty cache printed
-// nothing and the copy failed with "cp: cannot stat ''"). The other binaries are linked
+// nothing and the copy failed with "cp: cannot stat ”"). The other binaries are linked
 // from the machine's tool cache so that the test builds kwok alone (a few minutes).
 func TestToolsBuildFromAnEmptyModuleCache(t *testing.T) {
 	if testing.Short() {
