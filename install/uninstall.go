@@ -44,6 +44,7 @@ type InUseError struct {
 // maxNamed is how many objects InUseError's one line names before "and N more".
 const maxNamed = 5
 
+// Error names the objects on one line, at most maxNamed of them.
 func (e *InUseError) Error() string {
 	all := append(slices.Clone(e.Active), e.Pools...)
 	named := all
