@@ -241,7 +241,8 @@ as the budgets allow.
 		newCmdCancel(common),
 		newCmdPause(common, true),
 		newCmdPause(common, false),
-		newCmdInstall(common, "install", "Install (or update) the NodePool and Maintenance CustomResourceDefinitions; safe to run again"),
+		newCmdInstall(common, "install", "Install (or update) the NodePool and Maintenance CustomResourceDefinitions, and with --controller the controller; safe to run again"),
+		newCmdUninstall(common),
 	)
 	addKubectlCompletion(root)
 	rejectUnknownCommands(root)
