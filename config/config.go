@@ -1,6 +1,6 @@
 // Package config embeds the manifests under config/ that "kubectl maintenance install
 // --controller" applies besides the CRDs (package crd): the controller's RBAC (rbac/)
-// and its Deployment (manager/). Package install decodes them; samples/ is not embedded.
+// its Deployment (manager/) and the admission policy (admission/). Package install decodes them; samples/ is not embedded.
 package config
 
 import "embed"
@@ -11,5 +11,5 @@ import "embed"
 // below and nothing else (the admission policies: admission/*.yaml). go:embed fails
 // on a pattern that matches no file, so add a directory's pattern with its first file.
 //
-//go:embed rbac/*.yaml manager/*.yaml
+//go:embed rbac/*.yaml manager/*.yaml admission/*.yaml
 var Controller embed.FS

@@ -67,7 +67,7 @@ func (r *run) holds(name string) bool {
 	r.lock()
 	defer r.unlock()
 	ns := r.nodes[name]
-	return ns != nil && ns.pol.held && !ns.finished && !ns.failing
+	return ns != nil && ns.pol.held && !ns.finished && !ns.failing && !ns.finishing
 }
 
 // checkLeftNow reads the node and ends it for this run if it left (gone, uncordoned, its

@@ -25,8 +25,10 @@ var crds = []string{
 }
 
 func TestObjects(t *testing.T) {
-	controller := append(slices.Clone(crds), "ServiceAccount/"+ctl, "ClusterRole/"+ctl, "ClusterRoleBinding/"+ctl,
-		"PodDisruptionBudget/"+ctl, "Deployment/"+ctl)
+	controller := append(slices.Clone(crds), "ServiceAccount/"+ctl, "ClusterRole/"+ctl,
+		"ClusterRole/kubectl-maintenance-view", "ClusterRole/kubectl-maintenance-edit", "ClusterRole/kubectl-maintenance-admin",
+		"ClusterRoleBinding/"+ctl, "PodDisruptionBudget/"+ctl, "Deployment/"+ctl,
+		"ValidatingAdmissionPolicy/kubectl-maintenance-requester-rights", "ValidatingAdmissionPolicyBinding/kubectl-maintenance-requester-rights")
 	tests := map[string]struct {
 		opts      Options
 		want      []string
@@ -50,7 +52,7 @@ func TestObjects(t *testing.T) {
 			}
 			for _, o := range objs {
 				switch o.GetKind() {
-				case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding":
+				case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 					if o.GetNamespace() != "" {
 						t.Errorf("%s has namespace %q", Ref(o), o.GetNamespace())
 					}

@@ -38,8 +38,10 @@ func TestInstallDryRunPrintsWhatItWouldApply(t *testing.T) {
 	const ctl = "kubectl-maintenance-controller"
 	crds := []string{"CustomResourceDefinition/nodepools.maintenance.kubectl-maintenance.io",
 		"CustomResourceDefinition/maintenances.maintenance.kubectl-maintenance.io"}
-	controller := append(slices.Clone(crds), "ServiceAccount/"+ctl, "ClusterRole/"+ctl, "ClusterRoleBinding/"+ctl,
-		"PodDisruptionBudget/"+ctl, "Deployment/"+ctl)
+	controller := append(slices.Clone(crds), "ServiceAccount/"+ctl, "ClusterRole/"+ctl,
+		"ClusterRole/kubectl-maintenance-view", "ClusterRole/kubectl-maintenance-edit", "ClusterRole/kubectl-maintenance-admin",
+		"ClusterRoleBinding/"+ctl, "PodDisruptionBudget/"+ctl, "Deployment/"+ctl,
+		"ValidatingAdmissionPolicy/kubectl-maintenance-requester-rights", "ValidatingAdmissionPolicyBinding/kubectl-maintenance-requester-rights")
 	tests := map[string]struct {
 		args      []string
 		want      []string
