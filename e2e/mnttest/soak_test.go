@@ -46,7 +46,7 @@ func TestSoakServerSideDrains(t *testing.T) {
 	e.Ready("bg", 2)
 	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
 	e.AddNodes(2, 3, 4, 5)
-	pool := soakPool(e)
+	pool := taintedPool(e, names(e, 4, 5)...)
 	e.Guard()
 	startController(e)
 	pairs := [][]string{names(e, 0, 1), names(e, 2, 3)}
@@ -78,12 +78,12 @@ func TestSoakServerSideDrains(t *testing.T) {
 		(sum / time.Duration(len(took))).Round(100*time.Millisecond), soakBoundPer)
 }
 
-// soakPool makes nodes p1 and p2 members of a NodePool with a NoSchedule taint, applied
-// by the controller the test runs: other work the cluster carries.
-func soakPool(e *fixture.Env) string {
+// taintedPool makes members a NodePool (named for the test) with a NoSchedule taint,
+// applied by the controller the test runs: other work the cluster carries.
+func taintedPool(e *fixture.Env, members ...string) string {
 	e.T.Helper()
 	pool := e.NS
-	for _, n := range names(e, 4, 5) {
+	for _, n := range members {
 		patchNodeLabel(e, n, "node-role.kubernetes.io/"+pool, "")
 	}
 	manifest := fmt.Sprintf(`apiVersion: maintenance.kubectl-maintenance.io/v1alpha1
