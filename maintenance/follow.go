@@ -9,6 +9,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -55,8 +56,12 @@ type Follower struct {
 	// NotTakenUp is called once when no controller took the object up within
 	// PickupTimeout, with the likely cause.
 	NotTakenUp func(why string)
+	// Waiting is called once for each new wait for nodes another run holds (the
+	// WaitingForNodes condition's message: who holds which node).
+	Waiting func(msg string)
 
-	prev map[string]v1alpha1.NodeStatus
+	prev    map[string]v1alpha1.NodeStatus
+	waiting string
 }
 
 // Follow reads maintenance/name every FollowInterval, reporting what changed, until it is
@@ -85,6 +90,7 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 		}
 		last = m
 		f.changes(m)
+		f.waits(m)
 		if m.Status.Phase.Done() {
 			return m, nil
 		}
@@ -100,6 +106,19 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 		case <-ticker.C:
 		}
 	}
+}
+
+// waits reports a new wait for nodes another run holds, once.
+func (f *Follower) waits(m *v1alpha1.Maintenance) {
+	c := meta.FindStatusCondition(m.Status.Conditions, v1alpha1.ConditionWaitingForNodes)
+	msg := ""
+	if c != nil && c.Status == metav1.ConditionTrue {
+		msg = c.Message
+	}
+	if msg != "" && msg != f.waiting && f.Waiting != nil {
+		f.Waiting(msg)
+	}
+	f.waiting = msg
 }
 
 // changes reports what changed on each node since the last read.

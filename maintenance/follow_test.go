@@ -62,3 +62,27 @@ func TestSummaryOfAFinishedMaintenance(t *testing.T) {
 		})
 	}
 }
+
+// A follower says each new wait for held nodes once: not again while it lasts, again when
+// it names another holder.
+func TestFollowerSaysEachWaitOnce(t *testing.T) {
+	var said []string
+	f := &Follower{Waiting: func(msg string) { said = append(said, msg) }}
+	read := func(status metav1.ConditionStatus, msg string) {
+		m := &v1alpha1.Maintenance{}
+		if status != "" {
+			m.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionWaitingForNodes, Status: status, Message: msg}}
+		}
+		f.waits(m)
+	}
+	read("", "")
+	read(metav1.ConditionTrue, "node n1 is held by run abc by jane")
+	read(metav1.ConditionTrue, "node n1 is held by run abc by jane")
+	read(metav1.ConditionFalse, "no other run holds the nodes")
+	read(metav1.ConditionTrue, "node n1 is held by run abc by jane")
+	read(metav1.ConditionTrue, "node n1 is held by run def by joe")
+	want := []string{"node n1 is held by run abc by jane", "node n1 is held by run abc by jane", "node n1 is held by run def by joe"}
+	if !reflect.DeepEqual(said, want) {
+		t.Errorf("said %q, want %q", said, want)
+	}
+}

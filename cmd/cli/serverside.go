@@ -134,7 +134,8 @@ func (c *Common) follow(ctx context.Context, mc client.Client, name, output stri
 	f := &maintenance.Follower{Client: mc, Kube: cs, Changed: fo.change,
 		NotTakenUp: func(why string) {
 			fmt.Fprintf(c.ErrOut, "Warning: no controller took maintenance/%s up within %s: %s\n", name, maintenance.PickupTimeout, why)
-		}}
+		},
+		Waiting: func(msg string) { fmt.Fprintf(c.ErrOut, "waiting: %s\n", msg) }}
 	m, err := f.Follow(ctx, name)
 	if ctx.Err() != nil && err == ctx.Err() {
 		fmt.Fprintf(c.ErrOut, "detached: maintenance/%s runs on in the cluster; follow it again with `kubectl maintenance follow %s`, cancel it with `kubectl maintenance cancel %s`\n", name, name, name)
