@@ -38,11 +38,13 @@ func MaintenanceChange(out, errOut io.Writer, ch maintenance.NodeChange) {
 			fmt.Fprintf(errOut, "node/%s given up, blocked (it stays cordoned): %s\n", n.Name, n.Message)
 		case maintenance.NodeNotStarted:
 			fmt.Fprintf(errOut, "node/%s not started\n", n.Name)
+		case maintenance.NodeReleased:
+			fmt.Fprintf(errOut, "node/%s left the run: %s\n", n.Name, n.Message)
 		}
 	}
 	for _, b := range ch.Blockers {
 		line := fmt.Sprintf("node/%s: pod %s waits: %s", n.Name, b.Pod, b.Message)
-		if b.Cause != "" {
+		if b.Cause != "" && !strings.Contains(b.Message, b.Cause) { // each cause said once
 			line += " (" + b.Cause + ")"
 		}
 		fmt.Fprintln(errOut, line)

@@ -23,3 +23,18 @@ func TestMaintenanceChangeLines(t *testing.T) {
 		t.Errorf("stderr %q, want %q", errOut.String(), want)
 	}
 }
+
+// A blocker whose message already says its cause says it once; a node taken from the run
+// says so with who or what.
+func TestMaintenanceChangeSaysEachCauseOnce(t *testing.T) {
+	var out, errOut bytes.Buffer
+	MaintenanceChange(&out, &errOut, maintenance.NodeChange{
+		Node:     mntv1.NodeStatus{Name: "n1", State: maintenance.NodeDraining},
+		Blockers: []mntv1.Blocker{{Pod: "ns/a", Message: "pdb ns/web allows 0: its replacement is not Ready", Cause: "its replacement is not Ready"}}})
+	MaintenanceChange(&out, &errOut, maintenance.NodeChange{StateChanged: true,
+		Node: mntv1.NodeStatus{Name: "n2", State: maintenance.NodeReleased, Message: "uncordoned by someone else at 2026-11-28T02:00:00Z"}})
+	want := "node/n1: pod ns/a waits: pdb ns/web allows 0: its replacement is not Ready\nnode/n2 left the run: uncordoned by someone else at 2026-11-28T02:00:00Z\n"
+	if errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
+}
