@@ -43,12 +43,20 @@ func MaintenanceChange(out, errOut io.Writer, ch maintenance.NodeChange) {
 		}
 	}
 	for _, b := range ch.Blockers {
-		line := fmt.Sprintf("node/%s: pod %s waits: %s", n.Name, b.Pod, b.Message)
-		if b.Cause != "" && !strings.Contains(b.Message, b.Cause) { // each cause said once
-			line += " (" + b.Cause + ")"
-		}
-		fmt.Fprintln(errOut, line)
+		fmt.Fprintf(errOut, "node/%s: pod %s waits: %s\n", n.Name, b.Pod, waitText(b))
 	}
+}
+
+// waitText is a blocker's message and cause, each said once (the engine's cause often
+// repeats the budget's numbers of its message).
+func waitText(b mntv1.Blocker) string {
+	switch {
+	case b.Cause == "" || strings.Contains(b.Message, b.Cause):
+		return b.Message
+	case strings.Contains(b.Cause, b.Message):
+		return b.Cause
+	}
+	return b.Message + " (" + b.Cause + ")"
 }
 
 // MaintenanceTable is Maintenances as kubectl get prints them: NAME ACTION PHASE NODES

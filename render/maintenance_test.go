@@ -38,3 +38,21 @@ func TestMaintenanceChangeSaysEachCauseOnce(t *testing.T) {
 		t.Errorf("stderr %q, want %q", errOut.String(), want)
 	}
 }
+
+func TestWaitTextSaysEachPartOnce(t *testing.T) {
+	tests := map[string]struct {
+		b    mntv1.Blocker
+		want string
+	}{
+		"message and another cause": {mntv1.Blocker{Message: "pdb ns/web allows 0", Cause: "its replacement is not Ready"}, "pdb ns/web allows 0 (its replacement is not Ready)"},
+		"the cause repeats the message": {mntv1.Blocker{Message: "pdb ns/web allows 0", Cause: "pdb ns/web allows 0: ns/web-2 is unschedulable"},
+			"pdb ns/web allows 0: ns/web-2 is unschedulable"},
+		"the message holds the cause": {mntv1.Blocker{Message: "pdb ns/web allows 0: not Ready", Cause: "not Ready"}, "pdb ns/web allows 0: not Ready"},
+		"no cause":                    {mntv1.Blocker{Message: "pdb ns/web allows 0"}, "pdb ns/web allows 0"},
+	}
+	for name, tc := range tests {
+		if got := waitText(tc.b); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+}
