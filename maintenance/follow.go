@@ -221,7 +221,12 @@ func Summary(m *v1alpha1.Maintenance) drain.Summary {
 	sum := drain.Summary{NodesDrained: int(s.Counts.NodesDrained), NodesFailed: int(s.Counts.NodesFailed), NodesPending: int(s.Counts.NodesPending),
 		PodsEvicted: int(s.Counts.PodsEvicted), PodsPending: int(s.Counts.PodsPending), Evictions: int(s.Counts.Evictions), Refusals: int(s.Counts.Refusals), Elapsed: elapsed}
 	for _, n := range s.Nodes {
-		if !v1alpha1.NodeStateDone(n.State, m.Spec.Action) {
+		switch {
+		case n.State == v1alpha1.NodeStateBlocked:
+			sum.Skipped = append(sum.Skipped, drain.BlockedNode{Node: n.Name, Reason: n.Message})
+		case n.State == v1alpha1.NodeStateNotStarted:
+			sum.NotStarted = append(sum.NotStarted, n.Name)
+		case !v1alpha1.NodeStateDone(n.State, m.Spec.Action):
 			sum.PendingNodes = append(sum.PendingNodes, n.Name)
 		}
 	}

@@ -170,8 +170,14 @@ func TestTrackerFoldsEvents(t *testing.T) {
 		t.Errorf("nodes %+v", got)
 	}
 	c := tr.counts(v1alpha1.Counts{PodsEvicted: 3}, nil)
-	if c.NodesDrained != 1 || c.NodesPending != 1 || c.PodsEvicted != 5 {
-		t.Errorf("counts %+v, want 1 drained, 1 pending, 5 evicted (3 before)", c)
+	// A node given up is counted as blocked (skipped), not as pending (issue 30, finding 9).
+	if c.NodesDrained != 1 || c.NodesPending != 0 || c.NodesBlocked != 1 || c.PodsEvicted != 5 {
+		t.Errorf("counts %+v, want 1 drained, 1 blocked, none pending, 5 evicted (3 before)", c)
+	}
+	tr.apply(event.Event{Type: event.EventPlan, Time: now, Plan: &event.Plan{Nodes: []event.NodePlan{{Name: "n3"}}}})
+	tr.apply(event.Event{Type: event.EventNodeNotStarted, Time: now, Node: "n3"})
+	if c := tr.counts(v1alpha1.Counts{}, nil); c.NodesNotStarted != 1 || c.NodesDrained != 1 || c.NodesPending != 0 {
+		t.Errorf("counts %+v, want the node --not-after kept from starting counted as not started, not drained", c)
 	}
 }
 

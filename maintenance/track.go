@@ -190,6 +190,10 @@ func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Coun
 			c.NodesDrained++
 		case n.State == NodeFailed || n.State == NodeReleased:
 			c.NodesFailed++
+		case n.State == NodeBlocked:
+			c.NodesBlocked++
+		case n.State == NodeNotStarted:
+			c.NodesNotStarted++
 		default:
 			c.NodesPending++
 		}

@@ -310,7 +310,14 @@ const (
 type Counts struct {
 	NodesDrained int32 `json:"nodesDrained"`
 	NodesFailed  int32 `json:"nodesFailed"`
+	// NodesPending are the nodes in progress or not reached yet.
 	NodesPending int32 `json:"nodesPending"`
+	// NodesBlocked are the nodes given up under policy.onBlocked: skip (they stay
+	// cordoned); NodesNotStarted those policy.notAfter kept from starting.
+	// +optional
+	NodesBlocked int32 `json:"nodesBlocked,omitempty"`
+	// +optional
+	NodesNotStarted int32 `json:"nodesNotStarted,omitempty"`
 	PodsEvicted  int32 `json:"podsEvicted"`
 	PodsPending  int32 `json:"podsPending"`
 	// Evictions counts eviction requests sent; Refusals those refused.
