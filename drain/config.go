@@ -314,10 +314,11 @@ func (e *TimeoutError) Error() string {
 // Unwrap lets errors.Is(err, context.DeadlineExceeded) hold.
 func (e *TimeoutError) Unwrap() error { return errDeadline }
 
-// ErrPaused, as the cause of the run's context (context.WithCancelCause), stops a run to
-// pause it: the nodes it holds stay as they are (draining, its record and heartbeat), for
-// the caller to keep holding (noderecord.RenewHeartbeat) until a run under the same
-// identity resumes them. Any other end of the context lets them go (StateFailed).
+// ErrPaused is the cause (context.WithCancelCause) with which a run's context is
+// cancelled to pause it: the nodes it holds stay as they are (draining, its record and
+// heartbeat), for the caller to keep holding (noderecord.RenewHeartbeat) until a run
+// under the same identity resumes them. Any other end of the context lets them go
+// (StateFailed).
 var ErrPaused = errors.New("paused")
 
 // InterruptedError is a drain stopped by its context (Ctrl-C). The nodes keep their
