@@ -318,8 +318,8 @@ type Counts struct {
 	NodesBlocked int32 `json:"nodesBlocked,omitempty"`
 	// +optional
 	NodesNotStarted int32 `json:"nodesNotStarted,omitempty"`
-	PodsEvicted  int32 `json:"podsEvicted"`
-	PodsPending  int32 `json:"podsPending"`
+	PodsEvicted     int32 `json:"podsEvicted"`
+	PodsPending     int32 `json:"podsPending"`
 	// Evictions counts eviction requests sent; Refusals those refused.
 	Evictions int32 `json:"evictions"`
 	Refusals  int32 `json:"refusals"`
