@@ -160,7 +160,7 @@ func TestScriptingServerSideDrainJSON(t *testing.T) {
 // deleted object is gone at once.
 func TestDashboardAsksBeforeCancellingAMaintenance(t *testing.T) {
 	e := newEnv(t, "a")
-	needTmux(t)
+	fixture.NeedTmux(t)
 	mc := mclient(t)
 	name := e.NS + "-x"
 	createLabelled(e, mc, name, mntv1.MaintenanceSpec{Action: mntv1.ActionCordon, Nodes: []string{e.Nodes[0]}})
@@ -172,16 +172,16 @@ func TestDashboardAsksBeforeCancellingAMaintenance(t *testing.T) {
 		return err == nil
 	}
 
-	tm := startTerm(t, e.NS, 120, 40, fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, shared.Kubeconfig))
-	tm.waitFor(" nodes, ", 30*time.Second)
-	tm.keys("4")
-	tm.waitFor(name, 30*time.Second)
+	tm := fixture.StartTerm(t, e.NS, 120, 40, fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, shared.Kubeconfig))
+	tm.WaitFor(" nodes, ", 30*time.Second)
+	tm.Keys("4")
+	tm.WaitFor(name, 30*time.Second)
 	// Other tests' Maintenances may be listed too: x names the one under the cursor;
 	// keep it and move down until it is ours.
 	question := "Cancel maintenance/" + name + " "
 	for i := 0; ; i++ {
-		tm.keys("x")
-		s := tm.waitFor("Proceed? [y] yes  [n] no", 10*time.Second)
+		tm.Keys("x")
+		s := tm.WaitFor("Proceed? [y] yes  [n] no", 10*time.Second)
 		if strings.Contains(s, question) {
 			t.Logf("the question:\n%s", s)
 			break
@@ -189,22 +189,22 @@ func TestDashboardAsksBeforeCancellingAMaintenance(t *testing.T) {
 		if i > 20 {
 			t.Fatalf("x never asked about maintenance/%s:\n%s", name, s)
 		}
-		tm.keys("n", "Down")
+		tm.Keys("n", "Down")
 	}
 	time.Sleep(time.Second) // time for a cancel that did not wait for the answer
 	if !exists() {
 		t.Fatal("x deleted the Maintenance before the answer")
 	}
-	tm.keys("n")
-	tm.waitFor("maintenance/"+name+" not cancelled", 10*time.Second)
+	tm.Keys("n")
+	tm.WaitFor("maintenance/"+name+" not cancelled", 10*time.Second)
 	time.Sleep(time.Second)
 	if !exists() {
 		t.Fatal("n deleted the Maintenance")
 	}
-	tm.keys("x")
-	tm.waitFor(question, 10*time.Second)
-	tm.keys("y")
-	tm.waitFor("maintenance/"+name+" cancelled", 30*time.Second)
+	tm.Keys("x")
+	tm.WaitFor(question, 10*time.Second)
+	tm.Keys("y")
+	tm.WaitFor("maintenance/"+name+" cancelled", 30*time.Second)
 	deadline := time.Now().Add(30 * time.Second)
 	for exists() {
 		if time.Now().After(deadline) {
@@ -212,8 +212,8 @@ func TestDashboardAsksBeforeCancellingAMaintenance(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	tm.keys("q")
-	tm.waitFor("EXITED 0", 10*time.Second)
+	tm.Keys("q")
+	tm.WaitFor("EXITED 0", 10*time.Second)
 }
 
 // Issue 30, findings 8 and 9: a Maintenance that gives a node up (onBlocked: skip) streams

@@ -15,11 +15,11 @@ import (
 )
 
 // toggle filters the Nodes view to node and toggles its selection.
-func toggle(tm *term, node string) {
-	tm.t.Helper()
-	tm.keys("1", "/", "C-u")
-	tm.keys("-l", node)
-	tm.keys("Enter", "Space")
+func toggle(tm *fixture.Term, node string) {
+	tm.T.Helper()
+	tm.Keys("1", "/", "C-u")
+	tm.Keys("-l", node)
+	tm.Keys("Enter", "Space")
 }
 
 // row is the Progress view's line of node ("" when it shows none).
@@ -32,29 +32,13 @@ func row(screen, node string) string {
 	return ""
 }
 
-// waitUntil looks at the screen until ok holds (every 200 ms, for at most limit).
-func (tm *term) waitUntil(what string, limit time.Duration, ok func(string) bool) string {
-	tm.t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		s := tm.screen()
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("the screen never showed %s within %s; it shows:\n%s", what, limit, s)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // Issue 21, test 7, at 80x24: the drain dialog of two nodes shows its question; two drains
 // run at once; on Progress the cursor moves down and x cancels the second only; quitting
 // prints a hint that, run as printed once the budget allows, finishes the first drain
 // (its --ignore-daemonsets included: the node has a DaemonSet pod).
 func TestDashboardProgressCursorCancelAndQuitHint(t *testing.T) {
 	e := fixture.NewEnv(t, shared, plugin, "a", "b", "c")
-	needTmux(t)
+	fixture.NeedTmux(t)
 	a, b := e.Nodes[0], e.Nodes[1]
 	e.AddNodes(0)
 	if _, err := fixture.DaemonSet(e.Ctx, e.C, e.NS, "agent", e.Here(fixture.PodOptions{})); err != nil {
@@ -76,32 +60,32 @@ func TestDashboardProgressCursorCancelAndQuitHint(t *testing.T) {
 	g := e.Guard()
 
 	errFile := filepath.Join(t.TempDir(), "stderr")
-	tm := startTerm(t, e.NS, 80, 24, fmt.Sprintf("%s 2>%s", dashboardCmd(shared.Kubeconfig), errFile))
-	tm.waitFor(a, 30*time.Second)
+	tm := fixture.StartTerm(t, e.NS, 80, 24, fmt.Sprintf("%s 2>%s", dashboardCmd(shared.Kubeconfig), errFile))
+	tm.WaitFor(a, 30*time.Second)
 
 	// The dialog of two nodes at 80x24 keeps its question in sight.
 	toggle(tm, a)
 	toggle(tm, b)
-	tm.waitFor("2 selected", 5*time.Second)
-	tm.keys("d")
-	s := tm.waitFor("Proceed? [y] yes  [n] no", 20*time.Second)
+	tm.WaitFor("2 selected", 5*time.Second)
+	tm.Keys("d")
+	s := tm.WaitFor("Proceed? [y] yes  [n] no", 20*time.Second)
 	t.Logf("the drain dialog of two nodes at 80x24:\n%s", s)
 	fixture.MustContain(t, "dialog", s, "Drain 2 node(s)", "[o] on blocked wait")
-	tm.keys("n")
-	tm.waitFor("cancelled", 5*time.Second)
+	tm.Keys("n")
+	tm.WaitFor("cancelled", 5*time.Second)
 	toggle(tm, a)
 	toggle(tm, b)
-	tm.waitFor("0 selected", 5*time.Second)
+	tm.WaitFor("0 selected", 5*time.Second)
 
 	// Two actions: a drain of a, then one of b; both wait on budgets that allow nothing.
 	selectAndDrain(tm, a)
-	tm.waitFor("waits:", 30*time.Second)
+	tm.WaitFor("waits:", 30*time.Second)
 	selectAndDrain(tm, b)
-	tm.keys("4")
-	tm.waitUntil("two waiting drains", 30*time.Second, func(s string) bool { return strings.Count(s, "waits:") == 2 })
-	tm.keys("Down")
-	tm.keys("x")
-	s = tm.waitUntil("b stopped", 30*time.Second, func(s string) bool { return strings.Contains(row(s, b), "stopped") })
+	tm.Keys("4")
+	tm.WaitUntil("two waiting drains", 30*time.Second, func(s string) bool { return strings.Count(s, "waits:") == 2 })
+	tm.Keys("Down")
+	tm.Keys("x")
+	s = tm.WaitUntil("b stopped", 30*time.Second, func(s string) bool { return strings.Contains(row(s, b), "stopped") })
 	t.Logf("progress after Down and x:\n%s", s)
 	if r := row(s, a); r == "" || strings.Contains(r, "stop") {
 		t.Errorf("x on the second row touched the first: %q", r)
@@ -111,10 +95,10 @@ func TestDashboardProgressCursorCancelAndQuitHint(t *testing.T) {
 	}
 
 	// Quit while a drains: the hint is the whole command.
-	tm.keys("q")
-	tm.waitFor("Stop them and quit?", 5*time.Second)
-	tm.keys("y")
-	tm.waitFor("EXITED 130", 30*time.Second)
+	tm.Keys("q")
+	tm.WaitFor("Stop them and quit?", 5*time.Second)
+	tm.Keys("y")
+	tm.WaitFor("EXITED 130", 30*time.Second)
 	out, err := os.ReadFile(errFile)
 	if err != nil {
 		t.Fatal(err)

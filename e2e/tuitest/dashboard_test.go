@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,106 +29,19 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(fixture.TestMain(m, &shared, &plugin)) }
 
-// needTmux finds tmux. Tests install nothing: .ci/run (and the README's set-up) installs
-// tmux. Without it the test is skipped, saying so, except under CI, where a skip would
-// hide that the dashboard was never driven.
-func needTmux(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("tmux")
-	if err != nil {
-		const msg = "tmux is not installed: the dashboard's terminal tests need it (apt-get install tmux; .ci/run installs it)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return p
-}
-
-// term is a tmux server of its own (tmux -L) running one command in one session, so that
-// tests running in parallel never share or kill each other's server.
-type term struct {
-	t      *testing.T
-	tmux   string
-	socket string
-}
-
-// startTerm runs cmd in a w x h terminal. The command's exit code is printed when it
-// ends ("EXITED n"), and the pane stays for the test to read.
-func startTerm(t *testing.T, name string, w, h int, cmd string) *term {
-	t.Helper()
-	tm := &term{t: t, tmux: needTmux(t), socket: "km-" + name}
-	shell := fmt.Sprintf("%s; echo EXITED $?; sleep 600", cmd)
-	tm.run("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shell)
-	tm.run("set-option", "-g", "window-size", "manual")
-	t.Cleanup(func() { _ = exec.Command(tm.tmux, "-L", tm.socket, "kill-server").Run() })
-	return tm
-}
-
-func (tm *term) run(args ...string) {
-	tm.t.Helper()
-	if out, err := exec.Command(tm.tmux, append([]string{"-L", tm.socket}, args...)...).CombinedOutput(); err != nil {
-		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-}
-
-func (tm *term) keys(keys ...string) {
-	tm.t.Helper()
-	tm.run(append([]string{"send-keys", "-t", "main"}, keys...)...)
-}
-
-func (tm *term) resize(w, h int) {
-	tm.t.Helper()
-	tm.run("resize-window", "-t", "main", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h))
-}
-
-func (tm *term) screen() string {
-	out, _ := exec.Command(tm.tmux, "-L", tm.socket, "capture-pane", "-p", "-t", "main").CombinedOutput()
-	return string(out)
-}
-
-// waitFor looks at the screen until it shows want. A terminal has no change
-// notification, so this polls the pane every 200 ms, for at most limit.
-func (tm *term) waitFor(want string, limit time.Duration) string {
-	tm.t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		s := tm.screen()
-		if strings.Contains(s, want) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("the screen never showed %q within %s; it shows:\n%s", want, limit, s)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// alive fails the test if the dashboard has exited or panicked.
-func (tm *term) alive(what string) string {
-	tm.t.Helper()
-	s := tm.screen()
-	for _, bad := range []string{"EXITED", "panic", "goroutine "} {
-		if strings.Contains(s, bad) {
-			tm.t.Fatalf("%s: the dashboard is gone (%q on screen):\n%s", what, bad, s)
-		}
-	}
-	return s
-}
-
 func dashboardCmd(kubeconfig string) string {
 	return fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, kubeconfig)
 }
 
 // selectAndDrain filters the nodes view to node, selects it and confirms a drain.
-func selectAndDrain(tm *term, node string) {
-	tm.t.Helper()
-	tm.waitFor(" nodes, ", 30*time.Second) // the dashboard is up and has listed the nodes
-	tm.keys("1", "/", "C-u")               // a filter typed before is cleared
-	tm.keys("-l", node)
-	tm.keys("Enter")
+func selectAndDrain(tm *fixture.Term, node string) {
+	tm.T.Helper()
+	tm.WaitFor(" nodes, ", 30*time.Second) // the dashboard is up and has listed the nodes
+	tm.Keys("1", "/", "C-u")               // a filter typed before is cleared
+	tm.Keys("-l", node)
+	tm.Keys("Enter")
 	// The node's row (not the filter line, which names it too) before it is selected.
-	tm.waitUntil(node+" listed", 30*time.Second, func(s string) bool {
+	tm.WaitUntil(node+" listed", 30*time.Second, func(s string) bool {
 		for _, l := range strings.Split(s, "\n") {
 			if strings.HasPrefix(strings.TrimLeft(l, " *>"), node+" ") {
 				return true
@@ -137,16 +49,16 @@ func selectAndDrain(tm *term, node string) {
 		}
 		return false
 	})
-	tm.keys("Space")
-	tm.waitFor("1 selected", 5*time.Second)
-	tm.keys("d")
-	tm.waitFor("Proceed?", 15*time.Second)
-	tm.keys("y")
+	tm.Keys("Space")
+	tm.WaitFor("1 selected", 5*time.Second)
+	tm.Keys("d")
+	tm.WaitFor("Proceed?", 15*time.Second)
+	tm.Keys("y")
 }
 
 func TestDashboardDrainsANodeInARealTerminal(t *testing.T) {
 	e := fixture.NewEnv(t, shared, plugin, "a", "b")
-	needTmux(t)
+	fixture.NeedTmux(t)
 	e.AddNodes(0)
 	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 4, e.Here(fixture.PodOptions{ReadyDelay: time.Second})); err != nil {
 		t.Fatal(err)
@@ -156,21 +68,21 @@ func TestDashboardDrainsANodeInARealTerminal(t *testing.T) {
 	e.AddNodes(1) // the replacements' node
 	g := e.Guard()
 	node := e.Nodes[0]
-	tm := startTerm(t, e.NS, 120, 40, dashboardCmd(shared.Kubeconfig))
+	tm := fixture.StartTerm(t, e.NS, 120, 40, dashboardCmd(shared.Kubeconfig))
 
-	tm.waitFor(node, 30*time.Second)
-	tm.keys("/")
-	tm.keys("-l", node)
-	tm.keys("Enter")
-	tm.keys("Space")
-	tm.waitFor("1 selected", 5*time.Second)
-	tm.keys("d")
-	s := tm.waitFor("Proceed?", 15*time.Second)
+	tm.WaitFor(node, 30*time.Second)
+	tm.Keys("/")
+	tm.Keys("-l", node)
+	tm.Keys("Enter")
+	tm.Keys("Space")
+	tm.WaitFor("1 selected", 5*time.Second)
+	tm.Keys("d")
+	s := tm.WaitFor("Proceed?", 15*time.Second)
 	if !strings.Contains(s, "pdb "+e.NS+"/web") {
 		t.Errorf("the confirmation does not show the plan with the PDB:\n%s", s)
 	}
-	tm.keys("y")
-	s = tm.waitFor("done: drained", 60*time.Second)
+	tm.Keys("y")
+	s = tm.WaitFor("done: drained", 60*time.Second)
 	t.Logf("progress view when done:\n%s", s)
 	if !strings.Contains(s, "100%") {
 		t.Errorf("progress did not reach 100%%:\n%s", s)
@@ -185,15 +97,15 @@ func TestDashboardDrainsANodeInARealTerminal(t *testing.T) {
 	if g.Deleted == 0 {
 		t.Error("the guard saw no eviction")
 	}
-	tm.keys("q")
-	tm.waitFor("EXITED 0", 10*time.Second)
+	tm.Keys("q")
+	tm.WaitFor("EXITED 0", 10*time.Second)
 }
 
 // blockedDrain starts a dashboard whose drain of the env's first node waits on a budget
 // that never allows a disruption.
-func blockedDrain(t *testing.T, w, h int) (*fixture.Env, *term) {
+func blockedDrain(t *testing.T, w, h int) (*fixture.Env, *fixture.Term) {
 	e := fixture.NewEnv(t, shared, plugin, "a", "b")
-	needTmux(t)
+	fixture.NeedTmux(t)
 	e.AddNodes(0)
 	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "ledger", 2, e.Here(fixture.PodOptions{})); err != nil {
 		t.Fatal(err)
@@ -201,21 +113,21 @@ func blockedDrain(t *testing.T, w, h int) (*fixture.Env, *term) {
 	e.Ready("ledger", 2)
 	e.PDB("ledger", fixture.PDBSpec{App: "ledger", MaxUnavailable: fixture.Int(0)}, 0)
 	e.AddNodes(1)
-	tm := startTerm(t, e.NS, w, h, dashboardCmd(shared.Kubeconfig))
+	tm := fixture.StartTerm(t, e.NS, w, h, dashboardCmd(shared.Kubeconfig))
 	selectAndDrain(tm, e.Nodes[0])
-	tm.waitFor("waits:", 30*time.Second)
+	tm.WaitFor("waits:", 30*time.Second)
 	return e, tm
 }
 
 func TestDashboardSurvivesResizeMidDrain(t *testing.T) {
 	e, tm := blockedDrain(t, 120, 30)
 	for _, size := range [][2]int{{80, 24}, {60, 20}, {120, 30}, {40, 10}, {80, 24}} {
-		tm.resize(size[0], size[1])
+		tm.Resize(size[0], size[1])
 		time.Sleep(500 * time.Millisecond) // a terminal has no "redrawn" notification
 		for _, view := range []string{"1", "4", "3", "5", "4"} {
-			tm.keys(view)
+			tm.Keys(view)
 			time.Sleep(150 * time.Millisecond)
-			s := tm.alive(fmt.Sprintf("view %s at %dx%d", view, size[0], size[1]))
+			s := tm.Alive(fmt.Sprintf("view %s at %dx%d", view, size[0], size[1]))
 			for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 				if len([]rune(l)) > size[0] {
 					t.Errorf("%dx%d view %s: line %d is wider than the terminal: %q", size[0], size[1], view, i, l)
@@ -223,8 +135,8 @@ func TestDashboardSurvivesResizeMidDrain(t *testing.T) {
 			}
 		}
 	}
-	tm.resize(80, 24)
-	s := tm.waitFor("waits:", 5*time.Second)
+	tm.Resize(80, 24)
+	s := tm.WaitFor("waits:", 5*time.Second)
 	t.Logf("progress at 80x24 after the resizes:\n%s", s)
 	if !e.Node(e.Nodes[0]).Spec.Unschedulable {
 		t.Error("the node being drained is not cordoned")
@@ -234,10 +146,10 @@ func TestDashboardSurvivesResizeMidDrain(t *testing.T) {
 func TestCancelABlockedDrainFromProgressThenQuitMidDrain(t *testing.T) {
 	e, tm := blockedDrain(t, 120, 30)
 	node := e.Nodes[0]
-	tm.keys("x")
-	s := tm.waitFor("stopped", 30*time.Second)
+	tm.Keys("x")
+	s := tm.WaitFor("stopped", 30*time.Second)
 	t.Logf("progress after x:\n%s", s)
-	tm.alive("after cancelling")
+	tm.Alive("after cancelling")
 	if pods := e.PodsOn(node); len(pods) != 2 {
 		t.Errorf("%d ledger pods on the node after the cancel, want 2 (never evicted)", len(pods))
 	}
@@ -247,11 +159,11 @@ func TestCancelABlockedDrainFromProgressThenQuitMidDrain(t *testing.T) {
 	// The same node can be drained again at once; quitting while it runs stops it,
 	// says what is left and how to finish, and exits 130.
 	selectAndDrain(tm, node)
-	tm.waitFor("waits:", 30*time.Second)
-	tm.keys("q")
-	tm.waitFor("Stop them and quit?", 5*time.Second)
-	tm.keys("y")
-	s = tm.waitFor("EXITED 130", 30*time.Second)
+	tm.WaitFor("waits:", 30*time.Second)
+	tm.Keys("q")
+	tm.WaitFor("Stop them and quit?", 5*time.Second)
+	tm.Keys("y")
+	s = tm.WaitFor("EXITED 130", 30*time.Second)
 	t.Logf("terminal after quitting mid-drain:\n%s", s)
 	fixture.MustContain(t, "quit output", strings.Join(strings.Fields(s), " "),
 		"stopped: drain stopped on "+node, "kubectl maintenance drain "+node)
@@ -294,7 +206,7 @@ func TestDashboardSaysWhatIsWrongInOneLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			needTmux(t)
+			fixture.NeedTmux(t)
 			if tc.server == "hang" {
 				tc.server = hangingServer(t)
 			}
@@ -302,11 +214,11 @@ func TestDashboardSaysWhatIsWrongInOneLine(t *testing.T) {
 				allowAllButNodes(t, tc.user)
 			}
 			kc := kubeconfigAs(t, tc.server, tc.user)
-			tm := startTerm(t, strings.ReplaceAll(tc.name, " ", "-"), 100, 30, fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, kc))
+			tm := fixture.StartTerm(t, strings.ReplaceAll(tc.name, " ", "-"), 100, 30, fmt.Sprintf("%s --kubeconfig %s dashboard", plugin, kc))
 			began := time.Now()
-			s := tm.waitFor(tc.want, 15*time.Second)
+			s := tm.WaitFor(tc.want, 15*time.Second)
 			t.Logf("after %s:\n%s", time.Since(began).Round(100*time.Millisecond), s)
-			tm.alive("with " + tc.name)
+			tm.Alive("with " + tc.name)
 			lines := 0
 			for _, l := range strings.Split(s, "\n") {
 				if strings.Contains(l, tc.want) {
@@ -324,8 +236,8 @@ func TestDashboardSaysWhatIsWrongInOneLine(t *testing.T) {
 			if !strings.Contains(s, "1 Nodes") {
 				t.Errorf("the dashboard did not start:\n%s", s)
 			}
-			tm.keys("q")
-			tm.waitFor("EXITED 0", 10*time.Second)
+			tm.Keys("q")
+			tm.WaitFor("EXITED 0", 10*time.Second)
 		})
 	}
 }

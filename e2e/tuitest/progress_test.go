@@ -24,12 +24,12 @@ func TestCtrlCInTheProgressViewInterruptsTheDrain(t *testing.T) {
 	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(0)}, 0)
 	node := e.Nodes[0]
 	cmd := fmt.Sprintf("%s --kubeconfig %s drain %s --ignore-daemonsets --progress=tty", plugin, shared.Kubeconfig, node)
-	tm := startTerm(t, "progress-"+e.NS, 120, 40, cmd)
+	tm := fixture.StartTerm(t, "progress-"+e.NS, 120, 40, cmd)
 
-	tm.waitFor("ctrl+c: stop", 30*time.Second)
-	tm.waitFor("web", 30*time.Second) // the view shows the blocked pods' budget or pods
-	tm.keys("C-c")
-	s := tm.waitFor("EXITED", 60*time.Second)
+	tm.WaitFor("ctrl+c: stop", 30*time.Second)
+	tm.WaitFor("web", 30*time.Second) // the view shows the blocked pods' budget or pods
+	tm.Keys("C-c")
+	s := tm.WaitFor("EXITED", 60*time.Second)
 	t.Logf("after Ctrl-C:\n%s", s)
 	if !strings.Contains(s, "EXITED 130") {
 		t.Errorf("the drain did not exit 130 after Ctrl-C in the view:\n%s", s)
