@@ -287,10 +287,7 @@ func (r *run) sayWaitsLocked() {
 		}
 		ev := w.ev
 		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
-		ev.Message = st.blockMsg
-		if len(budgets) == 1 && strings.HasSuffix(block, "|"+string(pdb.Exhausted)) {
-			ev.Message = r.numbersLocked(budgets[0]) // as it stands now
-		}
+		ev.Message = r.blockMsgLocked(st) // as it stands now
 		ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine, ev.Waited = d.Cause, d.Remedy, string(d.Kind), d.Routine, now.Sub(w.since)
 		for _, o := range sts {
 			if ow := r.diag.waits[o.key]; ow != nil {
@@ -311,43 +308,6 @@ func (r *run) sayWaitsLocked() {
 		r.sayHeldLocked(h, now.Sub(h.since))
 	}
 	r.sayStuckLocked(now)
-}
-
-// numbersLocked is "pdb KEY needs N healthy pods, has H, allows A", and when this run's
-// own evictions take part of it (requests in flight, or accepted ones whose pods are not
-// gone yet and that status.disruptedPods still counts), how many:
-// "allows 0: 1 taken by this drain's evictions in flight".
-func (r *run) numbersLocked(b *pdb.Budget) string {
-	s := "pdb " + b.Key() + " " + b.Numbers()
-	taken := map[string]bool{}
-	for key := range r.reserved[b.Key()] {
-		taken[key] = true
-	}
-	for name := range b.PDB.Status.DisruptedPods {
-		key := b.PDB.Namespace + "/" + name
-		if st := r.pods[key]; st != nil && st.attempts > 0 && st.phase != finished {
-			taken[key] = true
-		}
-	}
-	if n := len(taken); n > 0 {
-		s += fmt.Sprintf(": %d taken by this drain's evictions in flight", n)
-	}
-	return s
-}
-
-// budgetsOfLocked returns the budgets a waiting pod's last wait named.
-func (r *run) budgetsOfLocked(st *podState) []*pdb.Budget {
-	keys, _, _ := strings.Cut(st.block, "|")
-	var out []*pdb.Budget
-	for _, k := range strings.Split(keys, ",") {
-		if k == "" {
-			continue
-		}
-		if b := r.budgetLocked(k); b != nil {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // stuckLocked completes the warning of an evicted pod still terminating with its cause
