@@ -6,13 +6,15 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // The blocked clock of --on-blocked=skip: how long a node's drain has waited, without
 // moving, on budgets whose current status blocks it. A status that is not current (it
 // counts as disrupted a pod that is gone, its observedGeneration is behind its generation,
-// or the watchdog called it stale) is no verdict: while a budget a node's pods wait on has
+// its pods listed since it last changed disagree with it, or the watchdog called it
+// stale) is no verdict: while a budget a node's pods wait on has
 // one, or while the API server does not answer, the node's clock stands at zero, and it
 // starts again from zero when the status is current again. So a node is given up only on
 // BlockedAfter of current statuses that block it.
@@ -126,9 +128,10 @@ func (r *run) restartClocksLocked() {
 
 // notCurrentWhyLocked says why key's status is not current ("" when it is, or when the
 // budget is unknown): the watchdog called it stale, its observedGeneration is behind its
-// generation (the server refuses evictions then), or it still counts as disrupted a pod
-// that is gone (the disruption controller has not caught up, or is not running). Unlike
-// the watchdog's warning, this needs no StaleAfter: it is evidence at once.
+// generation (the server refuses evictions then), it still counts as disrupted a pod that
+// is gone, or its pods as last listed disagree with it (the disruption controller has not
+// caught up, or is not running). Unlike the watchdog's warning (StaleAfter, which names
+// kube-controller-manager), this waits for nothing: it is evidence at once.
 func (r *run) notCurrentWhyLocked(key string) string {
 	if m, ok := r.stale[key]; ok {
 		return m.why
@@ -142,6 +145,14 @@ func (r *run) notCurrentWhyLocked(key string) string {
 	}
 	if name := r.goneListedNowLocked(b); name != "" {
 		return fmt.Sprintf("pdb %s: status.disruptedPods still counts pod %s, which is gone", key, name)
+	}
+	// Its pods, listed after the status last changed and lately, disagree with it (a
+	// Ready replacement not counted): the disruption controller has not caught up.
+	now := r.e.cfg.Clock.Now()
+	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(r.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
+		if d := diagnose.Disagreement(b, r.liveLocked(sel), sel.at); d != "" {
+			return fmt.Sprintf("pdb %s: %s", key, d)
+		}
 	}
 	return ""
 }

@@ -92,6 +92,7 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 	tests := map[string]struct {
 		budget    func(b *policyv1.PodDisruptionBudget, now time.Time)
 		run       func(g *clockRig)
+		each      func(g *clockRig) // before each tick
 		wantGiven bool
 	}{
 		"a current status that blocks: given up after blocked-after": {
@@ -109,10 +110,10 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 		},
 		"disruptedPods lists a StatefulSet pod back under its name: current": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "db-0", 5*time.Second, now) },
-			run: func(g *clockRig) {
-				g.r.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second)
-				back := podOn("db-0", "n2", "u-db-new")
-				g.r.diag.selected = map[string]*selection{"ns/web": {pods: []*corev1.Pod{back}, at: g.clock.Now()}}
+			run: func(g *clockRig) { g.r.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second) },
+			each: func(g *clockRig) { // listed afresh: the status agrees with its pods
+				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b"), podOn("db-0", "n2", "u-db-new")}
+				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
 			},
 			wantGiven: true,
 		},
@@ -124,6 +125,20 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 		},
 		"a listed pod the run knows nothing of is not taken for gone": {
 			budget:    func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "web-elsewhere", time.Second, now) },
+			wantGiven: true,
+		},
+		"its pods, listed since its status last changed, disagree with it": {
+			// 3 Ready pods, currentHealthy 2: a replacement Ready that it does not count.
+			each: func(g *clockRig) {
+				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b"), podOn("web-c", "n2", "u-c")}
+				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
+			},
+		},
+		"its pods agree with it: current": {
+			each: func(g *clockRig) {
+				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b")}
+				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
+			},
 			wantGiven: true,
 		},
 		"observedGeneration behind generation": {
@@ -149,6 +164,9 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 			}
 			given := false
 			for range 30 { // a minute, in the watcher's ticks (blocked-after/5)
+				if tc.each != nil {
+					tc.each(g)
+				}
 				if given = g.tick(2 * time.Second); given {
 					break
 				}
