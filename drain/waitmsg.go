@@ -93,7 +93,7 @@ func (r *run) waitingBlockerLocked(st *podState, b event.Blocker) event.Blocker 
 	d := r.diagnosisLocked(st, budgets)
 	b.Cause, b.Remedy = d.Cause, d.Remedy
 	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) {
-		b.Message += "; " + d.Cause
+		b.Message += "; cause: " + d.Cause // as the wait line says it
 	}
 	return b
 }
