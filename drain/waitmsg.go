@@ -93,7 +93,11 @@ func (r *run) waitingBlockerLocked(st *podState, b event.Blocker) event.Blocker 
 	d := r.diagnosisLocked(st, budgets)
 	b.Cause, b.Remedy = d.Cause, d.Remedy
 	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) {
-		b.Message += "; cause: " + d.Cause // as the wait line says it
+		cause := d.Cause
+		if len(budgets) == 1 { // its numbers are said already: once is enough
+			cause = strings.TrimPrefix(strings.TrimPrefix(cause, "pdb "+budgets[0].Key()+" "+budgets[0].Numbers()), ": ")
+		}
+		b.Message += "; cause: " + cause // as the wait line says it
 	}
 	return b
 }
