@@ -56,14 +56,20 @@ func (r *run) watchBlocked(ctx context.Context) {
 }
 
 // checkBlockedLocked restarts the clock of each node whose wait is an outage, and gives up
-// the nodes blocked for BlockedAfter.
+// the nodes blocked for BlockedAfter. Each budget waited on is looked at once per tick.
 func (r *run) checkBlockedLocked() {
 	now := r.e.cfg.Clock.Now()
+	notCurrent := map[string]bool{}
+	for key, ps := range r.parked {
+		if len(ps) > 0 && r.lookCurrentLocked(key) {
+			notCurrent[key] = true
+		}
+	}
 	for _, ns := range r.nodes {
 		if ns.finished || ns.pol.skipping {
 			continue
 		}
-		if r.outageLocked(ns) {
+		if r.outageLocked(ns, notCurrent) {
 			if !ns.pol.movedAt.IsZero() {
 				ns.pol.movedAt = now // nothing counts until the status is current again
 			}
@@ -77,23 +83,22 @@ func (r *run) checkBlockedLocked() {
 
 // outageLocked reports whether the node's wait is an outage rather than a budget's
 // verdict: the API server does not answer, or a budget one of its pods waits on has a
-// status that is not current.
-func (r *run) outageLocked(ns *nodeState) bool {
+// status that is not current (notCurrent).
+func (r *run) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
 	if r.pol.apiDown {
 		return true
 	}
-	out := false
 	for _, st := range ns.byUID {
 		if st.phase == finished {
 			continue
 		}
 		for _, key := range st.parkedOn {
-			if r.lookCurrentLocked(key) {
-				out = true // and look at the others too: each keeps its own flag
+			if notCurrent[key] {
+				return true
 			}
 		}
 	}
-	return out
+	return false
 }
 
 // lookCurrentLocked looks again at whether key's status is current, and reports whether

@@ -125,7 +125,9 @@ func (r *run) pdbChanged(obj any) {
 	if m, ok := r.stale[key]; ok && p.ResourceVersion != m.rv && !r.listsGoneLocked(p) {
 		delete(r.stale, key) // the disruption controller caught up
 	}
-	r.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
+	if r.pol.notCurrent[key] {
+		r.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
+	}
 	r.wakeBudgetLocked(key)
 }
 
