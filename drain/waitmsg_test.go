@@ -27,7 +27,7 @@ func TestFinalErrorSaysTheWaitAsItStandsNow(t *testing.T) {
 	onlyNodePods(g.client)
 	g.answer = func(int, *policyv1.Eviction) error { return nil } // accepted; the pod goes later
 	g.start("n1")
-	<-g.run
+	r := <-g.run
 	parked := g.next(event.EventEvictionBlocked, 0)
 	if !strings.Contains(parked.Message, "allows 1: 1 taken by this drain's evictions in flight") {
 		t.Fatalf("parked on %q, want the eviction in flight named", parked.Message)
@@ -37,6 +37,7 @@ func TestFinalErrorSaysTheWaitAsItStandsNow(t *testing.T) {
 	after := budget.DeepCopy()
 	after.ResourceVersion, after.Status.CurrentHealthy, after.Status.DisruptionsAllowed = "2", 2, 0
 	updatePDB(t, g, after)
+	g.quiesce(r, "2") // seen before web-a goes: its going frees no room
 	pods := g.client.CoreV1().Pods("ns")
 	if err := pods.Delete(context.Background(), "web-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
