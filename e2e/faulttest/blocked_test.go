@@ -128,7 +128,7 @@ func TestUnschedulableReplacementIsTheFinalErrorsCause(t *testing.T) {
 	if wait == "" {
 		t.Errorf("no wait line names the unschedulable replacement")
 	}
-	fixture.MustContain(t, "final error", final, "pdb "+e.NS+"/w needs 5 healthy pods, has 5, allows 0", "unschedulable", "example.com/reserved")
+	fixture.MustContain(t, "final error", final, "pdb "+e.NS+"/w needs 5 healthy pods, has 5, allows 0", "is unschedulable: 0/3 nodes are available", "untolerated taint")
 	if strings.Contains(final, "in flight") {
 		t.Errorf("the final error blames this drain's evictions in flight: %s", final)
 	}
