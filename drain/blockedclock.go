@@ -47,16 +47,23 @@ func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pend
 // watchBlocked gives up blocked nodes (--on-blocked=skip), checking a few times per
 // BlockedAfter.
 func (r *run) watchBlocked(ctx context.Context) {
-	every := min(max(r.e.cfg.BlockedAfter/5, 100*time.Millisecond), 5*time.Second)
-	r.every(ctx, every, func() {
+	r.every(ctx, r.blockedEvery(), func() {
 		r.lock()
 		defer r.unlock()
 		r.checkBlockedLocked()
 	})
 }
 
+// blockedEvery is the blocked watcher's period: a few times per BlockedAfter.
+func (r *run) blockedEvery() time.Duration {
+	return min(max(r.e.cfg.BlockedAfter/5, 100*time.Millisecond), 5*time.Second)
+}
+
 // checkBlockedLocked restarts the clock of each node whose wait is an outage, and gives up
-// the nodes blocked for BlockedAfter. Each budget waited on is looked at once per tick.
+// the nodes blocked for BlockedAfter, once the pods of the budgets they wait on, listed
+// since their statuses last changed and within the last two periods, show those statuses
+// current (a List is asked for, and the node waits for the next tick, otherwise). Each
+// budget waited on is looked at once per tick.
 func (r *run) checkBlockedLocked() {
 	now := r.e.cfg.Clock.Now()
 	notCurrent := map[string]bool{}
@@ -75,10 +82,41 @@ func (r *run) checkBlockedLocked() {
 			}
 			continue
 		}
-		if r.blockedLocked(ns) {
+		if r.blockedLocked(ns) && r.verifiedLocked(ns, now) {
 			r.skipNodeLocked(ns)
 		}
 	}
+}
+
+// verifiedLocked reports whether every budget the node's pods wait on was looked at
+// lately enough to call its status current: its pods listed (or a List tried and failed)
+// after its status last changed and within two watcher periods. The others are marked due
+// for a List (waitLines takes it within a second).
+func (r *run) verifiedLocked(ns *nodeState, now time.Time) bool {
+	ok := true
+	for _, st := range ns.byUID {
+		if st.phase == finished {
+			continue
+		}
+		for _, key := range st.parkedOn {
+			sel := r.diag.selected[key]
+			if sel == nil {
+				if r.diag.selected == nil {
+					r.diag.selected = map[string]*selection{}
+				}
+				sel = &selection{}
+				r.diag.selected[key] = sel
+			}
+			looked := sel.at
+			if sel.failed.After(looked) {
+				looked = sel.failed
+			}
+			if looked.IsZero() || looked.Before(r.movedAt[key]) || now.Sub(looked) > 2*r.blockedEvery() {
+				sel.due, ok = true, false
+			}
+		}
+	}
+	return ok
 }
 
 // outageLocked reports whether the node's wait is an outage rather than a budget's

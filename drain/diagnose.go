@@ -55,6 +55,10 @@ type selection struct {
 	notReady map[string]bool // nodes found NotReady
 	at       time.Time       // of the last List (zero: never listed)
 	listing  bool
+	// due: the blocked clock asks for a List before it gives a node up (blockedclock.go);
+	// failed is when the last List failed (the clock does not wait for a List it cannot get).
+	due    bool
+	failed time.Time
 }
 
 type waitLine struct {
@@ -176,7 +180,7 @@ func (r *run) toListLocked() []string {
 			continue
 		}
 		sel := r.diag.selected[key]
-		if sel != nil && (sel.listing || (!sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
+		if sel != nil && (sel.listing || (!sel.due && !sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
 			continue
 		}
 		keys = append(keys, key)
@@ -192,7 +196,7 @@ func (r *run) toListLocked() []string {
 		if r.diag.selected[key] == nil {
 			r.diag.selected[key] = &selection{}
 		}
-		r.diag.selected[key].listing = true
+		r.diag.selected[key].listing, r.diag.selected[key].due = true, false
 	}
 	return keys
 }
@@ -238,6 +242,7 @@ func (r *run) list(ctx context.Context, key string) {
 	sel := r.diag.selected[key]
 	sel.listing = false
 	if !ok {
+		sel.failed = r.e.cfg.Clock.Now()
 		return // keep what we had; the next tick after DiagnoseInterval tries again
 	}
 	if b := r.budgetLocked(key); b != nil {
