@@ -127,7 +127,7 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 		},
 		"disruptedPods lists a StatefulSet pod back under its name: current": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "db-0", 5*time.Second, now) },
-			run: func(g *clockRig) { g.r.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second) },
+			run:    func(g *clockRig) { g.r.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second) },
 			each: func(g *clockRig) { // listed afresh: the status agrees with its pods
 				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b"), podOn("db-0", "n2", "u-db-new")}
 				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
