@@ -64,18 +64,17 @@ type jsonEvent struct {
 }
 
 type summaryJSON struct {
-	NodesDrained int `json:"nodes_drained"`
-	NodesFailed  int `json:"nodes_failed"`
-	NodesPending int `json:"nodes_pending"`
-	PodsEvicted  int `json:"pods_evicted"`
-	PodsPending  int `json:"pods_pending"`
-	// PodsLeft is pods_pending by node (added in 1.3).
-	PodsLeft    map[string]int  `json:"pods_left,omitempty"`
-	Evictions   int             `json:"eviction_requests"`
-	Refusals    int             `json:"eviction_refusals"`
-	Elapsed     float64         `json:"elapsed_seconds"`
-	APIRequests int64           `json:"api_requests"`
-	Pending     []event.Blocker `json:"pending,omitempty"`
+	NodesDrained int             `json:"nodes_drained"`
+	NodesFailed  int             `json:"nodes_failed"`
+	NodesPending int             `json:"nodes_pending"`
+	PodsEvicted  int             `json:"pods_evicted"`
+	PodsPending  int             `json:"pods_pending"`
+	PodsLeft     map[string]int  `json:"pods_left,omitempty"` // pods_pending by node (1.3)
+	Evictions    int             `json:"eviction_requests"`
+	Refusals     int             `json:"eviction_refusals"`
+	Elapsed      float64         `json:"elapsed_seconds"`
+	APIRequests  int64           `json:"api_requests"`
+	Pending      []event.Blocker `json:"pending,omitempty"`
 	// Skipped (--on-blocked=skip) and NotStarted (--not-after) were added in 1.1.
 	Skipped    []drain.BlockedNode `json:"skipped,omitempty"`
 	NotStarted []string            `json:"not_started,omitempty"`
