@@ -19,8 +19,10 @@ func TestSummaryCountsThePodsLeftByNode(t *testing.T) {
 		want  string
 	}{
 		"the human summary line": {
-			print: func(w *bytes.Buffer) { (&Human{Out: &bytes.Buffer{}, ErrOut: w}).Summary(sum, errors.New("blocked"), 3) },
-			want:  "1 pod(s) evicted, 5 left (n1: 3, n2: 2);",
+			print: func(w *bytes.Buffer) {
+				(&Human{Out: &bytes.Buffer{}, ErrOut: w}).Summary(sum, errors.New("blocked"), 3)
+			},
+			want: "1 pod(s) evicted, 5 left (n1: 3, n2: 2);",
 		},
 		"the NDJSON summary": {
 			print: func(w *bytes.Buffer) {
