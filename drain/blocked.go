@@ -147,27 +147,31 @@ func (r *run) skipNodeLocked(ns *nodeState) {
 func (r *run) blockedNodeLocked(ns *nodeState) BlockedNode {
 	bn := BlockedNode{Node: ns.name}
 	budgets := map[string]bool{}
+	var left []*podState
 	for _, st := range ns.byUID {
-		if st.phase == finished {
-			continue
+		if st.phase != finished {
+			left = append(left, st)
 		}
+	}
+	sort.Slice(left, func(i, j int) bool { return left[i].key < left[j].key })
+	said := map[string]bool{} // each cause said once, with the first pod
+	for _, st := range left {
 		keys := append([]string(nil), st.parkedOn...)
 		sort.Strings(keys)
 		b := event.Blocker{Node: ns.name, Pod: st.key, PDB: strings.Join(keys, ","), Message: st.blockMsg}
 		if b.Message == "" {
 			b.Message = "held back until the other pods are gone"
 		}
-		bn.Blockers = append(bn.Blockers, r.waitingBlockerLocked(st, b))
+		bn.Blockers = append(bn.Blockers, r.waitingBlockerLocked(st, b, said))
 		for _, k := range keys {
 			budgets[k] = true
 		}
 	}
-	sort.Slice(bn.Blockers, func(i, j int) bool { return bn.Blockers[i].Pod < bn.Blockers[j].Pod })
-	var parts, said []string
+	var parts, numbers []string
 	for k := range budgets {
 		if b := r.budgetLocked(k); b != nil {
 			parts = append(parts, fmt.Sprintf("pdb %s (%s)", k, b.Numbers()))
-			said = append(said, "pdb "+k+" "+b.Numbers())
+			numbers = append(numbers, "pdb "+k+" "+b.Numbers())
 		} else {
 			parts = append(parts, "pdb "+k)
 		}
@@ -177,8 +181,10 @@ func (r *run) blockedNodeLocked(ns *nodeState) BlockedNode {
 	if len(bn.Blockers) > 0 {
 		first := bn.Blockers[0]
 		msg := first.Message
-		for _, s := range said { // the numbers are said above: not a second time
-			msg = strings.TrimPrefix(strings.TrimPrefix(msg, s), ": ")
+		for _, n := range numbers { // the numbers are said above: not a second time
+			if rest, ok := strings.CutPrefix(msg, n); ok {
+				msg = strings.TrimLeft(rest, ":; ")
+			}
 		}
 		if msg == "" {
 			bn.Reason += fmt.Sprintf("; pod %s waits on it", first.Pod)

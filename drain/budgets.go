@@ -206,12 +206,13 @@ func (r *run) blockersLocked() []event.Blocker {
 		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
 	}
 	out = r.explainBlockersLocked(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
+	said := map[string]bool{} // causes said in a message already: once per budget is enough
 	for i, b := range out {
 		if st := r.pods[b.Pod]; st != nil && st.node == b.Node {
-			out[i] = r.waitingBlockerLocked(st, b) // as the wait line says it now
+			out[i] = r.waitingBlockerLocked(st, b, said) // as the wait line says it now
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
 	return out
 }
 

@@ -80,8 +80,9 @@ func (r *run) blockMsgLocked(st *podState) string {
 // waitingBlockerLocked describes a pod waiting on budgets as the wait lines would say it
 // now: its current message and, when the diagnosis finds one that is not the drain's own
 // turnover, its cause (an unschedulable replacement with the scheduler's reason, a stale
-// status, ...) and remedy. A pod that waits on no budget keeps b as it is.
-func (r *run) waitingBlockerLocked(st *podState, b event.Blocker) event.Blocker {
+// status, ...) and remedy. The message says a cause once: one already in said (which it
+// records) is left to the Cause field. A pod that waits on no budget keeps b as it is.
+func (r *run) waitingBlockerLocked(st *podState, b event.Blocker, said map[string]bool) event.Blocker {
 	if st.phase != waiting || st.block == "" {
 		return b
 	}
@@ -92,7 +93,8 @@ func (r *run) waitingBlockerLocked(st *podState, b event.Blocker) event.Blocker 
 	}
 	d := r.diagnosisLocked(st, budgets)
 	b.Cause, b.Remedy = d.Cause, d.Remedy
-	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) {
+	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) && !said[d.Cause] {
+		said[d.Cause] = true
 		cause := d.Cause
 		if len(budgets) == 1 { // its numbers are said already: once is enough
 			cause = strings.TrimPrefix(strings.TrimPrefix(cause, "pdb "+budgets[0].Key()+" "+budgets[0].Numbers()), ": ")
