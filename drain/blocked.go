@@ -1,7 +1,6 @@
 package drain
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,6 +26,8 @@ type runPolicy struct {
 	// apiDown: the watchdog's last probe of the API server failed (an outage: it does
 	// not count toward --blocked-after).
 	apiDown bool
+	// notCurrent: budgets whose status was last found not current (blockedclock.go).
+	notCurrent map[string]bool
 	// endless: budgets said to be waited on with no --timeout (endless.go).
 	endless map[string]bool
 }
@@ -78,14 +79,16 @@ func (r *run) movedLocked(node string) {
 }
 
 // budgetMovedLocked records progress on the nodes of the pods waiting on a budget whose
-// status numbers changed.
-func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) {
+// status numbers changed, and reports whether they did.
+func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) bool {
 	s := p.Status
 	nums := fmt.Sprintf("%d/%d/%d/%d/%d", s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods, len(s.DisruptedPods))
 	if r.pol.numbers == nil {
 		r.pol.numbers = map[string]string{}
 	}
-	if old, seen := r.pol.numbers[key]; seen && old != nums {
+	old, seen := r.pol.numbers[key]
+	moved := seen && old != nums
+	if moved {
 		for _, st := range r.parked[key] {
 			r.movedLocked(st.node)
 		}
@@ -102,120 +105,7 @@ func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) {
 			}
 		}
 	}
-}
-
-// pendingPod is what nodeBlocked needs to know of a pod not gone yet.
-type pendingPod struct {
-	terminating bool // evicted, not gone yet
-	parked      bool // waits on a budget
-	heldBack    bool // a critical pod held back until the ordinary ones are gone
-}
-
-// nodeBlocked decides --on-blocked=skip: every pod left is waiting on a budget (critical
-// pods held back behind them count as waiting), at least one is, and nothing has moved
-// for blockedAfter.
-func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pendingPod) bool {
-	parked := 0
-	for _, p := range pods {
-		switch {
-		case p.terminating:
-			return false
-		case p.parked:
-			parked++
-		case !p.heldBack:
-			return false // queued, or backing off: not blocked by a budget
-		}
-	}
-	return parked > 0 && !movedAt.IsZero() && now.Sub(movedAt) >= blockedAfter
-}
-
-// watchBlocked gives up blocked nodes (--on-blocked=skip), checking a few times per
-// BlockedAfter. Stale is not blocked: time during which the API server does not answer,
-// or a budget one of the node's pods waits on has a status that is not current (it still
-// counts as disrupted a pod that is gone, or it was called stale), does not count toward
-// BlockedAfter: the node's clock is pushed on by it, so a node is given up only on
-// budgets whose current status blocks it.
-func (r *run) watchBlocked(ctx context.Context) {
-	every := min(max(r.e.cfg.BlockedAfter/5, 100*time.Millisecond), 5*time.Second)
-	last := r.e.cfg.Clock.Now()
-	r.every(ctx, every, func() {
-		r.lock()
-		defer r.unlock()
-		now := r.e.cfg.Clock.Now()
-		elapsed := now.Sub(last)
-		last = now
-		for _, ns := range r.nodes {
-			if !ns.pol.movedAt.IsZero() && r.outageLocked(ns) {
-				ns.pol.movedAt = minTime(ns.pol.movedAt.Add(elapsed), now)
-			}
-			if r.blockedLocked(ns) {
-				r.skipNodeLocked(ns)
-			}
-		}
-	})
-}
-
-// outageLocked reports whether the node's wait is an outage rather than a budget's
-// verdict: the API server does not answer, or a budget one of its pods waits on has a
-// status that is not current.
-func (r *run) outageLocked(ns *nodeState) bool {
-	if r.pol.apiDown {
-		return true
-	}
-	for _, st := range ns.byUID {
-		if st.phase == finished {
-			continue
-		}
-		for _, key := range st.parkedOn {
-			if r.notCurrentLocked(key) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// notCurrentLocked reports a budget whose status is not current: called stale by the
-// watchdog, or still counting as disrupted a pod this run saw gone (the disruption
-// controller has not caught up, or is not running).
-func (r *run) notCurrentLocked(key string) bool {
-	if _, stale := r.stale[key]; stale {
-		return true
-	}
-	b := r.budgetLocked(key)
-	if b == nil {
-		return false
-	}
-	for name := range b.PDB.Status.DisruptedPods {
-		if _, gone := r.goneAt[b.PDB.Namespace+"/"+name]; gone {
-			return true
-		}
-	}
-	return false
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func (r *run) blockedLocked(ns *nodeState) bool {
-	if !ns.started || ns.finished || ns.finishing || ns.failing || ns.looking || ns.pol.skipping || ns.remaining == 0 {
-		return false
-	}
-	held := map[*podState]bool{}
-	for _, st := range ns.critical {
-		held[st] = true
-	}
-	var pods []pendingPod
-	for _, st := range ns.byUID {
-		if st.phase != finished {
-			pods = append(pods, pendingPod{terminating: st.phase == terminating, parked: st.parkedOn != nil, heldBack: held[st]})
-		}
-	}
-	return nodeBlocked(r.e.cfg.Clock.Now(), ns.pol.movedAt, r.e.cfg.BlockedAfter, pods)
+	return moved
 }
 
 // skipNodeLocked gives the node up: first its state (StateBlocked, with why) and its
@@ -252,31 +142,36 @@ func (r *run) skipNodeLocked(ns *nodeState) {
 	})
 }
 
-// blockedNodeLocked describes what blocks the node: each pod left, and each budget with
-// its numbers.
+// blockedNodeLocked describes what blocks the node: each pod left, as its wait stands
+// now, and each budget with its current numbers, said once.
 func (r *run) blockedNodeLocked(ns *nodeState) BlockedNode {
 	bn := BlockedNode{Node: ns.name}
 	budgets := map[string]bool{}
+	var left []*podState
 	for _, st := range ns.byUID {
-		if st.phase == finished {
-			continue
+		if st.phase != finished {
+			left = append(left, st)
 		}
+	}
+	sort.Slice(left, func(i, j int) bool { return left[i].key < left[j].key })
+	said := map[string]bool{} // each cause said once, with the first pod
+	for _, st := range left {
 		keys := append([]string(nil), st.parkedOn...)
 		sort.Strings(keys)
-		msg := st.blockMsg
-		if msg == "" {
-			msg = "held back until the other pods are gone"
+		b := event.Blocker{Node: ns.name, Pod: st.key, PDB: strings.Join(keys, ","), Message: st.blockMsg}
+		if b.Message == "" {
+			b.Message = "held back until the other pods are gone"
 		}
-		bn.Blockers = append(bn.Blockers, event.Blocker{Node: ns.name, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
+		bn.Blockers = append(bn.Blockers, r.waitingBlockerLocked(st, b, said))
 		for _, k := range keys {
 			budgets[k] = true
 		}
 	}
-	sort.Slice(bn.Blockers, func(i, j int) bool { return bn.Blockers[i].Pod < bn.Blockers[j].Pod })
-	var parts []string
+	var parts, numbers []string
 	for k := range budgets {
 		if b := r.budgetLocked(k); b != nil {
 			parts = append(parts, fmt.Sprintf("pdb %s (%s)", k, b.Numbers()))
+			numbers = append(numbers, "pdb "+k+" "+b.Numbers())
 		} else {
 			parts = append(parts, "pdb "+k)
 		}
@@ -284,7 +179,18 @@ func (r *run) blockedNodeLocked(ns *nodeState) BlockedNode {
 	sort.Strings(parts)
 	bn.Reason = fmt.Sprintf("%d pod(s) blocked for %s by %s", len(bn.Blockers), r.e.cfg.BlockedAfter, strings.Join(parts, ", "))
 	if len(bn.Blockers) > 0 {
-		bn.Reason += fmt.Sprintf("; pod %s: %s", bn.Blockers[0].Pod, bn.Blockers[0].Message)
+		first := bn.Blockers[0]
+		msg := first.Message
+		for _, n := range numbers { // the numbers are said above: not a second time
+			if rest, ok := strings.CutPrefix(msg, n); ok {
+				msg = strings.TrimLeft(rest, ":; ")
+			}
+		}
+		if msg == "" {
+			bn.Reason += fmt.Sprintf("; pod %s waits on it", first.Pod)
+		} else {
+			bn.Reason += fmt.Sprintf("; pod %s: %s", first.Pod, msg)
+		}
 	}
 	return bn
 }
@@ -385,6 +291,28 @@ func (r *run) pendingLocked(blockers []event.Blocker) []event.Blocker {
 		}
 	}
 	return out
+}
+
+// leftLocked counts, by node, the pods the run leaves on its nodes: those still waiting
+// (blockers: on nodes that failed, timed out or were interrupted) and those on the nodes
+// it gave up. It fills Summary.LeftOn and returns the total (Summary.PodsPending).
+// Call it after policyResultLocked (which lists the skipped nodes).
+func (r *run) leftLocked(blockers []event.Blocker) int {
+	left := map[string]int{}
+	for _, b := range blockers {
+		left[b.Node]++
+	}
+	for _, bn := range r.sum.Skipped {
+		left[bn.Node] += len(bn.Blockers)
+	}
+	total := 0
+	for _, c := range left {
+		total += c
+	}
+	if len(left) > 0 {
+		r.sum.LeftOn = left
+	}
+	return total
 }
 
 func contains(list []string, s string) bool {

@@ -105,12 +105,18 @@ func (r *run) pdbChanged(obj any) {
 	defer r.unlock()
 	delete(r.index, p.Namespace)
 	r.movedAt[key] = r.e.cfg.Clock.Now()
-	r.budgetMovedLocked(key, p)
+	moved := r.budgetMovedLocked(key, p)
 	for podKey := range r.reserved[key] {
 		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
-		if _, shown := p.Status.DisruptedPods[name]; shown {
+		_, shown := p.Status.DisruptedPods[name]
+		st := r.pods[podKey]
+		// An answered request's reservation ends with the first status seen after the
+		// answer whose numbers moved: the server wrote its decrement before it answered
+		// (or, for a pod it did not count, wrote none), so those numbers hold it. A status
+		// that only changed elsewhere (a condition) proves nothing.
+		if shown || st == nil || (moved && st.phase != waiting) {
 			delete(r.reserved[key], podKey)
-			if st := r.pods[podKey]; st != nil {
+			if st != nil {
 				st.reservedOn = ""
 			}
 		}
@@ -118,6 +124,9 @@ func (r *run) pdbChanged(obj any) {
 	r.paceBudgetLocked(p)
 	if m, ok := r.stale[key]; ok && p.ResourceVersion != m.rv && !r.listsGoneLocked(p) {
 		delete(r.stale, key) // the disruption controller caught up
+	}
+	if r.pol.notCurrent[key] {
+		r.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
 	}
 	r.wakeBudgetLocked(key)
 }
@@ -198,6 +207,12 @@ func (r *run) blockersLocked() []event.Blocker {
 	}
 	out = r.explainBlockersLocked(out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
+	said := map[string]bool{} // causes said in a message already: once per budget is enough
+	for i, b := range out {
+		if st := r.pods[b.Pod]; st != nil && st.node == b.Node {
+			out[i] = r.waitingBlockerLocked(st, b, said) // as the wait line says it now
+		}
+	}
 	return out
 }
 

@@ -55,6 +55,10 @@ type selection struct {
 	notReady map[string]bool // nodes found NotReady
 	at       time.Time       // of the last List (zero: never listed)
 	listing  bool
+	// due: the blocked clock asks for a List before it gives a node up (blockedclock.go);
+	// failed is when the last List failed (the clock does not wait for a List it cannot get).
+	due    bool
+	failed time.Time
 }
 
 type waitLine struct {
@@ -176,7 +180,7 @@ func (r *run) toListLocked() []string {
 			continue
 		}
 		sel := r.diag.selected[key]
-		if sel != nil && (sel.listing || (!sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
+		if sel != nil && (sel.listing || (!sel.due && !sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
 			continue
 		}
 		keys = append(keys, key)
@@ -192,7 +196,7 @@ func (r *run) toListLocked() []string {
 		if r.diag.selected[key] == nil {
 			r.diag.selected[key] = &selection{}
 		}
-		r.diag.selected[key].listing = true
+		r.diag.selected[key].listing, r.diag.selected[key].due = true, false
 	}
 	return keys
 }
@@ -238,6 +242,7 @@ func (r *run) list(ctx context.Context, key string) {
 	sel := r.diag.selected[key]
 	sel.listing = false
 	if !ok {
+		sel.failed = r.e.cfg.Clock.Now()
 		return // keep what we had; the next tick after DiagnoseInterval tries again
 	}
 	if b := r.budgetLocked(key); b != nil {
@@ -287,10 +292,7 @@ func (r *run) sayWaitsLocked() {
 		}
 		ev := w.ev
 		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
-		ev.Message = st.blockMsg
-		if len(budgets) == 1 && strings.HasSuffix(block, "|"+string(pdb.Exhausted)) {
-			ev.Message = r.numbersLocked(budgets[0]) // as it stands now
-		}
+		ev.Message = r.blockMsgLocked(st) // as it stands now
 		ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine, ev.Waited = d.Cause, d.Remedy, string(d.Kind), d.Routine, now.Sub(w.since)
 		for _, o := range sts {
 			if ow := r.diag.waits[o.key]; ow != nil {
@@ -311,43 +313,6 @@ func (r *run) sayWaitsLocked() {
 		r.sayHeldLocked(h, now.Sub(h.since))
 	}
 	r.sayStuckLocked(now)
-}
-
-// numbersLocked is "pdb KEY needs N healthy pods, has H, allows A", and when this run's
-// own evictions take part of it (requests in flight, or accepted ones whose pods are not
-// gone yet and that status.disruptedPods still counts), how many:
-// "allows 0: 1 taken by this drain's evictions in flight".
-func (r *run) numbersLocked(b *pdb.Budget) string {
-	s := "pdb " + b.Key() + " " + b.Numbers()
-	taken := map[string]bool{}
-	for key := range r.reserved[b.Key()] {
-		taken[key] = true
-	}
-	for name := range b.PDB.Status.DisruptedPods {
-		key := b.PDB.Namespace + "/" + name
-		if st := r.pods[key]; st != nil && st.attempts > 0 && st.phase != finished {
-			taken[key] = true
-		}
-	}
-	if n := len(taken); n > 0 {
-		s += fmt.Sprintf(": %d taken by this drain's evictions in flight", n)
-	}
-	return s
-}
-
-// budgetsOfLocked returns the budgets a waiting pod's last wait named.
-func (r *run) budgetsOfLocked(st *podState) []*pdb.Budget {
-	keys, _, _ := strings.Cut(st.block, "|")
-	var out []*pdb.Budget
-	for _, k := range strings.Split(keys, ",") {
-		if k == "" {
-			continue
-		}
-		if b := r.budgetLocked(k); b != nil {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // stuckLocked completes the warning of an evicted pod still terminating with its cause

@@ -10,9 +10,10 @@
 // released, and events go to an ordered outbox whose own goroutine delivers them. Run
 // returns only after every goroutine it started has ended and every event is delivered.
 //
-// Budgets: an accepted eviction reserves one of its budget's allowances until there is
-// evidence (the status lists the pod in disruptedPods, the pod is gone, or the request
-// failed); a status change wakes only as many waiting pods as the budget has room for.
+// Budgets: an eviction reserves one of its budget's allowances from its request until
+// there is evidence (the request failed, the status lists the pod in disruptedPods or is
+// the first seen after the answer, or the pod is gone); a status change wakes only as
+// many waiting pods as the budget has room for.
 //
 // It never prints and never imports a UI package; progress is a typed event stream.
 package drain

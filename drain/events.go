@@ -12,9 +12,13 @@ type Summary struct {
 	NodesFailed  int
 	NodesPending int
 	// PendingNodes names the nodes not finished (NodesPending of them), started or not.
-	PendingNodes  []string
-	PodsEvicted   int
-	PodsPending   int
+	PendingNodes []string
+	PodsEvicted  int
+	// PodsPending counts the pods left on the nodes not drained: waiting when the run
+	// ended (a node failed, timed out, interrupted) or on a node given up.
+	PodsPending int
+	// LeftOn is PodsPending by node (nil when none is left).
+	LeftOn        map[string]int
 	Evictions     int // eviction requests sent
 	Refusals      int // eviction requests refused (429, 500, 403)
 	Elapsed       time.Duration
@@ -35,6 +39,15 @@ func (s Summary) Add(b Summary) Summary {
 	s.PendingNodes = append(s.PendingNodes, b.PendingNodes...)
 	s.PodsEvicted += b.PodsEvicted
 	s.PodsPending += b.PodsPending
+	if len(b.LeftOn) > 0 {
+		left := make(map[string]int, len(s.LeftOn)+len(b.LeftOn)) // s's map is the caller's
+		for _, m := range []map[string]int{s.LeftOn, b.LeftOn} {
+			for n, c := range m {
+				left[n] += c
+			}
+		}
+		s.LeftOn = left
+	}
 	s.Evictions += b.Evictions
 	s.Refusals += b.Refusals
 	s.Elapsed += b.Elapsed

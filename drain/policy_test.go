@@ -81,6 +81,8 @@ func TestNodeBlockedDecision(t *testing.T) {
 func TestSkipGivesUpTheBlockedNode(t *testing.T) {
 	budget := testPDB(0) // maxUnavailable 1, none allowed now: its replacement is not Ready
 	budget.Spec.Selector.MatchLabels = map[string]string{"app": "held"}
+	// A status its pods agree with (one Ready pod, counted): current, so it blocks.
+	budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 1, 1, 2
 	held := podOn("held", "n1", "u1")
 	held.Labels = map[string]string{"app": "held"}
 	g := newRig(t, Config{RecordEvents: true, Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second,
@@ -89,7 +91,7 @@ func TestSkipGivesUpTheBlockedNode(t *testing.T) {
 	g.start("n1")
 	<-g.run
 	ev := g.next(event.EventNodeBlocked, 2*time.Second)
-	if ev.Node != "n1" || ev.PDB != "ns/web" || !strings.Contains(ev.Message, "needs 2 healthy pods, has 3, allows 0") {
+	if ev.Node != "n1" || ev.PDB != "ns/web" || !strings.Contains(ev.Message, "needs 1 healthy pods, has 1, allows 0") {
 		t.Errorf("node.blocked = %+v", ev)
 	}
 	res := g.finishStepping(time.Second)

@@ -238,7 +238,7 @@ func (r *run) finish(result, startErr error) (Summary, error) {
 			r.sum.PendingNodes = append(r.sum.PendingNodes, np.Name)
 		}
 	}
-	r.sum.PodsPending = len(blockers)
+	r.sum.PodsPending = r.leftLocked(blockers) // with the pods of the nodes given up
 	r.sum.PendingBlocks = blockers
 	if startErr != nil {
 		return r.sum, startErr

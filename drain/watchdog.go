@@ -56,6 +56,9 @@ func (r *run) watchdog(ctx context.Context) {
 			r.e.emit(event.Event{Type: event.EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
 		}
 		r.lock()
+		if r.pol.apiDown && !down {
+			r.restartClocksLocked() // --blocked-after counts again from now
+		}
 		r.pol.apiDown = down
 		r.checkStaleLocked()
 		r.unlock()

@@ -182,14 +182,31 @@ func (p *Human) Summary(sum drain.Summary, err error, code int) {
 	if code == 0 && !p.Verbose && !p.dry {
 		return // kubectl's lines said it all
 	}
-	fmt.Fprintf(p.ErrOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d left; %d eviction request(s), %d refused; %s\n",
-		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(p.ErrOut, "summary: %d node(s) drained, %d failed, %d pending; %d pod(s) evicted, %d left%s; %d eviction request(s), %d refused; %s\n",
+		sum.NodesDrained, sum.NodesFailed, sum.NodesPending, sum.PodsEvicted, sum.PodsPending, leftOn(sum.LeftOn), sum.Evictions, sum.Refusals, sum.Elapsed.Round(time.Millisecond))
 	if l := p.eta.line(sum.Elapsed); l != "" {
 		fmt.Fprintln(p.ErrOut, l)
 	}
 	if code == ExitInterrupted {
 		fmt.Fprintln(p.ErrOut, "interrupted: the nodes keep their state; run the same command again to finish, or `kubectl maintenance uncordon` to undo the cordon")
 	}
+}
+
+// leftOn is " (n1: 2, n2: 1)": the pods left, by node in name order ("" when none).
+func leftOn(left map[string]int) string {
+	if len(left) == 0 {
+		return ""
+	}
+	nodes := make([]string, 0, len(left))
+	for n := range left {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	parts := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = fmt.Sprintf("%s: %d", n, left[n])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // policySummary lists, before the summary line, the nodes given up by

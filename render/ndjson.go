@@ -22,7 +22,10 @@ import (
 // changed because the disruption controller fell behind or caught up;
 // pod.eviction_blocked carries cause_kind (the diagnose kind) and routine (the wait is
 // this drain's own evictions in flight: the human lines say no cause or remedy).
-const EventsVersion = "1.2"
+//
+// 1.3: the summary's pods_left (pods left, by node: on nodes given up, failed, timed out
+// or interrupted); pods_pending now counts the pods of the nodes given up too.
+const EventsVersion = "1.3"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -66,6 +69,7 @@ type summaryJSON struct {
 	NodesPending int             `json:"nodes_pending"`
 	PodsEvicted  int             `json:"pods_evicted"`
 	PodsPending  int             `json:"pods_pending"`
+	PodsLeft     map[string]int  `json:"pods_left,omitempty"` // pods_pending by node (1.3)
 	Evictions    int             `json:"eviction_requests"`
 	Refusals     int             `json:"eviction_refusals"`
 	Elapsed      float64         `json:"elapsed_seconds"`
@@ -139,7 +143,7 @@ func (p *NDJSON) Event(ev event.Event) {
 func (p *NDJSON) Summary(sum drain.Summary, err error, code int) {
 	e := jsonEvent{Type: "summary", Level: "info", ExitCode: &code, Summary: &summaryJSON{
 		NodesDrained: sum.NodesDrained, NodesFailed: sum.NodesFailed, NodesPending: sum.NodesPending,
-		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, Evictions: sum.Evictions,
+		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, PodsLeft: sum.LeftOn, Evictions: sum.Evictions,
 		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
 		Skipped: sum.Skipped, NotStarted: sum.NotStarted,
 	}}

@@ -61,8 +61,8 @@ func TestReplacementWithNowhereToRunIsNamedWithTheSchedulersReason(t *testing.T)
 	if repeated == nil {
 		t.Error("the wait was not said again with waited_seconds >= 5 (--wait-interval 5s)")
 	}
-	if v := lines[0]["events_version"]; v != "1.2" {
-		t.Errorf("events_version %v, want 1.2", v)
+	if v := lines[0]["events_version"]; v != "1.3" {
+		t.Errorf("events_version %v, want 1.3", v)
 	}
 
 	// The human wait line says the same: the cause on the line, the remedy under it.
