@@ -159,3 +159,76 @@ func hostOf(holder string) string {
 	}
 	return holder
 }
+
+// Issue 34, test 1, the third moment: the leader killed between two nodes of a rolling
+// pool drain (the first drained, its slot held by policy.soak, the second not started).
+// The new leader's first action (the second node's first eviction) comes within lease + 5
+// s of the kill; the object Succeeds.
+func TestFailoverBetweenTwoNodesOfAPoolDrain(t *testing.T) {
+	e := newEnv(t, "a", "b", "spare")
+	e.AddNodes(0, 1)
+	const pods = 4
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", pods, e.Here(fixture.PodOptions{ReadyDelay: time.Second})); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", pods)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	e.AddNodes(2)
+	plainPool(e, names(e, 0, 1)...)
+	e.Guard()
+	mc := mclient(t)
+	replicas := map[string]*controller{
+		"replica-a": runControllerOn(e, "replica-a", leaseFlags(e)...),
+		"replica-b": runControllerOn(e, "replica-b", leaseFlags(e)...),
+	}
+	holder := waitHolder(e, "")
+	leader := replicas[hostOf(holder)]
+	if leader == nil {
+		t.Fatalf("lease holder %q is neither replica", holder)
+	}
+	base := evictions(e)
+	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Pool: e.NS, Policy: mntv1.Policy{Soak: mntv1.DurationOf(time.Minute)}})
+	m, _ := waitFor(e, mc, e.NS, "one node drained, the other not started", func(m *mntv1.Maintenance) bool {
+		drained, pending := 0, 0
+		for _, n := range m.Status.Nodes {
+			switch n.State {
+			case mntv1.NodeStateDrained:
+				drained++
+			case mntv1.NodeStatePending:
+				pending++
+			}
+		}
+		return drained == 1 && pending == 1
+	})
+	t.Logf("at the kill: %s", nodeStates(m))
+	before := evictions(e)
+	killed := time.Now()
+	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var first time.Duration
+	for first == 0 {
+		if evictions(e) > before {
+			first = time.Since(killed)
+			break
+		}
+		if time.Since(killed) > 2*time.Minute {
+			t.Fatalf("no eviction request in the 2 minutes after the kill")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	m, _ = waitFor(e, mc, e.NS, "the end", func(m *mntv1.Maintenance) bool { return m.Status.Phase.Done() })
+	done := time.Since(killed)
+	n := evictions(e) - base
+	t.Logf("FIGURE failover across hosts (between two nodes of a pool drain, soak 1m): kill to first action %s, kill to %s %s; %v eviction requests for %d pods",
+		first.Round(100*time.Millisecond), m.Status.Phase, done.Round(100*time.Millisecond), n, pods)
+	if first > takeover {
+		t.Errorf("the new leader's first action came %s after the kill, want at most lease + 5 s = %s", first.Round(100*time.Millisecond), takeover)
+	}
+	if m.Status.Phase != mntv1.PhaseSucceeded {
+		t.Errorf("phase %s (%s), want Succeeded", m.Status.Phase, m.Status.Message)
+	}
+	if n > pods+2 {
+		t.Errorf("%v eviction requests, want at most %d (pods + nodes)", n, pods+2)
+	}
+}

@@ -118,3 +118,20 @@ func patchNodeLabel(e *fixture.Env, node, key, value string) {
 		e.T.Fatal(err)
 	}
 }
+
+// plainPool makes members a NodePool (named for the test) with a label and nothing else.
+func plainPool(e *fixture.Env, members ...string) {
+	e.T.Helper()
+	for _, n := range members {
+		patchNodeLabel(e, n, "node-role.kubernetes.io/"+e.NS, "")
+	}
+	manifest := fmt.Sprintf("apiVersion: maintenance.kubectl-maintenance.io/v1alpha1\nkind: NodePool\nmetadata:\n  name: %s\nspec:\n  labels:\n    example.com/tier: plain\n  maxUnavailable: 1\n", e.NS)
+	path := filepath.Join(e.T.TempDir(), "pool.yaml")
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		e.T.Fatal(err)
+	}
+	if r := e.Run("pool", "apply", "-f", path); r.Code != 0 {
+		e.T.Fatalf("pool apply: exit %d", r.Code)
+	}
+	e.T.Cleanup(func() { _ = e.Run("pool", "delete", e.NS) })
+}
