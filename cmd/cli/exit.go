@@ -41,7 +41,8 @@ const ExitCodesHelp = `Exit codes:
   2    usage or validation error (bad flag, selector, node, pool or kubeconfig); nothing changed
   3    blocked by policy (a PDB that never allows a disruption, a pod under several PDBs,
        pods that need --force, --ignore-daemonsets or --delete-emptydir-data; nodes given
-       up by --on-blocked=skip; a run stopped by --on-blocked=fail)
+       up by --on-blocked=skip; a run stopped by --on-blocked=fail; uninstall refused
+       while a Maintenance is in progress or a NodePool exists)
   4    --not-after passed with nodes not started (the others finished)
   124  --timeout reached
   130  interrupted (Ctrl-C or SIGTERM); run the same command again to finish`
