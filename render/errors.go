@@ -24,6 +24,8 @@ func describe(err error) string {
 		return fmt.Sprintf("cannot reach the API server (%v): check --kubeconfig, --context and --server", opErr.Err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Sprintf("the API server rejected the credentials: %v", err)
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy"):
+		return fmt.Sprintf("not allowed (admission policy): %v", err)
 	case apierrors.IsForbidden(err):
 		return fmt.Sprintf("not allowed (RBAC): %v", err)
 	}
