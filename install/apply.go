@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -64,6 +65,18 @@ func apply(ctx context.Context, c client.Client, want *unstructured.Unstructured
 	case !apierrors.IsNotFound(err):
 		return Result{}, fmt.Errorf("get %s: %w", ref, err)
 	}
+	if before != "" {
+		// An apply that would change nothing is not sent: the API server may still write
+		// one (a ValidatingAdmissionPolicy whose status another manager applies has its
+		// managedFields reordered, and a new resourceVersion, on every apply).
+		dry := want.DeepCopy()
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry), client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+			return Result{}, fmt.Errorf("apply %s (dry run): %w", ref, err)
+		}
+		if sameContent(cur, dry) {
+			return Result{Ref: ref, Verb: Unchanged, Object: cur}, nil
+		}
+	}
 	got := want.DeepCopy()
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(got), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return Result{}, fmt.Errorf("apply %s: %w", ref, err)
@@ -100,4 +113,16 @@ func waitEstablished(ctx context.Context, c client.Client, crd *unstructured.Uns
 		}
 		return false, nil
 	})
+}
+
+// sameContent reports whether a and b are the same object but for the bookkeeping an
+// apply writes (resourceVersion, managedFields).
+func sameContent(a, b *unstructured.Unstructured) bool {
+	strip := func(o *unstructured.Unstructured) map[string]any {
+		c := o.DeepCopy()
+		unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+		unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+		return c.Object
+	}
+	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }

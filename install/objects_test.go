@@ -150,3 +150,25 @@ func strs(v any) []string {
 	}
 	return out
 }
+
+// An apply's bookkeeping (resourceVersion, managedFields) is no change; anything else is.
+func TestSameContent(t *testing.T) {
+	obj := func(rv, manager, image string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "d", "resourceVersion": rv, "managedFields": []any{map[string]any{"manager": manager}}},
+			"spec":     map[string]any{"image": image}}}
+		return o
+	}
+	tests := map[string]struct {
+		a, b *unstructured.Unstructured
+		want bool
+	}{
+		"only the bookkeeping differs": {obj("1", "a", "x"), obj("2", "b", "x"), true},
+		"the spec differs":             {obj("1", "a", "x"), obj("1", "a", "y"), false},
+	}
+	for name, tc := range tests {
+		if got := sameContent(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+}

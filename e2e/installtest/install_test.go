@@ -174,11 +174,13 @@ func versions(e *fixture.Env, c client.Client, objs []*unstructured.Unstructured
 	return out
 }
 
-// settled returns the objects' resourceVersions once they stayed the same for 3 s.
+// settled returns the objects' resourceVersions once they stayed the same for 3 s and
+// every ValidatingAdmissionPolicy's status (its type check, written by
+// kube-controller-manager some time after the write) describes its generation.
 func settled(e *fixture.Env, c client.Client, objs []*unstructured.Unstructured) map[string]string {
 	e.T.Helper()
 	prev := versions(e, c, objs)
-	for stable := time.Duration(0); stable < 3*time.Second; {
+	for stable := time.Duration(0); stable < 3*time.Second || !policiesChecked(e, c, objs); {
 		select {
 		case <-e.Ctx.Done():
 			e.T.Fatalf("the installed objects never stopped changing: %v", prev)
@@ -191,6 +193,26 @@ func settled(e *fixture.Env, c client.Client, objs []*unstructured.Unstructured)
 		}
 	}
 	return prev
+}
+
+// policiesChecked reports whether each ValidatingAdmissionPolicy of objs has its type
+// check for its generation.
+func policiesChecked(e *fixture.Env, c client.Client, objs []*unstructured.Unstructured) bool {
+	e.T.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "ValidatingAdmissionPolicy" {
+			continue
+		}
+		got := get(e, c, o)
+		if got == nil {
+			return false
+		}
+		observed, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
+		if observed != got.GetGeneration() {
+			return false
+		}
+	}
+	return true
 }
 
 // managedBy lists an object's field managers as manager/operation.
