@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
