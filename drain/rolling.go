@@ -7,10 +7,12 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Admitter decides when the next node of a rolling drain may start (Config.Rolling): a
@@ -288,7 +290,7 @@ func (r *run) drainRolling(ctx context.Context) {
 // window) while another node of the run is still to start; it ends early when the run
 // halts or is cancelled.
 func (r *run) soak(ctx context.Context, w *rolling, ns *nodeState) {
-	d := r.e.cfg.Soak
+	d := r.e.cfg.Soak - r.drainedBefore(ns.name)
 	r.lock()
 	waiting := false
 	for _, other := range r.nodes {
@@ -311,6 +313,21 @@ func (r *run) soak(ctx context.Context, w *rolling, ns *nodeState) {
 	r.lock()
 	ns.soaking = false
 	r.unlock()
+}
+
+// drainedBefore is how long ago an earlier run drained the node, as the plan found its
+// record (0 when this run drains it): a run resumed by a new leader soaks such a node for
+// what is left of its soak, not for a whole one again.
+func (r *run) drainedBefore(name string) time.Duration {
+	n := r.pf.nodes[name]
+	if n == nil {
+		return 0
+	}
+	rec := noderecord.Read(n, "")
+	if (rec.State != StateDrained && rec.State != StateSelectedDrained) || rec.Since.IsZero() {
+		return 0
+	}
+	return max(0, r.e.cfg.Clock.Since(rec.Since))
 }
 
 // stopLocked records the pending nodes as not started when the run may start no more

@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 var _ Admitter = (*admitLog)(nil)
@@ -166,5 +168,44 @@ func TestRollingDrainSoaksADrainedNode(t *testing.T) {
 	}
 	if want := []string{"n1 running=0 cordoned=", "n2 running=0 cordoned=n1"}; !slices.Equal(adm.calls, want) {
 		t.Errorf("admissions\n got %q\nwant %q", adm.calls, want)
+	}
+}
+
+// A node an earlier run drained (a leader killed during its soak) soaks for what is left
+// of its soak, counted from its record's since, not for a whole soak again.
+func TestRollingDrainSoaksWhatIsLeft(t *testing.T) {
+	adm := &admitLog{}
+	cfg := Config{MaxParallelNodes: 1, Rolling: adm, Policy: Policy{Soak: 10 * time.Minute}}
+	n1 := testNode("n1")
+	g := newRig(t, cfg, n1, testNode("n2"))
+	drainedAt := g.clock.Now().Add(-8 * time.Minute)
+	n1 = n1.DeepCopy()
+	n1.Spec.Unschedulable = true
+	n1.Labels = map[string]string{noderecord.LabelState: StateDrained}
+	n1.Annotations = map[string]string{noderecord.AnnotationDrain: StateDrained, noderecord.AnnotationSince: drainedAt.UTC().Format(time.RFC3339)}
+	if err := g.client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("nodes"), n1, ""); err != nil {
+		t.Fatal(err)
+	}
+	adm.client = g.client
+	g.start("n1", "n2")
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		adm.mu.Lock()
+		n := len(adm.calls)
+		adm.mu.Unlock()
+		if n >= 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // n1 is found drained and soaks
+	g.clock.Step(2*time.Minute + time.Second)
+	select {
+	case res := <-g.done:
+		if res.err != nil {
+			t.Fatalf("run: %v", res.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the run still waits 2 minutes after the 8 left of n1's soak: it soaked n1 again from the start")
 	}
 }
