@@ -8,8 +8,8 @@
 // event.Events every front end renders. A cordon emits node.cordoned and never
 // node.drained; an uncordon node.uncordoned; a drain the engine's events; a move or a
 // rollout the drain's events with node.moved and node.uncordoned after each node.drained. Runs runs several operations at once, each node in at most one, each
-// cancellable on its own (the dashboard). It also installs the project's CRDs
-// (InstallCRD) and runs the controller (RunController: the pool reconciler and the
+// cancellable on its own (the dashboard). It also runs the controller
+// (RunController: the pool reconciler and the
 // controllers the caller adds, such as the Maintenances' maintenance.Setup, in one
 // manager with leader election).
 //

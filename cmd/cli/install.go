@@ -9,7 +9,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/config/crd"
 	"github.com/kubectl-maintenance/kubectl-maintenance/install"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
@@ -121,13 +120,6 @@ func (o *InstallOptions) Run(ctx context.Context) error {
 	}
 	pc, err := o.PoolClient()
 	if err != nil {
-		return err
-	}
-	if !o.Controller { // the CRDs alone, as before --controller existed
-		done, err := operation.InstallCRD(ctx, pc, crd.All())
-		for _, d := range done {
-			fmt.Fprintf(o.Out, "customresourcedefinition.apiextensions.k8s.io/%s %s\n", d.Name, d.Verb)
-		}
 		return err
 	}
 	done, err := install.Apply(ctx, pc, objs)
