@@ -2,8 +2,8 @@ package maintenance
 
 import (
 	"context"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,12 +59,15 @@ func (r *Reconciler) unkeep(name string) {
 }
 
 // hold renews, until ctx ends, the heartbeat of every node of name's status that still
-// names run id and is draining, once it is HeartbeatInterval old.
+// names run id and is draining, once it is HeartbeatInterval old. A node is read once to
+// learn its record; after that a renewal is one conditional patch (RenewHeartbeat), and
+// the node is read again only when a renewal was refused.
 func (r *Reconciler) hold(ctx context.Context, name, id string) {
 	t := r.Clock.NewTicker(holdCheck)
 	defer t.Stop()
+	known := map[string]heldNode{}
 	for {
-		r.renewHeld(ctx, name, id)
+		r.renewHeld(ctx, name, id, known)
 		select {
 		case <-ctx.Done():
 			return
@@ -73,8 +76,15 @@ func (r *Reconciler) hold(ctx context.Context, name, id string) {
 	}
 }
 
+// heldNode is what a keeper knows of a node it holds: the run recorded there, exactly as
+// written (the heartbeat's patch tests it), and when its heartbeat was last set.
+type heldNode struct {
+	run  noderecord.Run
+	beat time.Time
+}
+
 // renewHeld is one round of hold.
-func (r *Reconciler) renewHeld(ctx context.Context, name, id string) {
+func (r *Reconciler) renewHeld(ctx context.Context, name, id string, known map[string]heldNode) {
 	m := &v1alpha1.Maintenance{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, m); err != nil {
 		return
@@ -84,22 +94,26 @@ func (r *Reconciler) renewHeld(ctx context.Context, name, id string) {
 		if v1alpha1.NodeStateDone(ns.State, m.Spec.Action) {
 			continue
 		}
-		n, err := r.Kube.CoreV1().Nodes().Get(ctx, ns.Name, metav1.GetOptions{})
-		if err != nil {
-			continue
+		k, ok := known[ns.Name]
+		if !ok {
+			n, err := r.Kube.CoreV1().Nodes().Get(ctx, ns.Name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			rec := noderecord.Read(n, "")
+			if rec.Run.ID != id || rec.State != noderecord.StateDraining {
+				continue // not this object's (never started, or taken): nothing to hold
+			}
+			k = heldNode{run: noderecord.Run{ID: rec.Run.ID, Host: rec.Run.Host, PID: rec.Run.PID}, beat: rec.Heartbeat}
 		}
-		rec := noderecord.Read(n, "")
-		if rec.Run.ID != id || rec.State != noderecord.StateDraining || now.Sub(rec.Heartbeat) < noderecord.HeartbeatInterval {
-			continue
+		if now.Sub(k.beat) >= noderecord.HeartbeatInterval {
+			if err := noderecord.RenewHeartbeat(ctx, r.Kube.CoreV1(), ns.Name, k.run, now); err != nil {
+				r.Logger.V(2).Info("could not renew a paused maintenance's heartbeat", "maintenance", name, "node", ns.Name, "err", err)
+				delete(known, ns.Name) // read it again next round
+				continue
+			}
+			k.beat = now
 		}
-		if err := noderecord.RenewHeartbeat(ctx, r.Kube.CoreV1(), n.Name, recorded(n), now); err != nil {
-			r.Logger.V(2).Info("could not renew a paused maintenance's heartbeat", "maintenance", name, "node", n.Name, "err", err)
-		}
+		known[ns.Name] = k
 	}
-}
-
-// recorded is the run recorded on n exactly as written (the heartbeat's patch tests it).
-func recorded(n *corev1.Node) noderecord.Run {
-	rec := noderecord.Read(n, "")
-	return noderecord.Run{ID: rec.Run.ID, Host: rec.Run.Host, PID: rec.Run.PID}
 }
