@@ -22,6 +22,10 @@ import (
 // --on-blocked=fail, stops); a run that ends before a node it holds is drained leaves the
 // node cordoned in StateFailed, with why.
 
+// ReasonHeld is the Reason of the warning a run sends for a node another live run holds;
+// its message names that run.
+const ReasonHeld = "HeldByAnotherRun"
+
 // heldPoll is how often a run waiting for a node another run holds looks at it again.
 const heldPoll = 5 * time.Second
 
@@ -57,7 +61,7 @@ func (r *run) heldByLocked(ns *nodeState, held *noderecord.HeldError) bool {
 		if fail {
 			what = "stopping (--on-blocked=fail)"
 		}
-		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "HeldByAnotherRun",
+		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: ReasonHeld,
 			Message: fmt.Sprintf("%s; %s", held.Error(), what)})
 	}
 	if !fail {
@@ -113,7 +117,7 @@ func (r *run) setState(ctx context.Context, ns *nodeState, state, why string) er
 	defer r.unlock()
 	if held := asHeld(err); held != nil {
 		ns.pol.held = false
-		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "HeldByAnotherRun",
+		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: ReasonHeld,
 			Message: fmt.Sprintf("%s; this run leaves the node to it (state %s not written)", held.Error(), state)})
 		return err
 	}

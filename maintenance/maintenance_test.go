@@ -211,7 +211,7 @@ func TestNodeStateDoneDependsOnTheAction(t *testing.T) {
 func TestTrackerWaits(t *testing.T) {
 	tr := newTracker(nil, []string{"n1", "n2"}, v1alpha1.ActionDrain)
 	tr.take()
-	held := event.Event{Type: event.EventWarning, Node: "n2", Reason: reasonHeld, Message: "node n2 is held by run abc by jane (kubectl-maintenance drain n2) on laptop (pid 42)"}
+	held := event.Event{Type: event.EventWarning, Node: "n2", Reason: drain.ReasonHeld, Message: "node n2 is held by run abc by jane (kubectl-maintenance drain n2) on laptop (pid 42)"}
 	steps := []struct {
 		ev        event.Event
 		want      string

@@ -139,7 +139,7 @@ func setWaiting(s *v1alpha1.MaintenanceStatus, gen int64, waits string) {
 		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionFalse, "NodesFree", "no other run holds the nodes")
 		return
 	}
-	setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, "HeldByAnotherRun", waits)
+	setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, drain.ReasonHeld, waits)
 }
 
 func msgOr(msg, dflt string) string {

@@ -205,16 +205,13 @@ func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Coun
 	return c
 }
 
-// reasonHeld is the Reason of the engine's warning for a node another run holds.
-const reasonHeld = "HeldByAnotherRun"
-
 // noteWait keeps who holds each node the run waits for: set by the engine's warning,
 // cleared by anything the run then does on the node.
 func (t *tracker) noteWait(ev event.Event) {
 	if ev.Node == "" {
 		return
 	}
-	if ev.Type == event.EventWarning && ev.Reason == reasonHeld {
+	if ev.Type == event.EventWarning && ev.Reason == drain.ReasonHeld {
 		if t.waiting[ev.Node] != ev.Message {
 			t.waiting[ev.Node] = ev.Message
 			t.dirty = true
