@@ -21,14 +21,7 @@ import (
 // object Fails alone, naming its field; a valid Maintenance created after them Succeeds;
 // `get` lists them all.
 func TestBadObjectsFailAlone(t *testing.T) {
-	e := newEnv(t, "a", "spare")
-	e.AddNodes(0)
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, e.Here(fixture.PodOptions{})); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 2)
-	e.AddNodes(1)
-	e.Guard()
+	e := oneNodeWorkload(t, "a", "web", 2, nil, 0)
 	mc := mclient(t)
 	withoutValidation(e)
 	dur := func(s string) *mntv1.Duration { d := mntv1.Duration(s); return &d }

@@ -52,36 +52,13 @@ func TestFailoverAcrossHosts(t *testing.T) {
 			e.AddNodes(1)
 			e.Guard()
 			mc := mclient(t)
-			replicas := map[string]*controller{
-				"replica-a": runControllerOn(e, "replica-a", leaseFlags(e)...),
-				"replica-b": runControllerOn(e, "replica-b", leaseFlags(e)...),
-			}
-			holder := waitHolder(e, "")
-			leader := replicas[hostOf(holder)]
-			if leader == nil {
-				t.Fatalf("lease holder %q is neither replica", holder)
-			}
+			leader, holder := twoHosts(e, leaseFlags(e)...)
 			base := evictions(e)
 			create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0)})
 			waitFor(e, mc, e.NS, "the moment to kill the leader", func(m *mntv1.Maintenance) bool { return tc.moment(m, evictions(e)-base) })
 			before := evictions(e)
 			killed := time.Now()
-			if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			// The first eviction request after the kill is the new leader's (the old one is
-			// dead): the node still has pods to evict at both moments.
-			var first time.Duration
-			for first == 0 {
-				if evictions(e) > before {
-					first = time.Since(killed)
-					break
-				}
-				if time.Since(killed) > 2*time.Minute {
-					t.Fatalf("no eviction request in the 2 minutes after the kill")
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			first := killAndTimeFirstEviction(e, leader, before)
 			newHolder := waitHolder(e, holder)
 			m, _ := waitFor(e, mc, e.NS, "the end", func(m *mntv1.Maintenance) bool { return m.Status.Phase.Done() })
 			done := time.Since(killed)
@@ -109,15 +86,7 @@ func TestFailoverAcrossHosts(t *testing.T) {
 func TestCleanStopHandsOver(t *testing.T) {
 	e := newEnv(t)
 	flags := []string{"--leader-elect", "--leader-election-namespace=" + e.NS}
-	replicas := map[string]*controller{
-		"replica-a": runControllerOn(e, "replica-a", flags...),
-		"replica-b": runControllerOn(e, "replica-b", flags...),
-	}
-	holder := waitHolder(e, "")
-	leader := replicas[hostOf(holder)]
-	if leader == nil {
-		t.Fatalf("lease holder %q is neither replica", holder)
-	}
+	leader, holder := twoHosts(e, flags...)
 	stopped := time.Now()
 	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -152,6 +121,40 @@ func TestTwoLocalReplicasStart(t *testing.T) {
 	}
 }
 
+// twoHosts runs two controller replicas with flags, each as another host would (its own
+// hostname), and returns the one that leads and its Lease holder identity.
+func twoHosts(e *fixture.Env, flags ...string) (*controller, string) {
+	e.T.Helper()
+	replicas := map[string]*controller{
+		"replica-a": runControllerOn(e, "replica-a", flags...),
+		"replica-b": runControllerOn(e, "replica-b", flags...),
+	}
+	holder := waitHolder(e, "")
+	leader := replicas[hostOf(holder)]
+	if leader == nil {
+		e.T.Fatalf("lease holder %q is neither replica", holder)
+	}
+	return leader, holder
+}
+
+// killAndTimeFirstEviction kills leader (SIGKILL) and returns how long until the API
+// server counts an eviction request beyond before: the new leader's first action (the
+// old one is dead, and the run still has pods to evict).
+func killAndTimeFirstEviction(e *fixture.Env, leader *controller, before float64) time.Duration {
+	e.T.Helper()
+	killed := time.Now()
+	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		e.T.Fatal(err)
+	}
+	for evictions(e) <= before {
+		if time.Since(killed) > 2*time.Minute {
+			e.T.Fatalf("no eviction request in the 2 minutes after the kill")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(killed)
+}
+
 // hostOf is the host part of a controller-runtime lease holder identity (host_uuid).
 func hostOf(holder string) string {
 	if i := strings.LastIndex(holder, "_"); i > 0 {
@@ -179,15 +182,7 @@ func TestFailoverBetweenTwoNodesOfAPoolDrain(t *testing.T) {
 	e.Guard()
 	mc := mclient(t)
 	const soak = 8 * time.Second
-	replicas := map[string]*controller{
-		"replica-a": runControllerOn(e, "replica-a", leaseFlags(e)...),
-		"replica-b": runControllerOn(e, "replica-b", leaseFlags(e)...),
-	}
-	holder := waitHolder(e, "")
-	leader := replicas[hostOf(holder)]
-	if leader == nil {
-		t.Fatalf("lease holder %q is neither replica", holder)
-	}
+	leader, _ := twoHosts(e, leaseFlags(e)...)
 	base := evictions(e)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Pool: e.NS, Policy: mntv1.Policy{Soak: mntv1.DurationOf(soak)}})
 	m, _ := waitFor(e, mc, e.NS, "one node drained, the other not started", func(m *mntv1.Maintenance) bool {
@@ -205,20 +200,7 @@ func TestFailoverBetweenTwoNodesOfAPoolDrain(t *testing.T) {
 	t.Logf("at the kill: %s", nodeStates(m))
 	before := evictions(e)
 	killed := time.Now()
-	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	var first time.Duration
-	for first == 0 {
-		if evictions(e) > before {
-			first = time.Since(killed)
-			break
-		}
-		if time.Since(killed) > 2*time.Minute {
-			t.Fatalf("no eviction request in the 2 minutes after the kill")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	first := killAndTimeFirstEviction(e, leader, before)
 	m, _ = waitFor(e, mc, e.NS, "the end", func(m *mntv1.Maintenance) bool { return m.Status.Phase.Done() })
 	done := time.Since(killed)
 	n := evictions(e) - base

@@ -186,3 +186,22 @@ func nodeStates(m *mntv1.Maintenance) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// oneNodeWorkload is node (named for the test) with pods of Deployment app on it, under
+// budget when one is given (allowing allowed), a spare node for the replacements added
+// after them, and the guard on.
+func oneNodeWorkload(t *testing.T, node, app string, pods int32, budget *fixture.PDBSpec, allowed int32) *fixture.Env {
+	t.Helper()
+	e := newEnv(t, node, "spare")
+	e.AddNodes(0)
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, app, pods, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready(app, int(pods))
+	if budget != nil {
+		e.PDB(app, *budget, allowed)
+	}
+	e.AddNodes(1)
+	e.Guard()
+	return e
+}

@@ -110,15 +110,7 @@ func TestScriptingGetAndFollowNotFound(t *testing.T) {
 // line JSON; the created line goes to stderr. follow -o json of the finished object ends
 // the same way.
 func TestScriptingServerSideDrainJSON(t *testing.T) {
-	e := newEnv(t, "a", "spare")
-	e.AddNodes(0)
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, e.Here(fixture.PodOptions{})); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 2)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	e.AddNodes(1)
-	e.Guard()
+	e := oneNodeWorkload(t, "a", "web", 2, &fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
 	startController(e)
 	name := e.NS + "-json"
 	r := e.Run("drain", "--server-side", "--name", name, "-o", "json", e.Nodes[0], "--ignore-daemonsets")
@@ -220,15 +212,7 @@ func TestDashboardAsksBeforeCancellingAMaintenance(t *testing.T) {
 // the blocked wait and the node given up as NDJSON, ends in a summary with exit code 3,
 // and its status names the spec's fields (policy.onBlocked), not the CLI's flags.
 func TestScriptingServerSideBlockedJSONSaysSpecFields(t *testing.T) {
-	e := newEnv(t, "stuck", "spare")
-	e.AddNodes(0)
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "db", 1, e.Here(fixture.PodOptions{})); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("db", 1)
-	e.PDB("db", fixture.PDBSpec{App: "db", MinAvailable: fixture.Int(1)}, 0)
-	e.AddNodes(1)
-	e.Guard()
+	e := oneNodeWorkload(t, "stuck", "db", 1, &fixture.PDBSpec{App: "db", MinAvailable: fixture.Int(1)}, 0)
 	startController(e)
 	name := e.NS + "-blocked"
 	r := e.Run("drain", "--server-side", "--name", name, "-o", "json", e.Nodes[0], "--on-blocked=skip", "--blocked-after=2s")

@@ -3,21 +3,14 @@ package mnttest
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 )
 
@@ -26,16 +19,9 @@ import (
 // (events.k8s.io); with events.k8s.io taken out of its role, the controller names the
 // missing permission at start.
 func TestControllerAsItsServiceAccount(t *testing.T) {
-	e := newEnv(t, "a", "spare")
-	e.AddNodes(0)
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 2, e.Here(fixture.PodOptions{})); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 2)
-	e.AddNodes(1)
-	e.Guard()
+	e := oneNodeWorkload(t, "a", "web", 2, nil, 0)
 	rules := shippedControllerRules(t)
-	kc := saKubeconfig(e, "controller", rules)
+	kc := e.User(t, "controller", rules).Kubeconfig
 	ctl := runControllerOn(e, "", "--kubeconfig", kc, "--leader-elect", "--leader-election-namespace="+e.NS)
 	mc := mclient(t)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0)})
@@ -70,7 +56,7 @@ func TestControllerAsItsServiceAccount(t *testing.T) {
 		}
 		fewer = append(fewer, r)
 	}
-	kc2 := saKubeconfig(e, "no-events", fewer)
+	kc2 := e.User(t, "no-events", fewer).Kubeconfig
 	ctl2 := runControllerOn(e, "", "--kubeconfig", kc2, "--leader-elect", "--leader-election-namespace="+e.NS)
 	want := []string{"the controller may not create events.events.k8s.io", "the controller may not patch events.events.k8s.io"}
 	deadline = time.Now().Add(30 * time.Second)
@@ -103,44 +89,4 @@ func shippedControllerRules(t *testing.T) []rbacv1.PolicyRule {
 	}
 	t.Fatal("no controller ClusterRole in config/rbac/rbac.yaml")
 	return nil
-}
-
-// saKubeconfig creates a ServiceAccount in the test's namespace bound cluster-wide to
-// rules and writes a kubeconfig that authenticates as it with a token.
-func saKubeconfig(e *fixture.Env, name string, rules []rbacv1.PolicyRule) string {
-	t := e.T
-	t.Helper()
-	full := e.NS + "-" + name
-	if _, err := e.C.CoreV1().ServiceAccounts(e.NS).Create(e.Ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.C.RbacV1().ClusterRoles().Create(e.Ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: full}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.C.RbacV1().ClusterRoleBindings().Create(e.Ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: full},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: full},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: e.NS}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = e.C.RbacV1().ClusterRoleBindings().Delete(e.Ctx, full, metav1.DeleteOptions{})
-		_ = e.C.RbacV1().ClusterRoles().Delete(e.Ctx, full, metav1.DeleteOptions{})
-	})
-	tok, err := e.C.CoreV1().ServiceAccounts(e.NS).CreateToken(e.Ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: shared.Config.Host, CertificateAuthorityData: shared.Config.CAData}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name}
-	cfg.CurrentContext = name
-	path := filepath.Join(t.TempDir(), name+".kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
