@@ -254,7 +254,11 @@ func (r *run) notStartedLocked(nodes []event.NodePlan, reason, msg string) {
 		if ns.pol.held {
 			name, here := ns.name, ns.pol.cordonedHere
 			ns.pol.held = false
-			r.later(func() { r.releaseNotStarted(name, here) })
+			r.releases.Add(1)
+			r.later(func() {
+				defer r.releases.Done()
+				r.releaseNotStarted(name, here)
+			})
 		}
 		close(ns.finishedCh)
 	}

@@ -262,7 +262,11 @@ func atOnce[T any](items []T, k int, fn func(T)) {
 func (r *run) releaseNotStarted(name string, cordonedHere bool) {
 	var waiter, other string
 	var uncordoned bool
-	_, err := noderecord.Update(r.ctx, r.e.cfg.Client.CoreV1(), name, false, func(n *corev1.Node) (map[string]any, error) {
+	// Not cut by the run's own end (its context ends once every node is finished, which
+	// this node now is): bounded as releaseUnfinished's writes are.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
+	defer cancel()
+	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), name, false, func(n *corev1.Node) (map[string]any, error) {
 		waiter, other, uncordoned = "", "", false
 		if rec := noderecord.Read(n, ""); !r.ours(n) {
 			if rec.Run.ID != "" {

@@ -86,6 +86,10 @@ type run struct {
 	pdbs  cache.Indexer
 	// wg counts every goroutine the run starts besides the workers.
 	wg sync.WaitGroup
+	// releases counts the writes that let go nodes that will not start (blocked.go
+	// notStartedLocked): effects that may run on an informer's goroutine, so that Run
+	// returns only once they are done.
+	releases sync.WaitGroup
 
 	mu       sync.Mutex
 	effects  []func()
@@ -213,6 +217,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	r.queue.ShutDownWithDrain()
 	workers.Wait()
 	r.wg.Wait()
+	r.releases.Wait()
 	factory.Shutdown()
 	if result != nil && !errors.Is(context.Cause(parent), ErrPaused) {
 		r.releaseUnfinished(result) // the nodes it holds stay cordoned, failed, with why
