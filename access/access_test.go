@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // fakeAPI answers SelfSubjectAccessReviews from a deny list and SelfSubjectReviews with
@@ -38,7 +40,7 @@ type fakeAPI struct {
 }
 
 func (f *fakeAPI) client() *fake.Clientset {
-	cs := fake.NewClientset()
+	cs := kubefake.New()
 	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
 		ra := r.Spec.ResourceAttributes

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
@@ -55,7 +55,7 @@ func TestSourceListsThenReportsSynced(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	s, err := New(Config{Kube: fake.NewClientset(node, pod), ProbeEvery: 50 * time.Millisecond, SnapshotEvery: 10 * time.Millisecond})
+	s, err := New(Config{Kube: kubefake.New(node, pod), ProbeEvery: 50 * time.Millisecond, SnapshotEvery: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSourceSaysWhatIsWrongInOneLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := fake.NewClientset()
+			cs := kubefake.New()
 			cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tc.err })
 			s, err := New(Config{Kube: cs, Server: "https://127.0.0.1:1", ProbeEvery: 50 * time.Millisecond, SnapshotEvery: 10 * time.Millisecond})
 			if err != nil {

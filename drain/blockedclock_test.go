@@ -9,11 +9,11 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -33,7 +33,7 @@ type clockRig struct {
 func newClockRig(t *testing.T, budget *policyv1.PodDisruptionBudget) *clockRig {
 	t.Helper()
 	clock := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
-	eng, err := NewEngine(Config{Client: fake.NewClientset(), Events: make(chan event.Event, 100), Clock: clock,
+	eng, err := NewEngine(Config{Client: kubefake.New(), Events: make(chan event.Event, 100), Clock: clock,
 		Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

@@ -11,12 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // BenchmarkBudgetStatusChanges parks 2,000 pods on one budget and applies 100 status
@@ -71,7 +71,7 @@ func benchRun(b *testing.B, n int) (*run, *policyv1.PodDisruptionBudget) {
 			}
 		}
 	}()
-	client := fake.NewClientset()
+	client := kubefake.New()
 	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return a.GetSubresource() == "eviction", nil, nil
 	})

@@ -14,11 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // A multi-node drain cordons every node before any drain starts, a few patches at a time
@@ -29,7 +29,7 @@ func TestCordonsGoOutTogetherAndAreSaidInPlanOrder(t *testing.T) {
 	objs, names := testNodes("n%02d", nodes)
 	var inFlight, peak, patches atomic.Int32
 	// The fake clientset answers one call at a time: the wait is outside it.
-	client := slowPatches{Interface: fake.NewClientset(objs...), before: func(types.PatchType) {
+	client := slowPatches{Interface: kubefake.New(objs...), before: func(types.PatchType) {
 		n := inFlight.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}

@@ -14,12 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 func daemonPod(name, node, ds string) *corev1.Pod {
@@ -60,7 +60,7 @@ func TestDaemonSetsAreListedOnce(t *testing.T) {
 			if c.orphan {
 				objs = append(objs, daemonPod("gone-n00", "n00", "gone"))
 			}
-			client := fake.NewClientset(objs...)
+			client := kubefake.New(objs...)
 			onlyNodePods(client)
 			if c.forbidList {
 				client.PrependReactor("list", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -110,7 +110,7 @@ func TestDaemonSetsAreListedOnce(t *testing.T) {
 // see it (NotFound) once the list is taken again.
 func TestDaemonSetListIsTakenAgainOnceOld(t *testing.T) {
 	ctx := context.Background()
-	client := fake.NewClientset(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent"}})
+	client := kubefake.New(&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent"}})
 	clk := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
 	ds := newDaemonSets(client, 500, clk)
 	get := func() error {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 func testNode(name string) *corev1.Node {
@@ -69,7 +70,7 @@ type harness struct {
 // newHarness scripts the eviction subresource: answers[i] is the error of the i-th
 // eviction (nil: accepted, and the pod is deleted from the tracker).
 func newHarness(t *testing.T, answers []error, objs ...runtime.Object) *harness {
-	h := &harness{t: t, client: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0)),
+	h := &harness{t: t, client: kubefake.New(objs...), clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0)),
 		events: make(chan event.Event, 100), done: make(chan error, 1)}
 	h.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "eviction" {

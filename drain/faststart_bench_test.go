@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // BenchmarkFirstEviction starts a drain of 100 nodes at once over a fake clientset and
@@ -36,7 +36,7 @@ func benchFirstEviction(b *testing.B, objs []runtime.Object, names []string) {
 	requests := 0
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		client := fake.NewClientset(objs...)
+		client := kubefake.New(objs...)
 		events := make(chan event.Event, 10000)
 		eng, err := NewEngine(Config{Client: client, Events: events, MaxParallelNodes: 100, ClientBurst: 100})
 		if err != nil {

@@ -13,13 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // fleetObjects is a fleet in memory: nodes f-0000..., podsPerNode pods on each, spread
@@ -60,7 +60,7 @@ func BenchmarkPlanFleet(b *testing.B) {
 	}
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			client := fake.NewClientset(objs...)
+			client := kubefake.New(objs...)
 			eng, err := NewEngine(Config{Client: client, Events: make(chan event.Event, 1), IgnoreDaemonSets: true})
 			if err != nil {
 				b.Fatal(err)
@@ -101,7 +101,7 @@ func BenchmarkWakeAmongManyParkedPods(b *testing.B) {
 // on 250 other budgets in other namespaces.
 func parkedRun(b *testing.B, n, others int) *run {
 	events := make(chan event.Event, 1)
-	eng, err := NewEngine(Config{Client: fake.NewClientset(), Events: events, Clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0))})
+	eng, err := NewEngine(Config{Client: kubefake.New(), Events: events, Clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func BenchmarkDrainManyNodesAtOnce(b *testing.B) {
 						kept = append(kept, o)
 					}
 				}
-				client := fake.NewClientset(kept...)
+				client := kubefake.New(kept...)
 				client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 					if a.GetSubresource() != "eviction" {
 						return false, nil, nil

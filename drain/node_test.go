@@ -6,8 +6,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 func owned(manager, fields string) metav1.ManagedFieldsEntry {
@@ -50,7 +51,7 @@ func TestDecideUncordonByCordonOwner(t *testing.T) {
 
 // The resume record and the cordon are one patch, written as our field manager.
 func TestCordonForDrainWritesTheRecordWithTheCordon(t *testing.T) {
-	c := fake.NewClientset(testNode("n1"))
+	c := kubefake.New(testNode("n1"))
 	var patches []string
 	c.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		patches = append(patches, string(a.(k8stesting.PatchAction).GetPatch()))

@@ -8,9 +8,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // Permit is asked once the plan is made, with the namespaces whose Deployments --surge
@@ -30,7 +30,7 @@ func TestPermitIsAskedBeforeAnythingChanges(t *testing.T) {
 			objs: []runtime.Object{testNode("n1"), testPDB(1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := fake.NewClientset(tc.objs...)
+			client := kubefake.New(tc.objs...)
 			surger := &fakeSurger{}
 			var asked []string
 			calls := 0

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
@@ -180,7 +181,7 @@ func TestTrimPodKeepsLocalStorage(t *testing.T) {
 	if len(got.Spec.Volumes) != 1 || got.Spec.Volumes[0].EmptyDir == nil || got.Spec.Containers != nil || got.ManagedFields != nil {
 		t.Errorf("trimmed pod: volumes %v, containers %v, managed fields %v", got.Spec.Volumes, got.Spec.Containers, got.ManagedFields)
 	}
-	list, errs := (&run{e: &Engine{cfg: Config{Client: fake.NewClientset()}}, ctx: context.Background()}).podsForDeletion(&nodeState{name: "n1"},
+	list, errs := (&run{e: &Engine{cfg: Config{Client: kubefake.New()}}, ctx: context.Background()}).podsForDeletion(&nodeState{name: "n1"},
 		nodeView{Indexer: indexerOf(got), node: "n1"})
 	if len(errs) == 0 || list == nil {
 		t.Errorf("kubectl's filters over the shared informer's pod let a pod with local storage go without --delete-emptydir-data")

@@ -16,6 +16,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // rig runs one engine over a fake clientset and records what it does. Every wait is on an
@@ -41,7 +42,7 @@ type result struct {
 }
 
 func newRig(t *testing.T, cfg Config, objs ...runtime.Object) *rig {
-	g := &rig{t: t, client: fake.NewClientset(objs...), clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0)),
+	g := &rig{t: t, client: kubefake.New(objs...), clock: testingclock.NewFakeClock(time.Unix(1_000_000, 0)),
 		events: make(chan event.Event, 1000), pdbSeen: make(chan string, 100), handled: make(chan string, 1000),
 		run: make(chan *run, 1), done: make(chan result, 1)}
 	g.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // A budget's status that still lists a pod gone StaleAfter ago is stale, except for a
@@ -31,7 +31,7 @@ func TestStaleStatusAndPodsRecreatedUnderTheirName(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
-			eng, err := NewEngine(Config{Client: fake.NewClientset(), Events: make(chan event.Event, 1), Clock: clock})
+			eng, err := NewEngine(Config{Client: kubefake.New(), Events: make(chan event.Event, 1), Clock: clock})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,14 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // The state transitions, each as the patch this tool sends, read back as ReadState sees
 // them: cordon -> draining -> blocked -> draining (a re-run) -> drained -> uncordon.
 func TestStateTransitions(t *testing.T) {
-	c := fake.NewClientset(testNode("n1"))
+	c := kubefake.New(testNode("n1"))
 	var patches int
 	c.PrependReactor("patch", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) { patches++; return false, nil, nil })
 	ctx := context.Background()

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // stepLog is a NodeSteps that records its calls with whether the node was cordoned, and
@@ -108,7 +108,7 @@ func TestNodeStepsRunAroundEachNode(t *testing.T) {
 
 // Steps without a rolling drain is a configuration error.
 func TestNodeStepsNeedARollingDrain(t *testing.T) {
-	_, err := NewEngine(Config{Client: fake.NewClientset(), Events: make(chan event.Event), Steps: &stepLog{}})
+	_, err := NewEngine(Config{Client: kubefake.New(), Events: make(chan event.Event), Steps: &stepLog{}})
 	if err == nil {
 		t.Fatal("NewEngine accepted steps without a rolling drain")
 	}

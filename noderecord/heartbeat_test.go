@@ -7,7 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 func TestRenewHeartbeatWritesOnlyWhileTheRecordIsTheRuns(t *testing.T) {
@@ -33,7 +34,7 @@ func TestRenewHeartbeatWritesOnlyWhileTheRecordIsTheRuns(t *testing.T) {
 			if tc.state != "" {
 				n.Labels = map[string]string{LabelState: tc.state}
 			}
-			c := fake.NewClientset(n)
+			c := kubefake.New(n)
 			err := RenewHeartbeat(context.Background(), c.CoreV1(), "n1", ours, now)
 			if (err == nil) != tc.renewed {
 				t.Fatalf("RenewHeartbeat: err %v, want renewed %v", err, tc.renewed)

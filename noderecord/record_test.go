@@ -12,8 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 func node(name string) *corev1.Node {
@@ -73,7 +74,7 @@ func TestStatePatchReadsBack(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := fake.NewClientset(node("n1"))
+			c := kubefake.New(node("n1"))
 			if _, err := Patch(context.Background(), c.CoreV1(), "n1", map[string]any{"metadata": StatePatch(tc.state, t0, &run, tc.why)}, false); err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +123,7 @@ func TestHeldBy(t *testing.T) {
 func TestUpdateDecidesAgainOnAConflict(t *testing.T) {
 	n := node("n1")
 	n.ResourceVersion = "1"
-	c := fake.NewClientset(n)
+	c := kubefake.New(n)
 	conflicts := 1
 	var sent []string
 	c.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {

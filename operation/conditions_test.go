@@ -10,11 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // TestConditionsFollowTheEvents: each sequence of a run's events leaves the node with the
@@ -58,7 +58,7 @@ func TestConditionsFollowTheEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
 				Status: corev1.NodeStatus{Conditions: append([]corev1.NodeCondition{{Type: corev1.NodeReady, Status: "True"}}, tc.before...)}}
-			cs := fake.NewClientset(node)
+			cs := kubefake.New(node)
 			o := &Operator{Kube: cs}
 			tap := o.newConditionTap(Request{Action: tc.action, To: "blue", DryRun: drain.DryRunNone, Drain: drain.Config{Policy: drain.Policy{Origin: drain.Origin{Command: "kubectl maintenance drain n1"}}}})
 			got := runTap(t, tap, tc.events)
@@ -92,7 +92,7 @@ func TestConditionsFollowTheEvents(t *testing.T) {
 // TestConditionsForbiddenWarnOnceAndTheRunGoesOn: a user who may not patch nodes/status
 // gets one warning; every event still reaches the caller.
 func TestConditionsForbiddenWarnOnceAndTheRunGoesOn(t *testing.T) {
-	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}})
+	cs := kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}})
 	cs.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "status" {
 			return true, nil, errForbidden()

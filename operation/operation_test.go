@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
@@ -45,7 +46,7 @@ func pod(name, nodeName string) *corev1.Pod {
 // when the budgets allow, and a NodePool client with pools blue and green.
 func cluster(t *testing.T, objs ...runtime.Object) *Operator {
 	t.Helper()
-	cs := fake.NewClientset(objs...)
+	cs := kubefake.New(objs...)
 	reviews(cs, nil, nil) // every permission granted
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "eviction" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // errNoWhoAmI is a server without SelfSubjectReview: the user comes from Operator.User.
@@ -89,7 +90,7 @@ func TestPreflight(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := fake.NewClientset(objects...)
+			cs := kubefake.New(objects...)
 			var evictNS []string
 			reviews(cs, tc.deny, &evictNS)
 			o := &Operator{Kube: cs, User: "jane"}

@@ -10,9 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 // Named nodes are read once each: a GET for a few, one list of every node for many (the
@@ -51,7 +51,7 @@ func TestNamedNodesAreReadOnce(t *testing.T) {
 				}
 				objs = append(objs, node)
 			}
-			cs := fake.NewClientset(objs...)
+			cs := kubefake.New(objs...)
 			op := &Operator{Kube: cs}
 			disrupting := map[string]bool{}
 			got, err := op.namedNodes(context.Background(), tc.given, disrupting)

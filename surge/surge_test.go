@@ -20,6 +20,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 func budget(minAvailable, maxUnavailable *intstr.IntOrString, current, desired, expected int32) *policyv1.PodDisruptionBudget {
@@ -123,7 +125,7 @@ func TestCheck(t *testing.T) {
 					pod.OwnerReferences = []metav1.OwnerReference{*tc.owner}
 				}
 			}
-			c := fake.NewClientset(objs...)
+			c := kubefake.New(objs...)
 			got, err := New(c).Check(context.Background(), pod, tc.b)
 			var refused *RefusedError
 			switch {
@@ -190,7 +192,7 @@ func TestStartRestoreAndPending(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod, objs := objects(1, nil)
-			c := fake.NewClientset(objs...)
+			c := kubefake.New(objs...)
 			s := New(c)
 			tg, err := s.Check(ctx, pod, budget(num(1), nil, 1, 1, 1))
 			if err != nil {
@@ -301,7 +303,7 @@ func TestUnwindEvictsOnlyTheReadySurplus(t *testing.T) {
 				objs[2].(*corev1.Pod).Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready}
 				objs[2].(*corev1.Pod).CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 25, 9, 1, 0, 0, time.UTC))
 			}
-			c := fake.NewClientset(append(objs, tc.pods...)...)
+			c := kubefake.New(append(objs, tc.pods...)...)
 			var asked []string
 			c.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				if a.GetSubresource() != "eviction" {

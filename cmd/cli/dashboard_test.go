@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 )
 
@@ -39,7 +40,7 @@ func collect(t *testing.T, ch <-chan event.Event) []event.Type {
 
 func TestDashboardActionsEmitTheirOwnEvents(t *testing.T) {
 	cordoned := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}, Spec: corev1.NodeSpec{Unschedulable: true}}
-	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, cordoned)
+	cs := kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, cordoned)
 	allowAll(cs)
 	b := newBackend(context.Background(), &Common{}, cs, nil, nil)
 	tests := []struct {
@@ -74,7 +75,7 @@ func TestDashboardRefusesABusyNodeAndCancelsOneActionOnly(t *testing.T) {
 	// The get of n1 waits until its context ends or the test releases it, as a slow API
 	// server would: the action on n1 is still running while the others start. (Not a
 	// reactor: the fake clientset runs reactors under one lock.)
-	cs := &slowClientset{Clientset: fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+	cs := &slowClientset{Clientset: kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}), slow: "n1", release: release}
 	allowAll(cs.Clientset)
 	ctx, stop := context.WithCancel(context.Background())

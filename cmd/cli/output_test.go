@@ -13,11 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
@@ -90,7 +90,7 @@ func TestNodesOutput(t *testing.T) {
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	for _, f := range formats {
 		t.Run(formatName(f.format, f.noHeaders), func(t *testing.T) {
-			cs := fake.NewClientset(&nodes[0], &nodes[1], &ds, &web)
+			cs := kubefake.New(&nodes[0], &nodes[1], &ds, &web)
 			var out bytes.Buffer
 			o := &NodesOptions{Common: &Common{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}, Output: NewOutputFlags(true), Now: now}
 			o.Output.Format, o.Output.NoHeaders = f.format, f.noHeaders
@@ -121,7 +121,7 @@ func TestPoolGetOutput(t *testing.T) {
 			name := strings.Join(append([]string{"pools"}, names...), "-") + "-" + formatName(f.format, f.noHeaders)
 			t.Run(name, func(t *testing.T) {
 				nodes := testNodes()
-				cs := fake.NewClientset(&nodes[0], &nodes[1])
+				cs := kubefake.New(&nodes[0], &nodes[1])
 				b := crfake.NewClientBuilder().WithScheme(Scheme())
 				for _, p := range testPools() {
 					b = b.WithObjects(p)
@@ -144,7 +144,7 @@ func TestPoolGetNamesWhatIsMissing(t *testing.T) {
 	o := &PoolGetOptions{Common: &Common{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}, Names: []string{"blue", "nope"},
 		Output: NewOutputFlags(true), Now: now}
 	o.Output.Format = "name"
-	err := o.Run(context.Background(), fake.NewClientset(), b.Build())
+	err := o.Run(context.Background(), kubefake.New(), b.Build())
 	if err == nil || !strings.Contains(err.Error(), "not found: nope") {
 		t.Errorf("err = %v, want nope not found", err)
 	}
@@ -179,7 +179,7 @@ func TestPlanOutput(t *testing.T) {
 			if err := po.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if err := po.Run(context.Background(), fake.NewClientset(&nodes[0], &nodes[1], &web)); err != nil {
+			if err := po.Run(context.Background(), kubefake.New(&nodes[0], &nodes[1], &web)); err != nil {
 				t.Fatal(err)
 			}
 			goldenFile(t, formatName(format, false), out.String())

@@ -10,10 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 )
 
 func statusNode(name string, labels, annotations map[string]string) *corev1.Node {
@@ -28,7 +28,7 @@ func TestStatusListsOnlyTouchedNodes(t *testing.T) {
 	blocked.Spec.Unschedulable = true
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "rs", Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	cs := fake.NewClientset(blocked, statusNode("n2", nil, nil), pod)
+	cs := kubefake.New(blocked, statusNode("n2", nil, nil), pod)
 
 	tests := map[string]struct {
 		format string
@@ -70,7 +70,7 @@ func mustHave(t *testing.T, s string, want, not []string) {
 // A named node that does not exist is a usage error (exit 2), as for drain and uncordon;
 // a node that exists but was never touched is not.
 func TestStatusOfANodeThatDoesNotExist(t *testing.T) {
-	cs := fake.NewClientset(statusNode("n2", nil, nil))
+	cs := kubefake.New(statusNode("n2", nil, nil))
 	for _, tc := range []struct {
 		names []string
 		code  int

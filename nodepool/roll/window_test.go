@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
@@ -107,7 +108,7 @@ func TestWindowRoom(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := window(fake.NewClientset(tt.objs...), tt.limit, tt.run...)
+			w := window(kubefake.New(tt.objs...), tt.limit, tt.run...)
 			wait, err := w.Room(context.Background(), tt.adm)
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +127,7 @@ func TestWindowRoom(t *testing.T) {
 
 // Wait returns at the change that can make room: the NotReady member becomes Ready.
 func TestWindowWaitsForAChange(t *testing.T) {
-	cs := fake.NewClientset(node("b1", false, blue), notReady(node("x", false, blue)))
+	cs := kubefake.New(node("b1", false, blue), notReady(node("x", false, blue)))
 	w := window(cs, 1, "b1")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
