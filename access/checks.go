@@ -70,6 +70,14 @@ func PoolMove(namespaces []string) []Check {
 	return append([]Check{{Verb: "get", Group: nodePoolGroup, Resource: poolsResource}}, Drain(namespaces)...)
 }
 
+// Rollout is a pool move's checks plus listing the pools (a node's NoExecute taints are
+// computed from every pool it is in) and updating the pool's status (its
+// RolloutProgressing condition).
+func Rollout(namespaces []string) []Check {
+	return append([]Check{{Verb: "list", Group: nodePoolGroup, Resource: poolsResource},
+		{Verb: "update", Group: nodePoolGroup, Resource: poolsResource, Subresource: "status"}}, PoolMove(namespaces)...)
+}
+
 // ReadOnly keeps the checks of calls that change nothing (get, list, watch): what a
 // client-side dry run needs. A server-side dry run sends every write (with dryRun=All),
 // which the API server authorizes like the real one.

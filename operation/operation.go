@@ -252,12 +252,14 @@ func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 }
 
 // Run carries req out and sends its events, in order, on events; it returns when every
-// goroutine it started has ended and nothing more will be sent. Before anything changes
-// it resolves the nodes once, asks the API server whether the user may make every call
-// the action will make (an *access.Denied otherwise, nothing changed) and records who
-// runs it (cordon and drain). The caller must read
-// events until Run returns (Run never closes the channel). Cancelling ctx stops the
-// action; the nodes keep what was done (a drain or a move resumes when run again).
+// goroutine it started has ended and nothing more will be sent. It is the one entry of
+// every action, rollouts included: before anything changes it resolves the nodes once
+// (a rollout's: the pool's members that lack its NoExecute taints), asks the API server
+// whether the user may make every call the action will make (an *access.Denied
+// otherwise, nothing changed), records who runs it and writes the Node conditions
+// (KEP-5683) as the events go. The caller must read events until Run returns (Run never
+// closes the channel). Cancelling ctx stops the action; the nodes keep what was done (a
+// drain, a move or a rollout resumes when run again).
 func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Event) (Summary, error) {
 	if err := o.check(&req); err != nil {
 		return Summary{}, err
@@ -266,7 +268,12 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 		return Summary{}, errors.New("operation: an events channel is required")
 	}
 	if req.Action == Rollout {
-		return o.runRollout(ctx, req, events)
+		ro := &roll.Rollout{Kube: o.Kube, Client: o.Pools}
+		pending, err := ro.Start(ctx, req.Pool)
+		if err != nil || len(pending) == 0 {
+			return Summary{Rollout: &roll.RolloutResult{}}, err
+		}
+		return o.run(ctx, req, target{names: pending, rollout: ro}, events)
 	}
 	names, pool, disrupting, err := o.resolveNodes(ctx, req)
 	if err != nil {
@@ -276,17 +283,28 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 	if left != nil && len(names) == 0 {
 		return Summary{}, left // every node left to Karpenter
 	}
-	sum, err := o.run(ctx, req, names, pool, events)
+	sum, err := o.run(ctx, req, target{names: names, pool: pool}, events)
 	if err == nil && left != nil {
 		err = left // the others went; the nodes left to Karpenter make it blocked by policy
 	}
 	return sum, err
 }
 
+// target is what a request resolved to, carried from the resolution to the run: the
+// nodes, the pool of a pool request (read once) and a rollout as its Start left it.
+type target struct {
+	names   []string
+	pool    *v1alpha1.NodePool
+	rollout *roll.Rollout
+}
+
 // run is Run once the nodes are resolved and those Karpenter disrupts left out.
-func (o *Operator) run(ctx context.Context, req Request, names []string, pool *v1alpha1.NodePool, events chan<- event.Event) (Summary, error) {
+func (o *Operator) run(ctx context.Context, req Request, t target, events chan<- event.Event) (Summary, error) {
 	if req.Moves == nil { // a move planned by Plan was asked about there
-		if err := o.preflight(ctx, req, names); err != nil {
+		if err := o.preflight(ctx, req, t.names); err != nil {
+			if t.rollout != nil {
+				t.rollout.Finish(ctx, err) // the pool's condition says why nothing rolled
+			}
 			return Summary{}, err
 		}
 	}
@@ -307,11 +325,13 @@ func (o *Operator) run(ctx context.Context, req Request, names []string, pool *v
 	}
 	switch req.Action {
 	case Cordon, Uncordon:
-		return o.runCordon(ctx, req, names, events)
+		return o.runCordon(ctx, req, t.names, events)
 	case Drain:
-		return o.runDrain(ctx, req, names, pool, events)
+		return o.runDrain(ctx, req, t.names, t.pool, events)
+	case Rollout:
+		return o.runRollout(ctx, req, t.rollout, t.names, events)
 	default:
-		return o.runMove(ctx, req, names, events)
+		return o.runMove(ctx, req, t.names, events)
 	}
 }
 

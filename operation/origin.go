@@ -8,7 +8,7 @@ import (
 )
 
 // withOrigin fills req.Drain.Origin, the command and the user recorded on the nodes a
-// cordon, a drain or a move changes (status shows them): nothing for a dry run that
+// cordon, a drain, a move or a rollout changes (status shows them): nothing for a dry run that
 // sends nothing. The command is the front end's (Request.Command); the user is the API
 // server's answer to a SelfSubjectReview when it gives one, else Operator.User. This is
 // the one place the origin is decided. A run on someone's behalf (Request.RequestedBy,
@@ -17,7 +17,7 @@ import (
 func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	switch {
 	case req.Action == Cordon && req.DryRun != drain.DryRunClient:
-	case (req.Action == Drain || req.Action == Move) && req.DryRun == drain.DryRunNone:
+	case (req.Action == Drain || req.Action == Move || req.Action == Rollout) && req.DryRun == drain.DryRunNone:
 	default:
 		return
 	}

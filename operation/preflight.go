@@ -24,8 +24,8 @@ import (
 // engine records them on a best-effort basis.
 
 // preflight checks req's permissions on names: get and patch nodes for a cordon or an
-// uncordon; for a drain or a move, reading nodes, pods and budgets (and NodePools for a
-// move), patching nodes and evicting in every namespace holding a pod the drain may
+// uncordon; for a drain, a move or a rollout, reading nodes, pods and budgets (and
+// NodePools for a move or a rollout, whose status a rollout writes), patching nodes and evicting in every namespace holding a pod the drain may
 // evict. A client dry run checks only the reads.
 func (o *Operator) preflight(ctx context.Context, req Request, names []string) error {
 	switch req.Action {
@@ -35,6 +35,8 @@ func (o *Operator) preflight(ctx context.Context, req Request, names []string) e
 		return o.preflightDrain(ctx, req, names, access.Drain)
 	case Move:
 		return o.preflightDrain(ctx, req, names, access.PoolMove)
+	case Rollout:
+		return o.preflightDrain(ctx, req, names, access.Rollout)
 	}
 	return nil
 }

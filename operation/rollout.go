@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/klog/v2"
 
@@ -11,14 +10,13 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/roll"
 )
 
-// Rollout rolls the new NoExecute taints of pool req.Pool out (pool sync --rollout) and,
-// once they are out, runs one pass of the reconciler for everything else of the pool
-// (labels, other taints, status). See runRollout.
+// Rollout rolls the new NoExecute taints of pool req.Pool out (pool sync --rollout)
+// through Run (req.Action becomes Rollout) and, once they are out, runs one pass of the
+// reconciler for everything else of the pool (labels, other taints, status). See
+// runRollout.
 func (o *Operator) Rollout(ctx context.Context, req Request, events chan<- event.Event) (*roll.RolloutResult, Summary, error) {
-	if o.Pools == nil {
-		return nil, Summary{}, errors.New("operation: a rollout needs a NodePool client")
-	}
-	sum, err := o.runRollout(ctx, req, events)
+	req.Action = Rollout
+	sum, err := o.Run(ctx, req, events)
 	if err != nil {
 		return sum.Rollout, sum, err
 	}
@@ -33,20 +31,12 @@ func (o *Operator) AutoRollout(logger klog.Logger) *AutoRollout {
 	return &AutoRollout{Operator: &Operator{Kube: o.Kube, Pools: o.Pools, Logger: logger, Clock: o.Clock}}
 }
 
-// runRollout rolls the new NoExecute taints of pool req.Pool out to its members that
-// lack them: one run of the drain engine in the pool's window (roll.Window), each node
+// runRollout rolls the new NoExecute taints of pool req.Pool out to pending, its members
+// that lack them as ro.Start found them: one run of the drain engine in the pool's window (roll.Window), each node
 // drained of the pods the taints would remove (only those leave), then tainted and
 // uncordoned as soon as it is drained (roll.Rollout). The pool's RolloutProgressing
 // condition follows the run's events.
-func (o *Operator) runRollout(ctx context.Context, req Request, events chan<- event.Event) (Summary, error) {
-	ro := &roll.Rollout{Kube: o.Kube, Client: o.Pools}
-	pending, err := ro.Start(ctx, req.Pool)
-	if err != nil {
-		return Summary{}, err
-	}
-	if len(pending) == 0 {
-		return Summary{Rollout: &roll.RolloutResult{}}, nil
-	}
+func (o *Operator) runRollout(ctx context.Context, req Request, ro *roll.Rollout, pending []string, events chan<- event.Event) (Summary, error) {
 	p := ro.Pool()
 	req.Drain.Only = roll.EvictOnly(p)
 	req.Drain.Rolling, req.Drain.Steps = ro.Window(), ro
