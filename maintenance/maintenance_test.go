@@ -114,7 +114,7 @@ func TestOutcome(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got, _ := outcome(tc.err); got != tc.phase {
+			if got, _ := phaseOf(tc.err); got != tc.phase {
 				t.Errorf("phase %s, want %s", got, tc.phase)
 			}
 		})

@@ -1,45 +1,18 @@
 package maintenance
 
 import (
-	"context"
-	"errors"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
-	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 )
 
-// Reasons of the Progressing condition of a finished Maintenance.
-const (
-	// ReasonInvalid: the spec can't run as given (the CLI's exit 2); nothing was changed.
-	ReasonInvalid = "Invalid"
-	// ReasonSucceeded, ReasonBlocked, ReasonDeadlinePassed, ReasonTimedOut, ReasonFailed
-	// name the outcome (the phase).
-	ReasonSucceeded      = "Succeeded"
-	ReasonBlocked        = "Blocked"
-	ReasonDeadlinePassed = "DeadlinePassed"
-	ReasonTimedOut       = "TimedOut"
-	ReasonFailed         = "Failed"
-)
-
-// outcome maps how a run ended to the phase and the Progressing reason, as the CLI maps
-// the same error to its exit code (cmd/cli/exit.go).
-func outcome(err error) (v1alpha1.Phase, string) {
-	if err == nil {
-		return v1alpha1.PhaseSucceeded, ReasonSucceeded
+// phaseOf is the phase and the Progressing reason of a Maintenance whose run ended with
+// err (package outcome: the CLI's exit code for the same error comes from the same row).
+// A run stopped from outside without the object saying why (its context cancelled while
+// the object stays) is Failed: the object does not say it was interrupted on purpose.
+func phaseOf(err error) (v1alpha1.Phase, string) {
+	o := outcome.Of(err)
+	if o == outcome.Interrupted {
+		o = outcome.Failed
 	}
-	var be interface{ Blocked() bool }
-	var ns interface{ NotStarted() bool }
-	var ue *operation.UsageError
-	switch {
-	case errors.As(err, &be) && be.Blocked():
-		return v1alpha1.PhaseBlocked, ReasonBlocked
-	case errors.As(err, &ue), drain.IsUsage(err):
-		return v1alpha1.PhaseFailed, ReasonInvalid
-	case errors.As(err, &ns) && ns.NotStarted():
-		return v1alpha1.PhaseDeadlinePassed, ReasonDeadlinePassed
-	case errors.Is(err, context.DeadlineExceeded):
-		return v1alpha1.PhaseTimedOut, ReasonTimedOut
-	}
-	return v1alpha1.PhaseFailed, ReasonFailed
+	return o.Phase(), o.Reason()
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 )
 
 // Finalizer keeps a Maintenance until its run has stopped.
@@ -188,13 +189,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (ctrl.Result, error) {
 	req, err := Request(m)
 	if err != nil {
-		return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseFailed, ReasonInvalid, err.Error())
+		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.Invalid, err.Error())
 	}
 	op := &operation.Operator{Kube: r.Kube, Pools: r.Client, Logger: r.Logger.WithValues("maintenance", m.Name)}
 	names, err := op.Nodes(ctx, req)
 	if err != nil {
 		if drain.IsUsage(err) {
-			return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseFailed, ReasonInvalid, err.Error())
+			return ctrl.Result{}, r.finish(ctx, m.Name, outcome.Invalid, err.Error())
 		}
 		return ctrl.Result{}, err
 	}
@@ -217,7 +218,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	}
 	left, ok := remaining(req.Drain.Timeout, start, now)
 	if !ok {
-		return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseTimedOut, ReasonTimedOut, fmt.Sprintf("the drain's timeout of %s passed", req.Drain.Timeout))
+		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.TimedOut, fmt.Sprintf("the drain's timeout of %s passed", req.Drain.Timeout))
 	}
 	req.Drain.Timeout = left
 	if req.Selector != "" {
@@ -364,11 +365,11 @@ func leftOver(nodes []v1alpha1.NodeStatus, action v1alpha1.Action) string {
 }
 
 // finish ends name with phase without a run (a spec that can't run, a timeout spent).
-func (r *Reconciler) finish(ctx context.Context, name string, phase v1alpha1.Phase, reason, msg string) error {
+func (r *Reconciler) finish(ctx context.Context, name string, o outcome.Outcome, msg string) error {
 	now := metav1.NewTime(r.Clock.Now())
 	return r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
-		s.Phase, s.Message, s.CompletionTime = phase, msg, &now
-		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msg)
+		s.Phase, s.Message, s.CompletionTime = o.Phase(), msg, &now
+		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, o.Reason(), msg)
 	})
 }
 

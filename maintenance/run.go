@@ -102,7 +102,7 @@ loop:
 		}
 	default:
 		r.release(name)
-		phase, reason := outcome(out.err)
+		phase, reason := phaseOf(out.err)
 		msg := ""
 		if out.err != nil {
 			msg = SpecWording(oneLine(out.err.Error()))

@@ -9,12 +9,13 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // ExitInterrupted is the exit code of a run interrupted by Ctrl-C or SIGTERM (cmd/cli's
 // ExitInterrupted): its summary says how to finish or undo it.
-const ExitInterrupted = 130
+const ExitInterrupted = outcome.CodeInterrupted
 
 // Printer turns the operations layer's events into output.
 type Printer interface {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 )
 
 // EventsVersion is the version of the NDJSON event stream: a minor bump adds fields
@@ -25,7 +26,7 @@ import (
 //
 // 1.3: the summary's pods_left (pods left, by node: on nodes given up, failed, timed out
 // or interrupted); pods_pending now counts the pods of the nodes given up too.
-const EventsVersion = "1.3"
+const EventsVersion = "1.4"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -80,6 +81,9 @@ type summaryJSON struct {
 	NotStarted []string            `json:"not_started,omitempty"`
 	// ETA is what the plans expected (eta.go); elapsed_seconds is the actual time.
 	ETA *etaJSON `json:"eta,omitempty"`
+	// Outcome is the verdict the exit code means (package outcome): done, failed,
+	// invalid, blocked, deadline passed, timed out or interrupted (1.4).
+	Outcome string `json:"outcome"`
 }
 
 // NDJSON writes one JSON event per line: first a "version" event, last a "summary" with
@@ -145,7 +149,7 @@ func (p *NDJSON) Summary(sum drain.Summary, err error, code int) {
 		NodesDrained: sum.NodesDrained, NodesFailed: sum.NodesFailed, NodesPending: sum.NodesPending,
 		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, PodsLeft: sum.LeftOn, Evictions: sum.Evictions,
 		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
-		Skipped: sum.Skipped, NotStarted: sum.NotStarted,
+		Skipped: sum.Skipped, NotStarted: sum.NotStarted, Outcome: outcome.OfExitCode(code).Verdict(),
 	}}
 	if p.eta.plans > 0 {
 		e.Summary.ETA = toETAJSON(p.eta.eta)

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
@@ -16,22 +15,22 @@ import (
 // the README so that a runbook can tell "retry later" from "fix the input".
 const (
 	// ExitOK means done, or nothing to do.
-	ExitOK = 0
+	ExitOK = outcome.CodeSucceeded
 	// ExitError is an API, RBAC or internal error.
-	ExitError = 1
+	ExitError = outcome.CodeFailed
 	// ExitUsage is a usage or validation error: bad flag, selector, unknown node or pool,
 	// bad kubeconfig. Nothing was changed.
-	ExitUsage = 2
+	ExitUsage = outcome.CodeInvalid
 	// ExitBlocked means blocked by policy: a PDB that can never allow a disruption, a pod
 	// under several PDBs, unmanaged pods without --force.
-	ExitBlocked = 3
+	ExitBlocked = outcome.CodeBlocked
 	// ExitNotStarted means the --not-after deadline passed with nodes not started; the
 	// nodes started before it finished.
-	ExitNotStarted = 4
+	ExitNotStarted = outcome.CodeNotStarted
 	// ExitTimeout means --timeout was reached.
-	ExitTimeout = 124
+	ExitTimeout = outcome.CodeTimedOut
 	// ExitInterrupted means Ctrl-C or SIGTERM.
-	ExitInterrupted = render.ExitInterrupted
+	ExitInterrupted = outcome.CodeInterrupted
 )
 
 // ExitCodesHelp is the exit-code table shown in --help.
@@ -69,10 +68,9 @@ func UsageErrorf(format string, args ...any) error {
 	return WithExitCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// BlockedError is implemented by errors that mean "blocked by policy" (exit 3).
-type BlockedError interface{ Blocked() bool }
-
-// ExitCode maps an error to the process exit code. The mapping lives here and only here.
+// ExitCode maps an error to the process exit code: an exit code given with WithExitCode,
+// a bad kubeconfig (usage), else the outcome the error means (package outcome, the one
+// mapping the Maintenance phases share).
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -81,32 +79,14 @@ func ExitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	var be BlockedError
-	switch {
-	case errors.As(err, &be) && be.Blocked():
-		return ExitBlocked
-	case drain.IsUsage(err):
-		return ExitUsage
-	case isNotStarted(err):
-		return ExitNotStarted
-	case errors.Is(err, context.DeadlineExceeded):
-		return ExitTimeout
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
-	case clientcmd.IsConfigurationInvalid(err), clientcmd.IsEmptyConfig(err):
+	if clientcmd.IsConfigurationInvalid(err) || clientcmd.IsEmptyConfig(err) {
 		return ExitUsage
 	}
-	return ExitError
+	return outcome.Of(err).ExitCode()
 }
 
 // PrintError writes err as one line, kubectl style ("error: ..."), with a hint for the
 // common cases a person can fix.
 func PrintError(w io.Writer, err error) {
 	fmt.Fprintf(w, "error: %s\n", render.ErrorLine(err))
-}
-
-// isNotStarted reports a run whose --not-after deadline kept nodes from starting.
-func isNotStarted(err error) bool {
-	var ns interface{ NotStarted() bool }
-	return errors.As(err, &ns) && ns.NotStarted()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
@@ -185,22 +186,13 @@ func (fo *followOutput) change(ch maintenance.NodeChange) {
 }
 
 // phaseExitCode is the exit code of a finished Maintenance: the local run's for the same
-// outcome.
+// outcome (package outcome reads the phase and reason back).
 func phaseExitCode(m *mntv1.Maintenance) int {
-	switch m.Status.Phase {
-	case mntv1.PhaseSucceeded:
-		return ExitOK
-	case mntv1.PhaseBlocked:
-		return ExitBlocked
-	case mntv1.PhaseDeadlinePassed:
-		return ExitNotStarted
-	case mntv1.PhaseTimedOut:
-		return ExitTimeout
-	}
+	reason := ""
 	for _, cond := range m.Status.Conditions {
-		if cond.Type == mntv1.ConditionProgressing && cond.Reason == maintenance.ReasonInvalid {
-			return ExitUsage
+		if cond.Type == mntv1.ConditionProgressing {
+			reason = cond.Reason
 		}
 	}
-	return ExitError
+	return outcome.OfPhase(m.Status.Phase, reason).ExitCode()
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // Issue 13 test 2: a replacement with nowhere to run. The workload may only run on the
@@ -61,8 +62,8 @@ func TestReplacementWithNowhereToRunIsNamedWithTheSchedulersReason(t *testing.T)
 	if repeated == nil {
 		t.Error("the wait was not said again with waited_seconds >= 5 (--wait-interval 5s)")
 	}
-	if v := lines[0]["events_version"]; v != "1.3" {
-		t.Errorf("events_version %v, want 1.3", v)
+	if v := lines[0]["events_version"]; v != render.EventsVersion {
+		t.Errorf("events_version %v, want %s", v, render.EventsVersion)
 	}
 
 	// The human wait line says the same: the cause on the line, the remedy under it.

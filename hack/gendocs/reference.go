@@ -162,7 +162,7 @@ func eventsPage(dir string) ([]byte, error) {
 	for _, t := range types {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", t.name, mdCell(t.doc))
 	}
-	b.WriteString("| `summary` | The last line: `summary` (the counts, `pods_left` by node (1.3), `api_requests`, `pending`, `skipped`, `not_started`, `eta`, `elapsed_seconds`), `exit_code` and `error`. |\n")
+	b.WriteString("| `summary` | The last line: `summary` (the counts, `pods_left` by node (1.3), `api_requests`, `pending`, `skipped`, `not_started`, `eta`, `elapsed_seconds`, `outcome`: the verdict the exit code means (1.4): `done`, `failed`, `invalid`, `blocked`, `deadline passed`, `timed out` or `interrupted`), `exit_code` and `error`. |\n")
 	return b.Bytes(), nil
 }
 

@@ -1,0 +1,135 @@
+// Package outcome owns how a run ended and everything read from it: the process exit
+// code of a command, the phase and Progressing reason of a Maintenance, and the one-word
+// verdict a summary gives. A run's error is read once (Of); a finished Maintenance is read
+// back the same way (OfPhase), so a server-side run exits as the same run would locally.
+// The table in Table is the only mapping.
+package outcome
+
+import (
+	"context"
+	"errors"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// Outcome is how a run ended.
+type Outcome int
+
+// Outcomes, from the best to the worst a runbook must tell apart.
+const (
+	// Succeeded: done, or nothing to do.
+	Succeeded Outcome = iota
+	// Failed: an API, RBAC or internal error.
+	Failed
+	// Invalid: the request can't run as given (bad flag, selector, node, pool or spec);
+	// nothing was changed.
+	Invalid
+	// Blocked: blocked by policy (a budget that never allows a disruption, pods that need
+	// --force, nodes given up by --on-blocked=skip, a run stopped by --on-blocked=fail).
+	Blocked
+	// NotStarted: the --not-after deadline passed with nodes not started; the nodes
+	// started before it finished.
+	NotStarted
+	// TimedOut: --timeout was reached.
+	TimedOut
+	// Interrupted: Ctrl-C or SIGTERM; running the same command again finishes.
+	Interrupted
+)
+
+// Row is what one outcome maps to.
+type Row struct {
+	// ExitCode is the command's exit code.
+	ExitCode int
+	// Phase and Reason are a finished Maintenance's phase and Progressing reason ("" for
+	// Interrupted: a Maintenance whose run is interrupted is not finished, its next
+	// leader goes on).
+	Phase  v1alpha1.Phase
+	Reason string
+	// Verdict is the summary's word for it.
+	Verdict string
+}
+
+// The exit codes, documented in every command's help (cmd/cli ExitCodesHelp).
+const (
+	CodeSucceeded   = 0
+	CodeFailed      = 1
+	CodeInvalid     = 2
+	CodeBlocked     = 3
+	CodeNotStarted  = 4
+	CodeTimedOut    = 124
+	CodeInterrupted = 130
+)
+
+// Table is the one mapping of outcomes to exit codes, phases, reasons and verdicts.
+var Table = map[Outcome]Row{
+	Succeeded:   {CodeSucceeded, v1alpha1.PhaseSucceeded, "Succeeded", "done"},
+	Failed:      {CodeFailed, v1alpha1.PhaseFailed, "Failed", "failed"},
+	Invalid:     {CodeInvalid, v1alpha1.PhaseFailed, "Invalid", "invalid"},
+	Blocked:     {CodeBlocked, v1alpha1.PhaseBlocked, "Blocked", "blocked"},
+	NotStarted:  {CodeNotStarted, v1alpha1.PhaseDeadlinePassed, "DeadlinePassed", "deadline passed"},
+	TimedOut:    {CodeTimedOut, v1alpha1.PhaseTimedOut, "TimedOut", "timed out"},
+	Interrupted: {CodeInterrupted, "", "", "interrupted"},
+}
+
+// Of reads how a run ended from its error (nil: Succeeded).
+func Of(err error) Outcome {
+	if err == nil {
+		return Succeeded
+	}
+	var be interface{ Blocked() bool }
+	var ns interface{ NotStarted() bool }
+	switch {
+	case errors.As(err, &be) && be.Blocked():
+		return Blocked
+	case drain.IsUsage(err):
+		return Invalid
+	case errors.As(err, &ns) && ns.NotStarted():
+		return NotStarted
+	case errors.Is(err, context.DeadlineExceeded):
+		return TimedOut
+	case errors.Is(err, context.Canceled):
+		return Interrupted
+	}
+	return Failed
+}
+
+// OfPhase reads a finished Maintenance back: its phase and Progressing reason give the
+// outcome its run had (a phase not in Table, e.g. Running: Failed).
+func OfPhase(phase v1alpha1.Phase, reason string) Outcome {
+	best, found := Failed, false
+	for o, r := range Table {
+		if r.Phase != phase || r.Phase == "" {
+			continue
+		}
+		if r.Reason == reason {
+			return o
+		}
+		if !found || o < best {
+			best, found = o, true
+		}
+	}
+	return best
+}
+
+// OfExitCode is the outcome a command's exit code says (an unknown code: Failed).
+func OfExitCode(code int) Outcome {
+	for o, r := range Table {
+		if r.ExitCode == code {
+			return o
+		}
+	}
+	return Failed
+}
+
+// ExitCode is the command's exit code for o.
+func (o Outcome) ExitCode() int { return Table[o].ExitCode }
+
+// Phase is the phase of a Maintenance whose run ended so.
+func (o Outcome) Phase() v1alpha1.Phase { return Table[o].Phase }
+
+// Reason is the Progressing condition's reason of a Maintenance whose run ended so.
+func (o Outcome) Reason() string { return Table[o].Reason }
+
+// Verdict is the summary's word for o.
+func (o Outcome) Verdict() string { return Table[o].Verdict }
