@@ -19,7 +19,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
-	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // PickupTimeout is how long a follower waits for a controller to take up a new object
@@ -239,7 +238,7 @@ func WhyNoController(ctx context.Context, cs kubernetes.Interface) string {
 	if cs == nil {
 		return "is `kubectl maintenance controller` running?"
 	}
-	l, err := cs.CoordinationV1().Leases("kube-system").Get(context.WithoutCancel(ctx), operation.ControllerLeaseID, metav1.GetOptions{})
+	l, err := cs.CoordinationV1().Leases("kube-system").Get(context.WithoutCancel(ctx), LeaseName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return "no controller has run here (no Lease kube-system/kubectl-maintenance-controller): start `kubectl maintenance controller`, or apply config/rbac and config/manager"

@@ -31,6 +31,11 @@ import (
 // Finalizer keeps a Maintenance until its run has stopped.
 const Finalizer = "maintenance.kubectl-maintenance.io/run"
 
+// LeaseName names the leader election Lease of the controller that runs NodePools and
+// Maintenances in one manager ("kubectl maintenance controller", package manager); follow
+// reads it to tell whether a controller leads.
+const LeaseName = "kubectl-maintenance-controller"
+
 // DefaultStatusInterval is the least time between two status writes of one object.
 const DefaultStatusInterval = 5 * time.Second
 
@@ -117,7 +122,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Setup adds a Reconciler to mgr on its client, API reader and event recorder, the runs on
-// kube: a controller for operation.ControllerConfig's Controllers.
+// kube (package manager calls it for the controller command).
 func Setup(mgr ctrl.Manager, kube kubernetes.Interface) error {
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube,
 		Logger:   klog.NewKlogr().WithName("maintenance"),

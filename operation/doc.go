@@ -7,11 +7,10 @@
 // window, nodepool/roll, which only this package imports), and the one ordered stream of
 // event.Events every front end renders. A cordon emits node.cordoned and never
 // node.drained; an uncordon node.uncordoned; a drain the engine's events; a move or a
-// rollout the drain's events with node.moved and node.uncordoned after each node.drained. Runs runs several operations at once, each node in at most one, each
-// cancellable on its own (the dashboard). It also runs the controller
-// (RunController: the pool reconciler and the
-// controllers the caller adds, such as the Maintenances' maintenance.Setup, in one
-// manager with leader election).
+// rollout the drain's events with node.moved and node.uncordoned after each node.drained.
+// Runs runs several operations at once, each node in at most one, each cancellable on
+// its own (the dashboard). The controller process that runs the pool reconciler and the
+// Maintenances is package manager's.
 //
 // It never prints and imports neither cobra nor bubbletea: front ends turn its events
 // into lines, NDJSON or a view, and cancel an operation through its context.

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
-	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/manager"
 )
 
 // controllerOptions are the flags of "controller" and "pool controller".
@@ -34,7 +34,7 @@ With --rollout, a NoExecute taint it holds back (ordinary pods on the node don't
 it) is rolled out by the controller itself, as pool sync POOL --rollout does: node by node
 at the pool's maxUnavailable, each node drained of those pods through the drain engine
 (DaemonSet pods stay; the taint removes them), with the RolloutProgressing condition.`
-	leaseID := operation.LeaderElectionID
+	leaseID := manager.PoolLeaseName
 	if maintenances {
 		short = "Run the controller: NodePools and Maintenances (maintenance run in the cluster), with leader election"
 		long = `Run the controller: one manager that reconciles NodePools (as "pool controller" does) and
@@ -47,7 +47,7 @@ runs anything; a new leader resumes every Running object from the nodes' records
 It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 
 ` + long[strings.Index(long, "With --rollout"):]
-		leaseID = operation.ControllerLeaseID
+		leaseID = maintenance.LeaseName
 	}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -64,18 +64,18 @@ It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 				return err
 			}
 			what := "pool controller"
-			cc := operation.ControllerConfig{
+			cc := manager.Config{Kube: cs,
 				REST: cfg, Scheme: Scheme(), LeaderElect: o.leaderElect, LeaderNamespace: o.leaderNamespace,
 				LeaseName: leaseID, ProbeAddr: o.probeAddr, MetricsAddr: o.metricsAddr, Only: o.only, Rollout: o.rollout,
 				LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
 				Started: func() { fmt.Fprintf(c.ErrOut, "%s running; Ctrl-C to stop\n", what) },
 			}
 			if maintenances {
-				cc.Controllers = append(cc.Controllers, maintenance.Setup)
+				cc.Maintenances = true
 				cc.Warn = func(line string) { fmt.Fprintf(c.ErrOut, "Warning: %s\n", line) }
 				what = "controller (NodePools, Maintenances)"
 			}
-			return (&operation.Operator{Kube: cs}).RunController(cmd.Context(), cc)
+			return manager.Run(cmd.Context(), cc)
 		},
 	}
 	f := cmd.Flags()

@@ -1,7 +1,15 @@
-package operation
+// Package manager owns the controller process: one controller-runtime manager, with
+// leader election, probes and metrics, that runs the NodePool reconciler
+// (nodepool/reconciler), the Maintenance runs (maintenance.Setup) and, on request, the
+// NodePools' auto-rollout (operation.AutoRollout). It checks once at start that the
+// controller may make every call it makes. The commands "controller" and "pool
+// controller" (cmd/cli) fill its Config; it never prints (Config.Started and Config.Warn
+// are the caller's).
+package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,14 +23,18 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
-// ControllerConfig is the controller's settings (the controller commands' flags), its
-// REST config and scheme, and the controllers it runs besides the pool reconciler.
-type ControllerConfig struct {
+// Config is the controller's settings (the controller commands' flags), its REST config,
+// scheme and clientset, and what it runs besides the pool reconciler.
+type Config struct {
 	REST   *rest.Config
 	Scheme *runtime.Scheme
+	// Kube is the clientset the runs use (the engine's evictions, cordons, records).
+	Kube kubernetes.Interface
 	// LeaderElect elects a leader (Lease LeaseName, default LeaderElectionID, in
 	// LeaderNamespace).
 	LeaderElect     bool
@@ -37,9 +49,9 @@ type ControllerConfig struct {
 	Only []string
 	// Rollout rolls held-back NoExecute taints out (AutoRollout).
 	Rollout bool
-	// Controllers are set up on the same manager after the pool reconciler, each given
-	// the manager and the operator's clientset (e.g. maintenance.Setup: the Maintenances).
-	Controllers []func(mgr ctrl.Manager, kube kubernetes.Interface) error
+	// Maintenances runs the Maintenance objects too (maintenance.Setup) on the same
+	// manager, after the pool reconciler.
+	Maintenances bool
 	// Started is called once the controller is set up, before it runs.
 	Started func()
 	// Warn, when set, is told one line per permission the controller lacks (asked at
@@ -47,22 +59,21 @@ type ControllerConfig struct {
 	Warn func(line string)
 }
 
-// LeaderElectionID names the pool controller's leader election Lease.
-const LeaderElectionID = "kubectl-maintenance-nodepools"
+// PoolLeaseName names the pool controller's leader election Lease ("pool controller").
+const PoolLeaseName = "kubectl-maintenance-nodepools"
 
-// ControllerLeaseID names the leader election Lease of the controller that runs NodePools
-// and Maintenances in one manager ("kubectl maintenance controller").
-const ControllerLeaseID = "kubectl-maintenance-controller"
-
-// RunController runs the pool reconciler and cfg's Controllers as a long-running
-// controller on the operator's clientset until ctx ends: a controller-runtime manager with
+// Run runs the pool reconciler and, with Maintenances, the Maintenance runs as a
+// long-running controller on cfg.Kube until ctx ends: a controller-runtime manager with
 // leader election, probes, metrics and, with Rollout, the auto-rollout.
-func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) error {
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Kube == nil {
+		return errors.New("manager: a clientset is required")
+	}
 	ctrl.SetLogger(klog.NewKlogr())
-	o.checkPermissions(ctx, cfg.Warn)
+	checkPermissions(ctx, cfg.Kube, cfg.Warn)
 	lease := cfg.LeaseName
 	if lease == "" {
-		lease = LeaderElectionID
+		lease = PoolLeaseName
 	}
 	opts := ctrl.Options{
 		Scheme:                  cfg.Scheme,
@@ -84,7 +95,7 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 	if err != nil {
 		return fmt.Errorf("create controller manager: %w", err)
 	}
-	r := &reconciler.Reconciler{Client: mgr.GetClient(), Kube: o.Kube}
+	r := &reconciler.Reconciler{Client: mgr.GetClient(), Kube: cfg.Kube}
 	if len(cfg.Only) > 0 {
 		r.Only = map[string]bool{}
 		for _, p := range cfg.Only {
@@ -92,7 +103,7 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 		}
 	}
 	if cfg.Rollout {
-		auto := (&Operator{Kube: o.Kube, Pools: mgr.GetClient()}).AutoRollout(klog.NewKlogr().WithName("rollout"))
+		auto := (&operation.Operator{Kube: cfg.Kube, Pools: mgr.GetClient()}).AutoRollout(klog.NewKlogr().WithName("rollout"))
 		r.AutoRollout = auto
 		if err := mgr.Add(auto); err != nil {
 			return fmt.Errorf("set up the rollouts: %w", err)
@@ -101,8 +112,8 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the pool controller: %w", err)
 	}
-	for _, setup := range cfg.Controllers {
-		if err := setup(mgr, o.Kube); err != nil {
+	if cfg.Maintenances {
+		if err := maintenance.Setup(mgr, cfg.Kube); err != nil {
 			return err
 		}
 	}
@@ -120,11 +131,11 @@ func (o *Operator) RunController(ctx context.Context, cfg ControllerConfig) erro
 // makes (access.Controller) and names each one it may not make, one line each: a
 // controller without a permission it needs would otherwise fail (or, for Events, record
 // nothing) in silence.
-func (o *Operator) checkPermissions(ctx context.Context, warn func(string)) {
+func checkPermissions(ctx context.Context, kube kubernetes.Interface, warn func(string)) {
 	if warn == nil {
 		return
 	}
-	k := &access.Checker{Client: o.Kube}
+	k := &access.Checker{Client: kube}
 	missing, err := k.Missing(ctx, access.Controller())
 	if err != nil {
 		warn(fmt.Sprintf("could not check the controller's permissions: %v", err))
