@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 )
 
 // addDryRunFlag adds --dry-run as kubectl's AddDryRunFlag does: "none" by default, and a
@@ -16,14 +16,14 @@ import (
 // deprecation warning.
 func addDryRunFlag(cmd *cobra.Command, v *string, usage string) {
 	cmd.Flags().StringVar(v, "dry-run", *v, usage)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = operation.DryRunUnchanged
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = kubeargs.DryRunUnchanged
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
 }
 
 // normalizeDryRun turns *v into "none", "client" or "server" as kubectl does (true, false
 // and a bare flag included), writing kubectl's warning for a deprecated form to errOut.
 func normalizeDryRun(errOut io.Writer, v *string) error {
-	mode, warning, err := operation.DryRunArg(*v)
+	mode, warning, err := kubeargs.DryRunArg(*v)
 	if err != nil {
 		return err
 	}
@@ -41,11 +41,11 @@ func nodeObject(name string) *corev1.Node {
 }
 
 // poolArgs turns pool arguments (NAME, or nodepool.maintenance.kubectl-maintenance.io/NAME
-// as pool get -o name prints) into pool names; see operation.PoolArg.
+// as pool get -o name prints) into pool names; see kubeargs.PoolArg.
 func poolArgs(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
-		n, err := operation.PoolArg(a)
+		n, err := kubeargs.PoolArg(a)
 		if err != nil {
 			return nil, err
 		}

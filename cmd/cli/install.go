@@ -9,8 +9,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/install"
-	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
 // InstallOptions are the flags of "kubectl maintenance install".
@@ -71,7 +71,7 @@ func newCmdInstall(c *Common, use, short string) *cobra.Command {
 	cmd.Flags().BoolVar(&o.Controller, "controller", o.Controller, "Also install the in-cluster controller: its RBAC and Deployment")
 	cmd.Flags().StringVar(&o.Image, "image", o.Image, "The controller's container image (with --controller; default: the one in config/manager)")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", or "client": print what would be applied (with -o) and send nothing`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = operation.DryRunUnchanged
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = kubeargs.DryRunUnchanged
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client"))
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "With --dry-run=client, print the objects: yaml (a YAML stream), json or name")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("yaml", "json", "name"))

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
@@ -57,13 +58,13 @@ func (s *NodeSelection) Validate() error {
 	case given == 0:
 		return UsageErrorf("no nodes given: name them (NODE...), or use --selector or --pool")
 	}
-	names, err := operation.NodeArgs(s.Names) // NAME, node/NAME, nodes/NAME, as kubectl
+	names, err := kubeargs.NodeArgs(s.Names) // NAME, node/NAME, nodes/NAME, as kubectl
 	if err != nil {
 		return err
 	}
 	s.Names = names
 	if s.Pool != "" {
-		if s.Pool, err = operation.PoolArg(s.Pool); err != nil {
+		if s.Pool, err = kubeargs.PoolArg(s.Pool); err != nil {
 			return err
 		}
 	}

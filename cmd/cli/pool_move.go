@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -98,7 +99,7 @@ func (o *PoolMoveOptions) Validate() error {
 		return UsageErrorf("--to POOL is required")
 	}
 	var err error
-	if o.To, err = operation.PoolArg(o.To); err != nil {
+	if o.To, err = kubeargs.PoolArg(o.To); err != nil {
 		return err
 	}
 	if o.From, err = poolArgs(o.From); err != nil {

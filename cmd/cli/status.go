@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
@@ -51,7 +52,7 @@ shell to follow a drain running elsewhere. The state is also a node label:
   kubectl maintenance status --watch`,
 		ValidArgsFunction: completeNodes(c),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			names, err := operation.NodeArgs(args) // NAME, node/NAME, nodes/NAME, as kubectl
+			names, err := kubeargs.NodeArgs(args) // NAME, node/NAME, nodes/NAME, as kubectl
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,8 @@
-package operation
+// Package kubeargs reads command-line arguments as kubectl reads them: a node or a pool
+// named bare, as TYPE/NAME in any spelling kubectl's RESTMapper accepts (node/n1,
+// Nodes.v1./n1, mntpool/blue, nodepools.maintenance.kubectl-maintenance.io/blue), and
+// --dry-run's values. Only the commands (cmd/cli) use it.
+package kubeargs
 
 import (
 	"fmt"
@@ -50,7 +54,7 @@ func NodeArg(arg string) (string, error) {
 		return "", err
 	}
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return "", usagef("invalid node name %q: %s", name, strings.Join(errs, "; "))
+		return "", drain.Usagef("invalid node name %q: %s", name, strings.Join(errs, "; "))
 	}
 	return name, nil
 }
@@ -79,7 +83,7 @@ func PoolArg(arg string) (string, error) {
 		return "", err
 	}
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return "", usagef("invalid pool name %q: %s", name, strings.Join(errs, "; "))
+		return "", drain.Usagef("invalid pool name %q: %s", name, strings.Join(errs, "; "))
 	}
 	return name, nil
 }
@@ -88,20 +92,20 @@ func PoolArg(arg string) (string, error) {
 // kubectl's messages for the shapes its builder refuses.
 func typedName(arg, kind string, want map[string]bool) (string, error) {
 	if arg == "" {
-		return "", usagef("empty %s name", kind)
+		return "", drain.Usagef("empty %s name", kind)
 	}
 	typ, name, found := strings.Cut(arg, "/")
 	if !found {
 		return arg, nil
 	}
 	if strings.Contains(name, "/") {
-		return "", usagef("%q: arguments in resource/name form may not have more than one slash", arg)
+		return "", drain.Usagef("%q: arguments in resource/name form may not have more than one slash", arg)
 	}
 	if typ == "" || name == "" {
-		return "", usagef("%q: arguments in resource/name form must have a single resource and name", arg)
+		return "", drain.Usagef("%q: arguments in resource/name form must have a single resource and name", arg)
 	}
 	if !want[strings.ToLower(typ)] {
-		return "", usagef("%q: expected resource of type %s, got %q", arg, kind, typ)
+		return "", drain.Usagef("%q: expected resource of type %s, got %q", arg, kind, typ)
 	}
 	return name, nil
 }
@@ -134,5 +138,5 @@ func DryRunArg(v string) (mode drain.DryRun, warning string, err error) {
 	case "none":
 		return drain.DryRunNone, "", nil
 	}
-	return drain.DryRunNone, "", usagef(`invalid --dry-run %q: must be "none", "server" or "client"`, v)
+	return drain.DryRunNone, "", drain.Usagef(`invalid --dry-run %q: must be "none", "server" or "client"`, v)
 }
