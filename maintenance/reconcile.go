@@ -197,13 +197,14 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.Invalid, err.Error())
 	}
 	op := &operation.Operator{Kube: r.Kube, Pools: r.Client, Logger: r.Logger.WithValues("maintenance", m.Name)}
-	names, err := op.Nodes(ctx, req)
+	rz, err := op.Resolve(ctx, req)
 	if err != nil {
 		if drain.IsUsage(err) {
 			return ctrl.Result{}, r.finish(ctx, m.Name, outcome.Invalid, err.Error())
 		}
 		return ctrl.Result{}, err
 	}
+	names := rz.Nodes
 	other, held, err := r.heldBy(ctx, m.Name, names)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -226,9 +227,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.TimedOut, fmt.Sprintf("the drain's timeout of %s passed", req.Drain.Timeout))
 	}
 	req.Drain.Timeout = left
-	if req.Selector != "" {
-		req.Nodes, req.Selector = names, "" // the nodes held are the nodes run
-	}
+	req.Resolved = rz // the nodes held are the nodes run, read once
 	t := newTracker(m.Status.Nodes, names, m.Spec.Action)
 	if err := r.writeStatus(ctx, m.Name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 		s.Phase, s.Message = v1alpha1.PhaseRunning, ""

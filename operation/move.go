@@ -25,8 +25,10 @@ func (o *Operator) mover(req Request) *roll.Mover {
 // planMove is the move's plan: per node the pools it leaves and the exact label and
 // taint change. Bad input (an unknown pool, a node not in From, a missing RuntimeClass
 // handler) is an error before anything changes.
-func (o *Operator) planMove(ctx context.Context, req Request, names []string) (*MovePlan, error) {
-	moves, target, err := o.mover(req).Plan(ctx, names, req.To, req.From)
+func (o *Operator) planMove(ctx context.Context, req Request, rz *Resolved) (*MovePlan, error) {
+	m := o.mover(req)
+	m.Known = rz.objects // read by the resolution a moment ago: not read again
+	moves, target, err := m.Plan(ctx, rz.Nodes, req.To, req.From)
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +40,11 @@ func (o *Operator) planMove(ctx context.Context, req Request, names []string) (*
 // maxUnavailable nodes at once, each node relabelled and uncordoned as soon as it is
 // drained (roll.MoveSteps). Nodes mid-move (a re-run) go first. A dry run drains the
 // nodes still to move in that mode and changes no label.
-func (o *Operator) runMove(ctx context.Context, req Request, names []string, events chan<- event.Event) (Summary, error) {
+func (o *Operator) runMove(ctx context.Context, req Request, rz *Resolved, events chan<- event.Event) (Summary, error) {
 	plan := req.Moves
 	if plan == nil {
 		var err error
-		if plan, err = o.planMove(ctx, req, names); err != nil {
+		if plan, err = o.planMove(ctx, req, rz); err != nil {
 			return Summary{}, err
 		}
 	}

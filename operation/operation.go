@@ -84,6 +84,9 @@ type Request struct {
 	// requested-by annotation, which the admission policy keeps true): the nodes record
 	// "<RequestedBy> (via <the user this process acts as>)" as the run's user.
 	RequestedBy string
+	// Resolved, when set, is this request's Resolve: Run acts on its nodes without
+	// resolving them again.
+	Resolved *Resolved
 	// IncludeDisrupting drains (or moves) nodes Karpenter is already disrupting (taint
 	// karpenter.sh/disrupted) too. Without it they are left to Karpenter, untouched: one
 	// warning each, and the run ends in a *drain.DisruptingError (blocked by policy).
@@ -226,10 +229,11 @@ func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 	if req.Action == Rollout {
 		return nil, usagef("a rollout has no plan of its own: plan a drain of the pool")
 	}
-	names, _, err := o.resolve(ctx, req)
+	rz, err := o.resolve(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	names := rz.Nodes
 	if req.Action == Move {
 		// A move's plan is the first step of its run (Request.Moves): ask first.
 		if err := o.preflight(ctx, req, names); err != nil {
@@ -243,7 +247,7 @@ func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 	case Drain:
 		p.Drain, err = o.planDrain(ctx, req, names)
 	case Move:
-		p.Move, err = o.planMove(ctx, req, names)
+		p.Move, err = o.planMove(ctx, req, rz)
 	}
 	if err != nil {
 		return nil, err
@@ -273,17 +277,22 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 		if err != nil || len(pending) == 0 {
 			return Summary{Rollout: &roll.RolloutResult{}}, err
 		}
-		return o.run(ctx, req, target{names: pending, rollout: ro}, events)
+		return o.run(ctx, req, target{Resolved: &Resolved{Nodes: pending}, rollout: ro}, events)
 	}
-	names, pool, disrupting, err := o.resolveNodes(ctx, req)
-	if err != nil {
-		return Summary{}, err
+	rz := req.Resolved
+	if rz == nil {
+		var err error
+		if rz, err = o.Resolve(ctx, req); err != nil {
+			return Summary{}, err
+		}
 	}
-	names, left := o.leaveDisrupting(req, names, disrupting, events)
+	names, left := o.leaveDisrupting(req, rz.Nodes, rz.disrupting, events)
 	if left != nil && len(names) == 0 {
 		return Summary{}, left // every node left to Karpenter
 	}
-	sum, err := o.run(ctx, req, target{names: names, pool: pool}, events)
+	kept := *rz
+	kept.Nodes = names
+	sum, err := o.run(ctx, req, target{Resolved: &kept}, events)
 	if err == nil && left != nil {
 		err = left // the others went; the nodes left to Karpenter make it blocked by policy
 	}
@@ -291,17 +300,17 @@ func (o *Operator) Run(ctx context.Context, req Request, events chan<- event.Eve
 }
 
 // target is what a request resolved to, carried from the resolution to the run: the
-// nodes, the pool of a pool request (read once) and a rollout as its Start left it.
+// nodes (as read), the pool of a pool request (read once) and a rollout as its Start
+// left it.
 type target struct {
-	names   []string
-	pool    *v1alpha1.NodePool
+	*Resolved
 	rollout *roll.Rollout
 }
 
 // run is Run once the nodes are resolved and those Karpenter disrupts left out.
 func (o *Operator) run(ctx context.Context, req Request, t target, events chan<- event.Event) (Summary, error) {
 	if req.Moves == nil { // a move planned by Plan was asked about there
-		if err := o.preflight(ctx, req, t.names); err != nil {
+		if err := o.preflight(ctx, req, t.Nodes); err != nil {
 			if t.rollout != nil {
 				t.rollout.Finish(ctx, err) // the pool's condition says why nothing rolled
 			}
@@ -325,13 +334,13 @@ func (o *Operator) run(ctx context.Context, req Request, t target, events chan<-
 	}
 	switch req.Action {
 	case Cordon, Uncordon:
-		return o.runCordon(ctx, req, t.names, events)
+		return o.runCordon(ctx, req, t.Nodes, events)
 	case Drain:
-		return o.runDrain(ctx, req, t.names, t.pool, events)
+		return o.runDrain(ctx, req, t.Nodes, t.pool, events)
 	case Rollout:
-		return o.runRollout(ctx, req, t.rollout, t.names, events)
+		return o.runRollout(ctx, req, t.rollout, t.Nodes, events)
 	default:
-		return o.runMove(ctx, req, t.names, events)
+		return o.runMove(ctx, req, t.Resolved, events)
 	}
 }
 

@@ -15,63 +15,60 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 )
 
-// resolve returns the request's nodes and, for a Pool request, the pool (read once). The
-// nodes are Nodes as given, deduplicated, each read once (namedNodes), so that a name
-// that is no node is a usage error found before anything changes; else the nodes Selector
-// or Pool selects, sorted. Nothing selected is a UsageError. It is the one node
-// resolution of every front end.
-func (o *Operator) resolve(ctx context.Context, req Request) ([]string, *v1alpha1.NodePool, error) {
-	names, pool, _, err := o.resolveNodes(ctx, req)
-	return names, pool, err
-}
-
-// resolveNodes is resolve that also returns the nodes Karpenter is disrupting among them
-// (taint karpenter.sh/disrupted), read from the same GETs or list.
-func (o *Operator) resolveNodes(ctx context.Context, req Request) ([]string, *v1alpha1.NodePool, map[string]bool, error) {
-	var pool *v1alpha1.NodePool
+// resolve returns the request's nodes and, for a Pool request, the pool (read once): the
+// nodes Nodes names, deduplicated, each read once (namedNodes), so that a name that is no
+// node is a usage error found before anything changes; else the nodes Selector or Pool
+// selects, sorted. Nothing selected is a UsageError. It is the one node resolution of
+// every front end; what it read (the nodes, the pool, which nodes Karpenter is
+// disrupting) is carried on to the run.
+func (o *Operator) resolve(ctx context.Context, req Request) (*Resolved, error) {
+	rz := &Resolved{disrupting: map[string]bool{}, objects: map[string]*corev1.Node{}}
 	if req.Pool != "" {
 		if o.Pools == nil {
-			return nil, nil, nil, fmt.Errorf("operation: pool %s: a NodePool client is required", req.Pool)
+			return nil, fmt.Errorf("operation: pool %s: a NodePool client is required", req.Pool)
 		}
 		var err error
-		if pool, err = nodepool.GetPool(ctx, o.Pools, req.Pool); err != nil {
-			return nil, nil, nil, err
+		if rz.pool, err = nodepool.GetPool(ctx, o.Pools, req.Pool); err != nil {
+			return nil, err
 		}
 	}
-	disrupting := map[string]bool{}
 	if len(req.Nodes) > 0 {
-		names, err := o.namedNodes(ctx, req.Nodes, disrupting)
-		return names, pool, disrupting, err
+		return rz, o.namedNodes(ctx, req.Nodes, rz)
 	}
 	sel := req.Selector
-	if pool != nil {
-		sel = nodepool.RoleLabel(pool.Name)
+	if rz.pool != nil {
+		sel = nodepool.RoleLabel(rz.pool.Name)
 	}
 	if sel == "" {
-		return nil, nil, nil, usagef("no nodes given: name them, or give a selector or a pool")
+		return nil, usagef("no nodes given: name them, or give a selector or a pool")
 	}
 	if _, err := labels.Parse(sel); err != nil {
-		return nil, nil, nil, usagef("invalid selector %q: %v", sel, err)
+		return nil, usagef("invalid selector %q: %v", sel, err)
 	}
 	list, err := o.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("list nodes matching %q: %w", sel, err)
+		return nil, fmt.Errorf("list nodes matching %q: %w", sel, err)
 	}
-	names := make([]string, len(list.Items))
 	for i := range list.Items {
-		names[i] = list.Items[i].Name
-		if drain.Disrupting(&list.Items[i]) {
-			disrupting[names[i]] = true
-		}
+		rz.add(&list.Items[i])
 	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		if pool != nil {
-			return nil, nil, nil, usagef("pool %q has no nodes", pool.Name)
+	sort.Strings(rz.Nodes)
+	if len(rz.Nodes) == 0 {
+		if rz.pool != nil {
+			return nil, usagef("pool %q has no nodes", rz.pool.Name)
 		}
-		return nil, nil, nil, usagef("no nodes match selector %q", sel)
+		return nil, usagef("no nodes match selector %q", sel)
 	}
-	return names, pool, disrupting, nil
+	return rz, nil
+}
+
+// add records one node the resolution read.
+func (rz *Resolved) add(n *corev1.Node) {
+	rz.Nodes = append(rz.Nodes, n.Name)
+	rz.objects[n.Name] = n
+	if drain.Disrupting(n) {
+		rz.disrupting[n.Name] = true
+	}
 }
 
 // getsUpTo is how many named nodes are read one GET each; more are found in one list of
@@ -79,9 +76,9 @@ func (o *Operator) resolveNodes(ctx context.Context, req Request) ([]string, *v1
 // first cordon; the drain's plan lists every node anyway).
 const getsUpTo = 10
 
-// namedNodes reads the named nodes (deduplicated, in the order given) and marks those
-// Karpenter is disrupting; a name that is no node is a NodeNotFoundError.
-func (o *Operator) namedNodes(ctx context.Context, given []string, disrupting map[string]bool) ([]string, error) {
+// namedNodes reads the named nodes (deduplicated, in the order given) into rz; a name
+// that is no node is a NodeNotFoundError.
+func (o *Operator) namedNodes(ctx context.Context, given []string, rz *Resolved) error {
 	seen := map[string]bool{}
 	var names []string
 	for _, n := range given {
@@ -103,7 +100,7 @@ func (o *Operator) namedNodes(ctx context.Context, given []string, disrupting ma
 	if len(names) > getsUpTo {
 		list, err := o.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("list nodes: %w", err)
+			return fmt.Errorf("list nodes: %w", err)
 		}
 		byName := make(map[string]*corev1.Node, len(list.Items))
 		for i := range list.Items {
@@ -119,19 +116,33 @@ func (o *Operator) namedNodes(ctx context.Context, given []string, disrupting ma
 	for _, n := range names {
 		node, err := get(n)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if drain.Disrupting(node) {
-			disrupting[n] = true
-		}
+		rz.add(node)
 	}
-	return names, nil
+	return nil
 }
 
-// Nodes returns the nodes req acts on (Nodes as given, deduplicated; else the nodes
-// Selector or Pool selects, sorted), as Plan and Run resolve them. Nothing selected is a
-// UsageError.
-func (o *Operator) Nodes(ctx context.Context, req Request) ([]string, error) {
-	names, _, err := o.resolve(ctx, req)
-	return names, err
+// Resolved is what a request resolved to (Resolve): its nodes, the pool of a pool request
+// and the nodes Karpenter is disrupting among them. Set as Request.Resolved, Run carries
+// the request out on these without reading the nodes again.
+type Resolved struct {
+	// Nodes are the nodes, as Plan and Run act on them.
+	Nodes      []string
+	pool       *v1alpha1.NodePool
+	disrupting map[string]bool
+	// objects are the nodes as read: a move plans from them instead of reading each
+	// node again.
+	objects map[string]*corev1.Node
+}
+
+// Resolve returns the nodes req acts on (Nodes as given, deduplicated, each checked to
+// exist; else the nodes Selector or Pool selects, sorted), as Plan and Run resolve them:
+// a caller that must know them first (the Maintenance controller, to see who else holds
+// them) hands the answer to Run in Request.Resolved. Nothing selected is a UsageError.
+func (o *Operator) Resolve(ctx context.Context, req Request) (*Resolved, error) {
+	if err := o.check(&req); err != nil {
+		return nil, err
+	}
+	return o.resolve(ctx, req)
 }

@@ -53,8 +53,9 @@ func TestNamedNodesAreReadOnce(t *testing.T) {
 			}
 			cs := kubefake.New(objs...)
 			op := &Operator{Kube: cs}
-			disrupting := map[string]bool{}
-			got, err := op.namedNodes(context.Background(), tc.given, disrupting)
+			rz := &Resolved{disrupting: map[string]bool{}, objects: map[string]*corev1.Node{}}
+			err := op.namedNodes(context.Background(), tc.given, rz)
+			got, disrupting := rz.Nodes, rz.disrupting
 			var nf *drain.NodeNotFoundError
 			switch {
 			case tc.missing != "" && (!errors.As(err, &nf) || nf.Name != tc.missing):

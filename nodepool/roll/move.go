@@ -37,6 +37,9 @@ type Mover struct {
 	// AllowMissingHandler lets a move go on to nodes that don't list the target pool's
 	// RuntimeClass handler in status.runtimeHandlers (a warning instead of a stop).
 	AllowMissingHandler bool
+	// Known, when set, holds nodes read a moment ago (the operations layer's
+	// resolution): Plan uses them instead of reading each node again.
+	Known map[string]*corev1.Node
 }
 
 // NodeMove is the plan (and, after the run, the result) of moving one node.

@@ -40,12 +40,9 @@ func (m *Mover) Plan(ctx context.Context, nodes []string, to string, from []stri
 	var out []*NodeMove
 	var missing []string
 	for _, name := range nodes {
-		n, err := m.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, nil, nodepool.Usagef("node %q not found", name)
-		}
+		n, err := m.node(ctx, name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("get node %s: %w", name, err)
+			return nil, nil, err
 		}
 		mv := &NodeMove{Node: name, To: to}
 		out = append(out, mv)
@@ -152,4 +149,19 @@ func (m *Mover) compute(n *corev1.Node, target *v1alpha1.NodePool, from []string
 		}
 	}
 	return d, nil
+}
+
+// node is the node as Known has it, else read.
+func (m *Mover) node(ctx context.Context, name string) (*corev1.Node, error) {
+	if n := m.Known[name]; n != nil {
+		return n, nil
+	}
+	n, err := m.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nodepool.Usagef("node %q not found", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get node %s: %w", name, err)
+	}
+	return n, nil
 }
