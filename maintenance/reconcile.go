@@ -75,7 +75,8 @@ type run struct {
 	nodes  []string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	stop   string // why it was cancelled (stopPaused, stopDeleted); "" for a shutdown
+	stop   string // why it was cancelled (stopPaused, stopDeleted, stopWindow); "" for a shutdown
+	win    windowRun
 }
 
 // Start holds the runs' parent context until ctx ends, then stops every run and waits for
@@ -198,6 +199,10 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		}
 		return ctrl.Result{}, err
 	}
+	wr, res, done, err := r.gateWindow(ctx, base, m, names, r.Clock.Now())
+	if done || err != nil {
+		return res, err
+	}
 	other, held, err := r.heldBy(ctx, m.Name, names)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -220,6 +225,9 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseTimedOut, ReasonTimedOut, fmt.Sprintf("the drain's timeout of %s passed", req.Drain.Timeout))
 	}
 	req.Drain.Timeout = left
+	if !wr.closes.IsZero() && (req.Drain.NotAfter.IsZero() || wr.closes.Before(req.Drain.NotAfter)) {
+		req.Drain.NotAfter = wr.closes // no node starts after the window's end
+	}
 	if req.Selector != "" {
 		req.Nodes, req.Selector = names, "" // the nodes held are the nodes run
 	}
@@ -231,14 +239,24 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 			s.StartTime = &ts
 		}
 		s.Nodes = t.take()
+		s.NextStart, s.WindowCloses = nil, nil
+		if !wr.closes.IsZero() {
+			s.WindowCloses = &metav1.Time{Time: wr.closes}
+		}
 		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionFalse, "NodesFree", "no other maintenance holds the nodes")
 		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Running", "the run is in progress")
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.unkeep(m.Name) // a paused object's hold (hold.go) ends: its run holds the nodes now
+	if m.Status.NextStart != nil { // it was Scheduled: the plan moves on
+		msg := fmt.Sprintf("maintenance/%s started at %s", m.Name, now.UTC().Format(time.RFC3339))
+		if err := r.planned(ctx, notDone(m, names), operation.PlannedCondition(false, operation.ReasonStarted, msg)); err != nil {
+			r.Logger.Error(err, "MaintenancePlanned not written", "maintenance", m.Name)
+		}
+	}
 	runCtx, cancel := context.WithCancelCause(base)
-	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{})}
+	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{}), win: wr}
 	r.mu.Lock()
 	r.runs[m.Name] = rn
 	r.uids[m.Name] = m.UID
@@ -336,6 +354,12 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	fresh := &v1alpha1.Maintenance{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
 		return client.IgnoreNotFound(err)
+	}
+	if fresh.Status.Phase == v1alpha1.PhaseScheduled { // the plan is off: say so on its nodes
+		msg := fmt.Sprintf("maintenance/%s was cancelled before it started", fresh.Name)
+		if err := r.planned(ctx, notDone(fresh, statusNames(fresh)), operation.PlannedCondition(false, operation.ReasonCancelled, msg)); err != nil {
+			return err
+		}
 	}
 	if left := leftOver(fresh.Status.Nodes, fresh.Spec.Action); left != "" && !fresh.Status.Phase.Done() && r.Recorder != nil {
 		r.Recorder.Eventf(fresh, corev1.EventTypeWarning, "Stopped", "deleted: the run stopped; nodes left cordoned with their state: %s", left)
