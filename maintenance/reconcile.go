@@ -248,7 +248,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.unkeep(m.Name) // a paused object's hold (hold.go) ends: its run holds the nodes now
+	r.unkeep(m.Name)               // a paused object's hold (hold.go) ends: its run holds the nodes now
 	if m.Status.NextStart != nil { // it was Scheduled: the plan moves on
 		msg := fmt.Sprintf("maintenance/%s started at %s", m.Name, now.UTC().Format(time.RFC3339))
 		if err := r.planned(ctx, notDone(m, names), operation.PlannedCondition(false, operation.ReasonStarted, msg)); err != nil {
