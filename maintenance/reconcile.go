@@ -248,13 +248,8 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.unkeep(m.Name)               // a paused object's hold (hold.go) ends: its run holds the nodes now
-	if m.Status.NextStart != nil { // it was Scheduled: the plan moves on
-		msg := fmt.Sprintf("maintenance/%s started at %s", m.Name, now.UTC().Format(time.RFC3339))
-		if err := r.planned(ctx, notDone(m, names), operation.PlannedCondition(false, operation.ReasonStarted, msg)); err != nil {
-			r.Logger.Error(err, "MaintenancePlanned not written", "maintenance", m.Name)
-		}
-	}
+	r.unkeep(m.Name) // a paused object's hold (hold.go) ends: its run holds the nodes now
+	r.planStarted(ctx, m, names, now)
 	runCtx, cancel := context.WithCancelCause(base)
 	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{}), win: wr}
 	r.mu.Lock()
@@ -355,11 +350,8 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if fresh.Status.Phase == v1alpha1.PhaseScheduled { // the plan is off: say so on its nodes
-		msg := fmt.Sprintf("maintenance/%s was cancelled before it started", fresh.Name)
-		if err := r.planned(ctx, notDone(fresh, statusNames(fresh)), operation.PlannedCondition(false, operation.ReasonCancelled, msg)); err != nil {
-			return err
-		}
+	if err := r.planCancelled(ctx, fresh); err != nil {
+		return err
 	}
 	if left := leftOver(fresh.Status.Nodes, fresh.Spec.Action); left != "" && !fresh.Status.Phase.Done() && r.Recorder != nil {
 		r.Recorder.Eventf(fresh, corev1.EventTypeWarning, "Stopped", "deleted: the run stopped; nodes left cordoned with their state: %s", left)

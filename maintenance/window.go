@@ -270,3 +270,24 @@ func statusNames(m *v1alpha1.Maintenance) []string {
 	}
 	return out
 }
+
+// planStarted moves MaintenancePlanned on for m's nodes when m was Scheduled: its run
+// starts now. A write that fails is logged: the run does not wait on it.
+func (r *Reconciler) planStarted(ctx context.Context, m *v1alpha1.Maintenance, names []string, now time.Time) {
+	if m.Status.NextStart == nil {
+		return
+	}
+	msg := fmt.Sprintf("maintenance/%s started at %s", m.Name, now.UTC().Format(time.RFC3339))
+	if err := r.planned(ctx, notDone(m, names), operation.PlannedCondition(false, operation.ReasonStarted, msg)); err != nil {
+		r.Logger.Error(err, "MaintenancePlanned not written", "maintenance", m.Name)
+	}
+}
+
+// planCancelled sets MaintenancePlanned False on the nodes of m, deleted while Scheduled.
+func (r *Reconciler) planCancelled(ctx context.Context, m *v1alpha1.Maintenance) error {
+	if m.Status.Phase != v1alpha1.PhaseScheduled {
+		return nil
+	}
+	msg := fmt.Sprintf("maintenance/%s was cancelled before it started", m.Name)
+	return r.planned(ctx, notDone(m, statusNames(m)), operation.PlannedCondition(false, operation.ReasonCancelled, msg))
+}
