@@ -225,9 +225,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		return ctrl.Result{}, r.finish(ctx, m.Name, v1alpha1.PhaseTimedOut, ReasonTimedOut, fmt.Sprintf("the drain's timeout of %s passed", req.Drain.Timeout))
 	}
 	req.Drain.Timeout = left
-	if !wr.closes.IsZero() && (req.Drain.NotAfter.IsZero() || wr.closes.Before(req.Drain.NotAfter)) {
-		req.Drain.NotAfter = wr.closes // no node starts after the window's end
-	}
+	wr.limit(&req.Drain)
 	if req.Selector != "" {
 		req.Nodes, req.Selector = names, "" // the nodes held are the nodes run
 	}
@@ -239,10 +237,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 			s.StartTime = &ts
 		}
 		s.Nodes = t.take()
-		s.NextStart, s.WindowCloses = nil, nil
-		if !wr.closes.IsZero() {
-			s.WindowCloses = &metav1.Time{Time: wr.closes}
-		}
+		s.NextStart, s.WindowCloses = nil, wr.closesAt()
 		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionFalse, "NodesFree", "no other maintenance holds the nodes")
 		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Running", "the run is in progress")
 	}); err != nil {
@@ -361,22 +356,6 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 		return fmt.Errorf("remove the finalizer of maintenance %s: %w", m.Name, err)
 	}
 	return nil
-}
-
-// leftOver says the nodes not finished by action: "n1 (Draining, 2 pods left), n2 (Pending)".
-func leftOver(nodes []v1alpha1.NodeStatus, action v1alpha1.Action) string {
-	var parts []string
-	for _, n := range nodes {
-		if v1alpha1.NodeStateDone(n.State, action) {
-			continue
-		}
-		s := n.Name + " (" + n.State
-		if n.PodsLeft > 0 {
-			s += fmt.Sprintf(", %d pods left", n.PodsLeft)
-		}
-		parts = append(parts, s+")")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // finish ends name with phase without a run (a spec that can't run, a timeout spent).

@@ -73,6 +73,22 @@ type windowRun struct {
 	notAfter time.Time
 }
 
+// closesAt is when the window closes, for the status (nil: never, or no window).
+func (wr windowRun) closesAt() *metav1.Time {
+	if wr.closes.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: wr.closes}
+}
+
+// limit makes the window's end the engine's not-after deadline (no node starts after
+// it), unless policy.notAfter is earlier.
+func (wr windowRun) limit(cfg *drain.Config) {
+	if !wr.closes.IsZero() && (cfg.NotAfter.IsZero() || wr.closes.Before(cfg.NotAfter)) {
+		cfg.NotAfter = wr.closes
+	}
+}
+
 // gateWindow decides, for m about to start on names at now, whether its window lets it:
 // done is true when it does not (the object was made Scheduled, or it ended), with the
 // result to return; otherwise wr is the run's window.
