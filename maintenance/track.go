@@ -158,7 +158,11 @@ func (t *tracker) apply(ev event.Event) {
 	case event.EventNodeMoved:
 		t.setState(t.node(ev.Node), NodeMoved, ev)
 	case event.EventNodeUncordoned:
-		t.setState(t.node(ev.Node), NodeUncordoned, ev)
+		n := t.node(ev.Node)
+		if n.State == NodeNotStarted && t.action != v1alpha1.ActionUncordon {
+			break // a node the deadline kept from starting, let go by the run: still not started
+		}
+		t.setState(n, NodeUncordoned, ev)
 	}
 }
 
