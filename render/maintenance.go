@@ -99,6 +99,32 @@ func nextStart(s mntv1.MaintenanceStatus, now time.Time) string {
 	return at
 }
 
+// windowText is spec.window for describe: "Sat,Sun 02:00-06:00 Europe/Berlin, from ...,
+// until ...; on close: Stop" ("" for none).
+func windowText(w *mntv1.Window, onClose mntv1.WindowClose) string {
+	if w == nil {
+		return ""
+	}
+	var parts []string
+	if r := w.Recurring; r != nil {
+		zone := r.TimeZone
+		if zone == "" {
+			zone = "UTC"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s-%s %s", strings.Join(r.Days, ","), r.Start, r.End, zone))
+	}
+	if w.Start != nil {
+		parts = append(parts, "from "+w.Start.UTC().Format(time.RFC3339))
+	}
+	if w.End != nil {
+		parts = append(parts, "until "+w.End.UTC().Format(time.RFC3339))
+	}
+	if onClose == "" {
+		onClose = mntv1.WindowCloseFinish
+	}
+	return strings.Join(parts, ", ") + "; on close: " + string(onClose)
+}
+
 // DescribeMaintenance writes a Maintenance for a person, as kubectl describe does: what
 // it does, where it is, each node with what blocks it, and its Events.
 func DescribeMaintenance(w io.Writer, m *mntv1.Maintenance, events []corev1.Event) {
@@ -117,6 +143,9 @@ func DescribeMaintenance(w io.Writer, m *mntv1.Maintenance, events []corev1.Even
 	fmt.Fprintf(w, "\nNodes:        %s\nPaused:       %t\nReason:       %s\nPhase:        %s\n", nodes, s.Paused, s.Reason, st.Phase)
 	if st.Message != "" {
 		fmt.Fprintf(w, "Message:      %s\n", st.Message)
+	}
+	if win := windowText(s.Window, s.Policy.OnWindowClose); win != "" {
+		fmt.Fprintf(w, "Window:       %s\n", win)
 	}
 	if st.NextStart != nil {
 		fmt.Fprintf(w, "Next start:   %s\n", st.NextStart.UTC().Format(time.RFC3339))
