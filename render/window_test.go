@@ -26,8 +26,8 @@ func TestMaintenanceWindowColumns(t *testing.T) {
 			column:   "2026-12-01T11:30:00Z (in 90m)",
 			describe: "Window:       Sat,Sun 02:00-06:00 Europe/Berlin; on close: Finish\nNext start:   2026-12-01T11:30:00Z\n"},
 		"one-shot with Stop": {
-			m: mntv1.Maintenance{Spec: mntv1.MaintenanceSpec{Window: &mntv1.Window{Start: &next}, Policy: mntv1.Policy{OnWindowClose: mntv1.WindowCloseStop}}},
-			column:   "<none>", describe: "Window:       from 2026-12-01T11:30:00Z; on close: Stop\n"},
+			m:      mntv1.Maintenance{Spec: mntv1.MaintenanceSpec{Window: &mntv1.Window{Start: &next}, Policy: mntv1.Policy{OnWindowClose: mntv1.WindowCloseStop}}},
+			column: "<none>", describe: "Window:       from 2026-12-01T11:30:00Z; on close: Stop\n"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
