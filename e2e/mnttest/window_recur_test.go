@@ -48,6 +48,7 @@ func (c *offsetClock) moveTo(t time.Time) {
 // takes no clock), until the test ends.
 func startInProcess(e *fixture.Env, clk clock.WithTicker) {
 	e.T.Helper()
+	ctrl.SetLogger(klog.NewKlogr())
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		e.T.Fatal(err)
