@@ -1,6 +1,8 @@
 package mnttest
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -174,4 +176,28 @@ func berlin(t *testing.T) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// Windows, a local drain's --start: it waits, saying until when; Ctrl-C during the wait
+// exits 130 with nothing changed; at the start it drains.
+func TestLocalDrainWaitsForStart(t *testing.T) {
+	e := oneNodeWorkload(t, "a", "web", 2, nil, 0)
+	before := evictions(e)
+	r := e.RunCtx(e.Ctx, func(cmd *exec.Cmd) {
+		time.AfterFunc(2*time.Second, func() { _ = cmd.Process.Signal(os.Interrupt) })
+	}, "drain", e.Nodes[0], "--start", "1h")
+	if r.Code != 130 || !strings.Contains(r.Stderr, "waiting until ") || !strings.Contains(r.Stderr, "nothing was changed") {
+		t.Errorf("Ctrl-C during the wait: exit %d, stderr %q; want 130, saying until when and that nothing changed", r.Code, r.Stderr)
+	}
+	if e.Node(e.Nodes[0]).Spec.Unschedulable || evictions(e) != before || len(e.PodsOn(e.Nodes[0])) != 2 {
+		t.Fatalf("the interrupted wait changed the cluster: cordoned=%v, %v evictions, %d pods left", e.Node(e.Nodes[0]).Spec.Unschedulable, evictions(e)-before, len(e.PodsOn(e.Nodes[0])))
+	}
+	start := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second).Add(time.Second)
+	r = e.Run("drain", e.Nodes[0], "--start", start.Format(time.RFC3339))
+	if r.Code != 0 || !strings.Contains(r.Stderr, "waiting until "+start.Format(time.RFC3339)) {
+		t.Fatalf("drain --start: exit %d, stderr %q; want 0, saying until %s", r.Code, r.Stderr, start.Format(time.RFC3339))
+	}
+	if !time.Now().After(start) || len(e.PodsOn(e.Nodes[0])) != 0 {
+		t.Errorf("drain --start %s returned at %s with %d pods left", start.Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339), len(e.PodsOn(e.Nodes[0])))
+	}
 }

@@ -123,14 +123,15 @@ type Window struct {
 // RecurringWindow is a weekly window: on each of days, from start to end, wall-clock
 // time in timeZone. An end before the start closes on the next day.
 // +kubebuilder:validation:XValidation:rule="self.start != self.end",message="window.recurring: end must differ from start (an end before the start closes on the next day)"
+// +kubebuilder:validation:XValidation:rule="has(self.days) && size(self.days) > 0",message="window.recurring.days: name at least one day: each day is Mon, Tue, Wed, Thu, Fri, Sat or Sun"
 type RecurringWindow struct {
-	// Days are the days the window opens: Mon, Tue, Wed, Thu, Fri, Sat, Sun.
+	// Days are the days the window opens (at least one): Mon, Tue, Wed, Thu, Fri, Sat, Sun.
+	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=7
-	// +kubebuilder:validation:items:MaxLength=3
+	// +kubebuilder:validation:items:MaxLength=16
 	// +kubebuilder:validation:XValidation:rule="self.all(d, d in ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'])",message="window.recurring.days: each day is Mon, Tue, Wed, Thu, Fri, Sat or Sun"
-	Days []string `json:"days"`
+	Days []string `json:"days,omitempty"`
 	// Start is the time of day the window opens (HH:MM or HH:MM:SS, 24 h).
 	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$')",message="window.recurring.start must be a time of day such as 02:00 (HH:MM or HH:MM:SS, 24 h)"
