@@ -157,7 +157,10 @@ func (w *WindowFlags) waitForStart(ctx context.Context, out io.Writer, now time.
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return WithExitCode(ExitInterrupted, fmt.Errorf("interrupted while waiting for --start %s: nothing was changed", w.start.UTC().Format(time.RFC3339)))
+		// Said here: main prints no error for an interruption.
+		err := fmt.Errorf("interrupted while waiting for --start %s: nothing was changed", w.start.UTC().Format(time.RFC3339))
+		fmt.Fprintln(out, err)
+		return WithExitCode(ExitInterrupted, err)
 	case <-t.C:
 		return nil
 	}

@@ -130,8 +130,8 @@ func TestWaitForStartInterrupted(t *testing.T) {
 	if ExitCode(err) != ExitInterrupted || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("err %v (exit %d), want the interruption with nothing changed", err, ExitCode(err))
 	}
-	if !strings.Contains(out.String(), "waiting until "+now.Add(time.Hour).UTC().Format(time.RFC3339)) {
-		t.Errorf("output %q does not say until when", out.String())
+	if !strings.Contains(out.String(), "waiting until "+now.Add(time.Hour).UTC().Format(time.RFC3339)) || !strings.Contains(out.String(), "nothing was changed") {
+		t.Errorf("output %q does not say until when and that nothing changed", out.String())
 	}
 }
 
