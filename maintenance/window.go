@@ -247,7 +247,8 @@ func (r *Reconciler) afterWindow(ctx context.Context, name string, wr windowRun,
 		// The next Reconcile (this write's) makes the object Scheduled, with its nodes'
 		// MaintenancePlanned, and comes back at the next start.
 		return r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
-			s.Phase, s.Nodes, s.Counts, s.WindowCloses = v1alpha1.PhasePending, nodes, c, nil
+			// drain.timeout bounds each window's run: the next one counts from its own start.
+			s.Phase, s.Nodes, s.Counts, s.WindowCloses, s.StartTime = v1alpha1.PhasePending, nodes, c, nil, nil
 			s.Message = fmt.Sprintf("the window closed at %s; the run goes on when it opens again", closed)
 			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonWindowClosed, s.Message)
 		})

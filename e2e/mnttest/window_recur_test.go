@@ -117,6 +117,9 @@ func TestMaintenanceRecurringWindowGoesOn(t *testing.T) {
 	if m.Status.Phase != mntv1.PhaseScheduled {
 		t.Fatalf("phase %s (%s) after the first window, want Scheduled for %s", m.Status.Phase, m.Status.Message, next)
 	}
+	if m.Status.StartTime != nil {
+		t.Errorf("startTime %v kept between the windows: drain.timeout would count the week", m.Status.StartTime)
+	}
 	if first == 0 || first >= 8 {
 		t.Fatalf("%d pods evicted in the first window, want some but not all 8", first)
 	}
@@ -151,6 +154,9 @@ func TestMaintenanceRecurringWindowGoesOn(t *testing.T) {
 	t.Logf("after the second window: phases %v; %s; counts %+v", seen, nodeStates(m), m.Status.Counts)
 	if m.Status.Phase != mntv1.PhaseSucceeded || m.Status.Counts.PodsEvicted != 8 || m.Status.Counts.NodesDrained != 2 {
 		t.Fatalf("phase %s (%s), counts %+v; want Succeeded, the 8 pods evicted once each, 2 nodes drained", m.Status.Phase, m.Status.Message, m.Status.Counts)
+	}
+	if m.Status.StartTime == nil || m.Status.StartTime.Time.Before(next) {
+		t.Errorf("the second run started at %v, before its window opened at %s (the controller's clock)", m.Status.StartTime, next)
 	}
 	for _, n := range m.Status.Nodes {
 		if since, ok := drainedSince[n.Name]; ok && !n.Since.Time.Equal(since) {
