@@ -114,6 +114,9 @@ func (f *Follower) waits(m *v1alpha1.Maintenance) {
 	if c != nil && c.Status == metav1.ConditionTrue {
 		msg = c.Message
 	}
+	if m.Status.Phase == v1alpha1.PhaseScheduled { // Windows (planned maintenance).
+		msg = m.Status.Message
+	}
 	if msg != "" && msg != f.waiting && f.Waiting != nil {
 		f.Waiting(msg)
 	}

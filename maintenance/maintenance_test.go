@@ -179,6 +179,12 @@ func TestTrackerFoldsEvents(t *testing.T) {
 	if c := tr.counts(v1alpha1.Counts{}, nil); c.NodesNotStarted != 1 || c.NodesDrained != 1 || c.NodesPending != 0 {
 		t.Errorf("counts %+v, want the node --not-after kept from starting counted as not started, not drained", c)
 	}
+	// The run lets go a node it cordoned but did not start (uncordons it): still not
+	// started, not an uncordoned (finished) node.
+	tr.apply(event.Event{Type: event.EventNodeUncordoned, Time: now, Node: "n3"})
+	if c := tr.counts(v1alpha1.Counts{}, nil); c.NodesNotStarted != 1 || c.NodesDrained != 1 {
+		t.Errorf("counts %+v after the not-started node was let go, want it still not started", c)
+	}
 }
 
 // A node is finished when drained, moved or uncordoned; cordoned only when cordoning is

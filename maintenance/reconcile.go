@@ -81,7 +81,8 @@ type run struct {
 	nodes  []string
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	stop   string // why it was cancelled (stopPaused, stopDeleted); "" for a shutdown
+	stop   string // why it was cancelled (stopPaused, stopDeleted, stopWindow); "" for a shutdown
+	win    windowRun
 }
 
 // Start holds the runs' parent context until ctx ends, then stops every run and waits for
@@ -205,6 +206,10 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		return ctrl.Result{}, err
 	}
 	names := rz.Nodes
+	wr, res, done, err := r.gateWindow(ctx, base, m, names, r.Clock.Now())
+	if done || err != nil {
+		return res, err
+	}
 	other, held, err := r.heldBy(ctx, m.Name, names)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -227,6 +232,7 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.TimedOut, fmt.Sprintf("the drain's timeout of %s passed", req.Drain.Timeout))
 	}
 	req.Drain.Timeout = left
+	wr.limit(&req.Drain)
 	req.Resolved = rz // the nodes held are the nodes run, read once
 	t := newTracker(m.Status.Nodes, names, m.Spec.Action)
 	if err := r.writeStatus(ctx, m.Name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
@@ -236,14 +242,16 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 			s.StartTime = &ts
 		}
 		s.Nodes = t.take()
+		s.NextStart, s.WindowCloses = nil, wr.closesAt()
 		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionFalse, "NodesFree", "no other maintenance holds the nodes")
 		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Running", "the run is in progress")
 	}); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.unkeep(m.Name) // a paused object's hold (hold.go) ends: its run holds the nodes now
+	r.planStarted(ctx, m, names, now)
 	runCtx, cancel := context.WithCancelCause(base)
-	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{})}
+	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{}), win: wr}
 	r.mu.Lock()
 	r.runs[m.Name] = rn
 	r.uids[m.Name] = m.UID
@@ -342,6 +350,9 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	if err := r.planCancelled(ctx, fresh); err != nil {
+		return err
+	}
 	if left := leftOver(fresh.Status.Nodes, fresh.Spec.Action); left != "" && !fresh.Status.Phase.Done() && r.Recorder != nil {
 		r.Recorder.Eventf(fresh, corev1.EventTypeWarning, "Stopped", "deleted: the run stopped; nodes left cordoned with their state: %s", left)
 	}
@@ -352,28 +363,18 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	return nil
 }
 
-// leftOver says the nodes not finished by action: "n1 (Draining, 2 pods left), n2 (Pending)".
-func leftOver(nodes []v1alpha1.NodeStatus, action v1alpha1.Action) string {
-	var parts []string
-	for _, n := range nodes {
-		if v1alpha1.NodeStateDone(n.State, action) {
-			continue
-		}
-		s := n.Name + " (" + n.State
-		if n.PodsLeft > 0 {
-			s += fmt.Sprintf(", %d pods left", n.PodsLeft)
-		}
-		parts = append(parts, s+")")
-	}
-	return strings.Join(parts, ", ")
-}
-
 // finish ends name with phase without a run (a spec that can't run, a timeout spent).
 func (r *Reconciler) finish(ctx context.Context, name string, o outcome.Outcome, msg string) error {
+	return r.finishWith(ctx, name, o, o.Reason(), msg)
+}
+
+// finishWith is finish with a Progressing reason that says more than the outcome's own
+// (a window that closed: phase DeadlinePassed, reason WindowClosed).
+func (r *Reconciler) finishWith(ctx context.Context, name string, o outcome.Outcome, reason, msg string) error {
 	now := metav1.NewTime(r.Clock.Now())
 	return r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 		s.Phase, s.Message, s.CompletionTime = o.Phase(), msg, &now
-		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, o.Reason(), msg)
+		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msg)
 	})
 }
 

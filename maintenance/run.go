@@ -48,6 +48,8 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 			r.Logger.Error(err, "status write", "maintenance", name)
 		}
 	}
+	closeC, stopClose := r.closeTimer(rn.win)
+	defer stopClose()
 	var out result
 loop:
 	for {
@@ -65,6 +67,9 @@ loop:
 			if t.dirty {
 				progress()
 			}
+		case <-closeC: // policy.onWindowClose Stop
+			closeC = nil
+			r.stopAtClose(rn)
 		case out = <-res:
 			break loop
 		}
@@ -94,6 +99,10 @@ loop:
 			s.Phase, s.Nodes, s.Counts = v1alpha1.PhasePaused, nodes, c
 			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "spec.paused is true: no new eviction, no new node")
 		})
+	case why != stopDeleted && base.Err() == nil && rn.win.closedBy(out.err, why):
+		r.release(name) // a Stop's nodes: the object's hold (hold.go) keeps them while it waits
+		err = r.afterWindow(wctx, name, rn.win, nodes, t.counts(counts, &out.sum.Summary))
+		r.Logger.Info("maintenance run ended: its window closed", "maintenance", name)
 	case why == stopDeleted || base.Err() != nil:
 		r.release(name)
 		c := t.counts(counts, &out.sum.Summary)

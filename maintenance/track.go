@@ -1,6 +1,7 @@
 package maintenance
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -157,7 +158,11 @@ func (t *tracker) apply(ev event.Event) {
 	case event.EventNodeMoved:
 		t.setState(t.node(ev.Node), NodeMoved, ev)
 	case event.EventNodeUncordoned:
-		t.setState(t.node(ev.Node), NodeUncordoned, ev)
+		n := t.node(ev.Node)
+		if n.State == NodeNotStarted && t.action != v1alpha1.ActionUncordon {
+			break // a node the deadline kept from starting, let go by the run: still not started
+		}
+		t.setState(n, NodeUncordoned, ev)
 	}
 }
 
@@ -233,4 +238,20 @@ func (t *tracker) waits() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// leftOver says the nodes not finished by action: "n1 (Draining, 2 pods left), n2 (Pending)".
+func leftOver(nodes []v1alpha1.NodeStatus, action v1alpha1.Action) string {
+	var parts []string
+	for _, n := range nodes {
+		if v1alpha1.NodeStateDone(n.State, action) {
+			continue
+		}
+		s := n.Name + " (" + n.State
+		if n.PodsLeft > 0 {
+			s += fmt.Sprintf(", %d pods left", n.PodsLeft)
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -74,14 +74,16 @@ func TestNodeReadsBeforeTheFirstCordon(t *testing.T) {
 		maxGets  int  // the most GETs of one node before the first cordon
 		maxLists int
 	}{
-		// The resolution's GET of each node, and two LISTs of the engine (the plan's, and
-		// the watch of the nodes that leave the run).
+		// The resolution's GET of each node, and up to two LISTs of the engine (the
+		// plan's, and the watch of the nodes that leave the run, which starts beside the
+		// first cordon: its LIST lands before or after it).
 		"a CLI drain of two named nodes": {req: Request{Action: Drain, Nodes: []string{"b1", "b2"}}, maxGets: 1, maxLists: 2},
 		"a server-side drain":            {req: Request{Action: Drain, Nodes: []string{"b1", "b2"}}, resolve: true, maxGets: 1, maxLists: 2},
 		"a server-side drain by label":   {req: Request{Action: Drain, Selector: "tier=blue"}, resolve: true, maxGets: 0, maxLists: 3},
 		// The resolution's GET, which the move plans from, and the first node's own read
-		// for its conditional cordon (a rolling run cordons each node as it starts).
-		"a move of two nodes": {req: Request{Action: Move, Nodes: []string{"b1", "b2"}, To: "green"}, maxGets: 2, maxLists: 2},
+		// for its conditional cordon (a rolling run cordons each node as it starts); the
+		// LISTs: the plan's, the pools' window's, and the node watch's (before or after).
+		"a move of two nodes": {req: Request{Action: Move, Nodes: []string{"b1", "b2"}, To: "green"}, maxGets: 2, maxLists: 3},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -10,11 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // The standard Node conditions of KEP-5683 (Node lifecycle conditions) this layer writes.
@@ -290,26 +287,20 @@ func (t *conditionTap) write(ctx context.Context, node string, w *condWrite) {
 			have[c.Type] = c.Status == corev1.ConditionTrue
 		}
 	}
-	now := metav1.NewTime(t.o.now())
 	var list []corev1.NodeCondition
 	for _, typ := range []corev1.NodeConditionType{ConditionDrainInProgress, ConditionDrained, ConditionMaintenanceInProgress} {
 		c, ok := w.conds[typ]
 		if !ok || (w.clear && !have[typ]) {
 			continue
 		}
-		c.LastHeartbeatTime, c.LastTransitionTime = now, now
 		list = append(list, c)
 	}
 	if len(list) == 0 {
 		return
 	}
-	data, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": list}})
-	if err != nil {
-		return
-	}
-	_, err = nodes.Patch(rctx, node, types.StrategicMergePatchType, data, metav1.PatchOptions{FieldManager: noderecord.FieldManager}, "status")
+	err := PatchNodeConditions(rctx, t.o.Kube, node, t.o.now(), list...)
 	switch {
-	case err == nil, apierrors.IsNotFound(err):
+	case err == nil:
 	case apierrors.IsForbidden(err):
 		t.mu.Lock()
 		t.denied = true

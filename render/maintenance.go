@@ -64,7 +64,7 @@ func waitText(b mntv1.Blocker) string {
 func MaintenanceTable(list *mntv1.MaintenanceList, now time.Time) *metav1.Table {
 	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string"}, {Name: "Action", Type: "string"}, {Name: "Phase", Type: "string"},
-		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Age", Type: "string"},
+		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Next Start", Type: "string"}, {Name: "Age", Type: "string"},
 		{Name: "Holds", Type: "string", Priority: 1}, {Name: "Message", Type: "string", Priority: 1},
 	}}
 	for i := range list.Items {
@@ -79,11 +79,50 @@ func MaintenanceTable(list *mntv1.MaintenanceList, now time.Time) *metav1.Table 
 			phase = "Cancelling"
 		}
 		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{m.Name, string(m.Spec.Action), phase,
-			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), int64(s.Counts.PodsEvicted),
+			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), int64(s.Counts.PodsEvicted), nextStart(s, now),
 			duration.HumanDuration(now.Sub(m.CreationTimestamp.Time)), strings.Join(held, ","), s.Message},
 			Object: runtime.RawExtension{Object: m}})
 	}
 	return t
+}
+
+// nextStart is the Next Start column: when a Scheduled object's window opens, and in how
+// long ("<none>" when it waits for no window).
+func nextStart(s mntv1.MaintenanceStatus, now time.Time) string {
+	if s.NextStart == nil {
+		return "<none>"
+	}
+	at := s.NextStart.UTC().Format(time.RFC3339)
+	if d := s.NextStart.Sub(now); d > 0 {
+		return at + " (in " + duration.HumanDuration(d) + ")"
+	}
+	return at
+}
+
+// windowText is spec.window for describe: "Sat,Sun 02:00-06:00 Europe/Berlin, from ...,
+// until ...; on close: Stop" ("" for none).
+func windowText(w *mntv1.Window, onClose mntv1.WindowClose) string {
+	if w == nil {
+		return ""
+	}
+	var parts []string
+	if r := w.Recurring; r != nil {
+		zone := r.TimeZone
+		if zone == "" {
+			zone = "UTC"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s-%s %s", strings.Join(r.Days, ","), r.Start, r.End, zone))
+	}
+	if w.Start != nil {
+		parts = append(parts, "from "+w.Start.UTC().Format(time.RFC3339))
+	}
+	if w.End != nil {
+		parts = append(parts, "until "+w.End.UTC().Format(time.RFC3339))
+	}
+	if onClose == "" {
+		onClose = mntv1.WindowCloseFinish
+	}
+	return strings.Join(parts, ", ") + "; on close: " + string(onClose)
 }
 
 // DescribeMaintenance writes a Maintenance for a person, as kubectl describe does: what
@@ -104,6 +143,12 @@ func DescribeMaintenance(w io.Writer, m *mntv1.Maintenance, events []corev1.Even
 	fmt.Fprintf(w, "\nNodes:        %s\nPaused:       %t\nReason:       %s\nPhase:        %s\n", nodes, s.Paused, s.Reason, st.Phase)
 	if st.Message != "" {
 		fmt.Fprintf(w, "Message:      %s\n", st.Message)
+	}
+	if win := windowText(s.Window, s.Policy.OnWindowClose); win != "" {
+		fmt.Fprintf(w, "Window:       %s\n", win)
+	}
+	if st.NextStart != nil {
+		fmt.Fprintf(w, "Next start:   %s\n", st.NextStart.UTC().Format(time.RFC3339))
 	}
 	if st.StartTime != nil {
 		fmt.Fprintf(w, "Started:      %s\n", st.StartTime.UTC().Format("2006-01-02T15:04:05Z"))

@@ -47,6 +47,9 @@ type DrainOptions struct {
 	ServerSideFlags // --server-side, --detach, --name (serverside.go)
 	surgeOptions    // --surge (drain_surge.go)
 
+	// Windows (planned maintenance).
+	WindowFlags // --start, --end, --window, --on-window-close (drain_window.go)
+
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
 	maxParallelSet bool
@@ -92,10 +95,15 @@ running the same command again, and "uncordon" restores a node as it was.
 				return err
 			}
 			if o.ServerSide {
-				return o.runServerSide(cmd.Context(), o.ServerSideFlags, o.maintenanceSpec(mntv1.ActionDrain))
+				spec := o.maintenanceSpec(mntv1.ActionDrain)
+				o.windowInto(&spec) // Windows (planned maintenance).
+				return o.runServerSide(cmd.Context(), o.ServerSideFlags, spec)
 			}
 			cs, err := o.Client()
 			if err != nil {
+				return err
+			}
+			if err := o.beforeLocalRun(cmd.Context()); err != nil { // Windows (planned maintenance).
 				return err
 			}
 			return o.Run(cmd.Context(), cs)
@@ -104,6 +112,7 @@ running the same command again, and "uncordon" restores a node as it was.
 	o.Nodes.AddFlags(cmd, c)
 	o.addFlags(cmd)
 	o.addServerSideFlags(cmd)
+	o.addWindowFlags(cmd, true)
 	cmd.Flags().BoolVar(&o.IncludeDisrupting, "include-disrupting", o.IncludeDisrupting, "also drain nodes Karpenter is already disrupting (taint karpenter.sh/disrupted); without it they are left to Karpenter, untouched, and the drain exits 3")
 	return cmd
 }
@@ -175,6 +184,13 @@ func (o *DrainOptions) Validate() error {
 	o.pool = o.Nodes.Pool
 	if err := o.validatePolicy(); err != nil {
 		return err
+	}
+	// Windows (planned maintenance).
+	if err := o.validateWindow(o.clock(), !o.ServerSide, o.NotAfter); err != nil {
+		return err
+	}
+	if t := o.localNotAfter(); !t.IsZero() {
+		o.notAfter = t // a local run's --end is its --not-after
 	}
 	return o.Nodes.Validate()
 }

@@ -42,7 +42,7 @@ const ExitCodesHelp = `Exit codes:
        pods that need --force, --ignore-daemonsets or --delete-emptydir-data; nodes given
        up by --on-blocked=skip; a run stopped by --on-blocked=fail; uninstall refused
        while a Maintenance is in progress or a NodePool exists)
-  4    --not-after passed with nodes not started (the others finished)
+  4    --not-after passed (or a Maintenance's window closed) with nodes not started (the others finished)
   124  --timeout reached
   130  interrupted (Ctrl-C or SIGTERM); run the same command again to finish`
 

@@ -67,6 +67,8 @@ stand, 2 for bad input.`,
 	o.addDoNotDisruptFlag(f)
 	o.addSurgeFlags(cmd)
 	o.Printer.AddFlags(cmd)
+	o.planOnly = true // Windows (planned maintenance): plan says the window
+	o.addWindowFlags(cmd, false)
 	return cmd
 }
 
@@ -95,6 +97,9 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	plan := p.Drain
 	if o.Printer.IsTable() {
 		render.Plan(o.Out, plan)
+		if line := windowLine(o.schedule(), o.clock()); line != "" {
+			fmt.Fprintln(o.Out, line)
+		}
 	} else if err := o.printObject(plan); err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ const (
 // MaintenanceSpec is the action, its nodes and its settings. Only paused and reason may
 // change once created (the API server refuses any other change).
 // +kubebuilder:validation:XValidation:rule="has(self.to) == has(oldSelf.to) && (!has(self.to) || self.to == oldSelf.to) && has(self.nodes) == has(oldSelf.nodes) && (!has(self.nodes) || self.nodes == oldSelf.nodes) && has(self.selector) == has(oldSelf.selector) && (!has(self.selector) || self.selector == oldSelf.selector) && has(self.pool) == has(oldSelf.pool) && (!has(self.pool) || self.pool == oldSelf.pool) && has(self.drain) == has(oldSelf.drain) && (!has(self.drain) || self.drain == oldSelf.drain) && has(self.policy) == has(oldSelf.policy) && (!has(self.policy) || self.policy == oldSelf.policy)",message="only spec.paused and spec.reason may change once a Maintenance exists: cancel it (kubectl maintenance cancel NAME) and create another"
+// +kubebuilder:validation:XValidation:rule="has(self.window) == has(oldSelf.window) && (!has(self.window) || self.window == oldSelf.window)",message="only spec.paused and spec.reason may change once a Maintenance exists: cancel it (kubectl maintenance cancel NAME) and create another"
 // +kubebuilder:validation:XValidation:rule="self.action != 'Move' || has(self.to)",message="a Move needs its target pool: set spec.to"
 // +kubebuilder:validation:XValidation:rule="self.action == 'Move' || !has(self.to)",message="spec.to (the target pool) is only for action Move"
 // +kubebuilder:validation:XValidation:rule="!(has(self.nodes) && has(self.selector))",message="give the nodes by name (spec.nodes) or by label (spec.selector), not both"
@@ -90,6 +91,13 @@ type MaintenanceSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
+
+	// Windows (planned maintenance).
+	// Window is when the run may start nodes: before it opens the object is Scheduled
+	// and its nodes carry MaintenancePlanned=True; when it closes no new node starts.
+	// Unset: at once.
+	// +optional
+	Window *Window `json:"window,omitempty"`
 }
 
 // DrainSettings are kubectl drain's flags, with the same meanings and defaults.
@@ -170,6 +178,14 @@ type Policy struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="soak must not be negative"
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('-') || self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="soak must be a duration such as 90s, 30m or 1h30m (units ns, us, ms, s, m, h; 1d is not one: write 24h)"
 	Soak *Duration `json:"soak,omitempty"`
+
+	// Windows (planned maintenance).
+	// OnWindowClose is what nodes in progress do when spec.window closes: Finish (the
+	// default: they drain to the end) or Stop (they stop at once, left cordoned with
+	// their state, as a pause leaves them; a recurring window goes on from there).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self in ['Finish', 'Stop']",message="onWindowClose must be Finish or Stop"
+	OnWindowClose WindowClose `json:"onWindowClose,omitempty"`
 }
 
 // Duration is a length of time as Go writes it (90s, 30m, 1h30m). On the wire it is a
@@ -207,6 +223,9 @@ type Phase string
 const (
 	// PhasePending: not started (waiting for a controller, or for nodes another holds).
 	PhasePending Phase = "Pending"
+	// PhaseScheduled: spec.window has not opened yet (status.nextStart says when); the
+	// nodes carry MaintenancePlanned=True.
+	PhaseScheduled Phase = "Scheduled"
 	// PhaseRunning: the run is in progress.
 	PhaseRunning Phase = "Running"
 	// PhasePaused: spec.paused stopped the run; nodes keep their state.
@@ -217,7 +236,8 @@ const (
 	PhaseFailed Phase = "Failed"
 	// PhaseBlocked: blocked nodes were skipped, or onBlocked=fail stopped the run (exit 3).
 	PhaseBlocked Phase = "Blocked"
-	// PhaseDeadlinePassed: policy.notAfter passed with nodes not started (exit 4).
+	// PhaseDeadlinePassed: policy.notAfter (or a one-shot spec.window's end) passed with
+	// nodes not started (exit 4).
 	PhaseDeadlinePassed Phase = "DeadlinePassed"
 	// PhaseTimedOut: drain.timeout was reached (exit 124).
 	PhaseTimedOut Phase = "TimedOut"
@@ -350,6 +370,14 @@ type MaintenanceStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=5000
 	Nodes []NodeStatus `json:"nodes,omitempty"`
+
+	// Windows (planned maintenance).
+	// NextStart is when spec.window opens next (phase Scheduled).
+	// +optional
+	NextStart *metav1.Time `json:"nextStart,omitempty"`
+	// WindowCloses is when the open window closes (a run in spec.window).
+	// +optional
+	WindowCloses *metav1.Time `json:"windowCloses,omitempty"`
 }
 
 // Maintenance is a maintenance action on nodes run by "kubectl maintenance controller".
@@ -361,6 +389,7 @@ type MaintenanceStatus struct {
 // +kubebuilder:printcolumn:name="Drained",type=integer,JSONPath=`.status.counts.nodesDrained`
 // +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.counts.nodesPending`
 // +kubebuilder:printcolumn:name="Evicted",type=integer,JSONPath=`.status.counts.podsEvicted`
+// +kubebuilder:printcolumn:name="Next Start",type=string,JSONPath=`.status.nextStart`
 // +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -1,0 +1,54 @@
+package render
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// get's NEXT START column and describe's Window line say the window.
+func TestMaintenanceWindowColumns(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	next := metav1.NewTime(now.Add(90 * time.Minute))
+	tests := map[string]struct {
+		m        mntv1.Maintenance
+		column   string
+		describe string
+	}{
+		"no window": {m: mntv1.Maintenance{}, column: "<none>"},
+		"scheduled": {
+			m: mntv1.Maintenance{Spec: mntv1.MaintenanceSpec{Window: &mntv1.Window{Recurring: &mntv1.RecurringWindow{Days: []string{"Sat", "Sun"}, Start: "02:00", End: "06:00", TimeZone: "Europe/Berlin"}}},
+				Status: mntv1.MaintenanceStatus{Phase: mntv1.PhaseScheduled, NextStart: &next}},
+			column:   "2026-12-01T11:30:00Z (in 90m)",
+			describe: "Window:       Sat,Sun 02:00-06:00 Europe/Berlin; on close: Finish\nNext start:   2026-12-01T11:30:00Z\n"},
+		"one-shot with Stop": {
+			m:      mntv1.Maintenance{Spec: mntv1.MaintenanceSpec{Window: &mntv1.Window{Start: &next}, Policy: mntv1.Policy{OnWindowClose: mntv1.WindowCloseStop}}},
+			column: "<none>", describe: "Window:       from 2026-12-01T11:30:00Z; on close: Stop\n"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			table := MaintenanceTable(&mntv1.MaintenanceList{Items: []mntv1.Maintenance{tc.m}}, now)
+			col := -1
+			for i, c := range table.ColumnDefinitions {
+				if c.Name == "Next Start" {
+					col = i
+				}
+			}
+			if col < 0 || table.Rows[0].Cells[col] != tc.column {
+				t.Errorf("Next Start column %d = %v, want %q", col, table.Rows[0].Cells, tc.column)
+			}
+			var b strings.Builder
+			DescribeMaintenance(&b, &tc.m, nil)
+			if tc.describe != "" && !strings.Contains(b.String(), tc.describe) {
+				t.Errorf("describe:\n%s\nwant it to contain:\n%s", b.String(), tc.describe)
+			}
+			if tc.describe == "" && strings.Contains(b.String(), "Window:") {
+				t.Errorf("describe says a window it has not:\n%s", b.String())
+			}
+		})
+	}
+}
