@@ -31,6 +31,8 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 		err error
 	}
 	res := make(chan result, 1)
+	obs := r.observer()
+	obs.RunStarted(name)
 	go func() {
 		sum, err := op.Run(ctx, req, events)
 		res <- result{sum, err}
@@ -54,6 +56,7 @@ loop:
 		select {
 		case ev := <-events:
 			t.apply(ev)
+			obs.Observe(name, ev)
 			r.recordReleased(name, ev)
 			if ev.Type == event.EventPlan {
 				// At once: each node's pods to evict are written before the evictions
@@ -73,6 +76,7 @@ loop:
 		select {
 		case ev := <-events:
 			t.apply(ev)
+			obs.Observe(name, ev)
 			continue
 		default:
 		}
@@ -87,8 +91,10 @@ loop:
 	defer cancel()
 	nodes := t.take()
 	var err error
+	endPhase := v1alpha1.PhaseRunning // stopped (deleted, the leader's end): the object stays Running
 	switch {
 	case why == stopPaused:
+		endPhase = v1alpha1.PhasePaused
 		c := t.counts(counts, &out.sum.Summary)
 		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 			s.Phase, s.Nodes, s.Counts = v1alpha1.PhasePaused, nodes, c
@@ -103,6 +109,7 @@ loop:
 	default:
 		r.release(name)
 		phase, reason := outcome(out.err)
+		endPhase = phase
 		msg := ""
 		if out.err != nil {
 			msg = SpecWording(oneLine(out.err.Error()))
@@ -115,6 +122,7 @@ loop:
 		})
 		r.Logger.Info("maintenance run ended", "maintenance", name, "phase", phase)
 	}
+	obs.RunEnded(name, string(endPhase))
 	if err != nil {
 		r.Logger.Error(err, "final status write", "maintenance", name)
 	}

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,4 +75,25 @@ func Count(items []v1alpha1.Maintenance) (byPhase map[string]int, nodes map[[2]s
 		}
 	}
 	return byPhase, nodes
+}
+
+// Register adds rec's families and the Objects of reader to reg. A family already there
+// (a second controller in one process, a test) is replaced, so the latest is served.
+func Register(reg prometheus.Registerer, rec *Recorder, reader client.Reader) error {
+	cs := []prometheus.Collector{rec.evictions, rec.statusWrites, rec.nodeDuration, rec.runDuration, rec}
+	if reader != nil {
+		cs = append(cs, NewObjects(reader))
+	}
+	for _, c := range cs {
+		err := reg.Register(c)
+		var dup prometheus.AlreadyRegisteredError
+		if errors.As(err, &dup) {
+			reg.Unregister(c)
+			err = reg.Register(c)
+		}
+		if err != nil {
+			return fmt.Errorf("register the metrics: %w", err)
+		}
+	}
+	return nil
 }

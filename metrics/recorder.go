@@ -73,16 +73,6 @@ func NewRecorder(clk clock.PassiveClock) *Recorder {
 	}
 }
 
-// Register adds the Recorder's families to reg.
-func (r *Recorder) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{r.evictions, r.statusWrites, r.nodeDuration, r.runDuration, r} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // RunStarted starts the run named run (a Maintenance's name, "drain" for a local run).
 func (r *Recorder) RunStarted(run string) {
 	r.mu.Lock()

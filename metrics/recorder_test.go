@@ -115,7 +115,7 @@ func TestGauges(t *testing.T) {
 func TestRegisterServesBoundedFamilies(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	r := NewRecorder(nil)
-	if err := r.Register(reg); err != nil {
+	if err := Register(reg, r, nil); err != nil {
 		t.Fatal(err)
 	}
 	r.Observe("m", ev(event.EventEvictionStarted, "n1", "a/p", 1, ""))
