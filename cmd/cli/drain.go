@@ -46,6 +46,7 @@ type DrainOptions struct {
 	PolicyFlags     // --on-blocked, --blocked-after, --not-after (drain_policy.go)
 	ServerSideFlags // --server-side, --detach, --name (serverside.go)
 	surgeOptions    // --surge (drain_surge.go)
+	metricsFlags    // --metrics-bind-address (drain_metrics.go)
 
 	// maxParallelSet is true when --max-parallel-nodes was given (it then overrides a
 	// pool's maxUnavailable).
@@ -91,6 +92,9 @@ running the same command again, and "uncordon" restores a node as it was.
 			if err := o.validateServerSide(o.DryRun); err != nil {
 				return err
 			}
+			if err := o.validateMetrics(o.ServerSide); err != nil {
+				return err
+			}
 			if o.ServerSide {
 				return o.runServerSide(cmd.Context(), o.ServerSideFlags, o.maintenanceSpec(mntv1.ActionDrain))
 			}
@@ -104,6 +108,7 @@ running the same command again, and "uncordon" restores a node as it was.
 	o.Nodes.AddFlags(cmd, c)
 	o.addFlags(cmd)
 	o.addServerSideFlags(cmd)
+	o.addMetricsFlag(cmd)
 	cmd.Flags().BoolVar(&o.IncludeDisrupting, "include-disrupting", o.IncludeDisrupting, "also drain nodes Karpenter is already disrupting (taint karpenter.sh/disrupted); without it they are left to Karpenter, untouched, and the drain exits 3")
 	return cmd
 }
@@ -211,9 +216,14 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	req.IncludeDisrupting = o.IncludeDisrupting // else nodes Karpenter disrupts are left to it (exit 3)
 	p := o.eventPrinter()
-	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
+	run, stopMetrics, err := o.observed(func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	sum, err := runPrinted(ctx, o.useProgressView(), p, run)
 	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 		// Bad input: one line (printed by the caller), no summary; nothing was changed.
 		return WithExitCode(ExitUsage, err)
