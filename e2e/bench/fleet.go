@@ -32,7 +32,12 @@ type FleetConfig struct {
 //   - F3: a rolling drain --pool of a pool of Nodes/10 nodes, maxUnavailable 10% of them;
 //   - F4: every node uncordoned first, ours drains 3·Nodes/10 nodes at once
 //     (--max-parallel-nodes equal to that), then kubectl the next 3·Nodes/10 in parallel:
-//     how wall time and requests grow from F1's count to three times it.
+//     how wall time and requests grow from F1's count to three times it;
+//   - F5: F1's count of nodes (a group of their own) drained through one Maintenance by
+//     the controller as a local process, the CLI following (fleet_controller.go).
+//
+// Every drain gets a floor (package floor) from the run's sustained rate of pods becoming
+// Ready, the best over every phase of the run (setFloors).
 //
 // Between runs it waits until every pod is Ready and every budget full again.
 func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
@@ -63,7 +68,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			for _, v := range r.Violations {
 				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", r.Phase, r.Tool, v))
 			}
-			if r.Tool == "ours" && r.Error != "" {
+			if (r.Tool == "ours" || r.Tool == "controller") && r.Error != "" {
 				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", r.Phase, r.Tool, r.Error))
 			} else if r.Error != "" {
 				cfg.Logf("fleet: %s %s: %d of its processes exited non-zero (gave up, or stopped at the box): %s", r.Phase, r.Tool, r.GaveUp, r.Error)
@@ -103,6 +108,13 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if err := add(f.drainPool(ctx, cfg)); err != nil {
 				return rep, err
 			}
+		case "F5":
+			if len(cfg.Fleet.tools("F5")) == 0 {
+				continue
+			}
+			if err := add(f.drainF5(ctx, cfg)); err != nil {
+				return rep, err
+			}
 		case "F4":
 			// The earlier phases' nodes back, so that 600 more cordoned leave room.
 			if err := uncordonFleet(ctx, c, cfg.Logf); err != nil {
@@ -114,9 +126,10 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 				}
 			}
 		default:
-			return rep, fmt.Errorf("unknown fleet phase %q (want F1, F2, F3 or F4)", phase)
+			return rep, fmt.Errorf("unknown fleet phase %q (want F1, F2, F3, F4 or F5)", phase)
 		}
 	}
+	setFloors(rep)
 	return rep, nil
 }
 
@@ -275,7 +288,9 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	if tool == "ours" {
 		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
 		r.FirstEvictionSec = firstEviction(outs[0], began)
+		r.Lines = outputLines(outs[0], errs[0])
 	}
+	r.floorIn, r.ready = f.floorInput(r.Evicted, onDrained, obs.allowances()), obs.readyTimes()
 	if tool == "kubectl-seq" && len(nodes) > 0 {
 		r.PerNodeSec = r.WallSec / float64(len(nodes))
 	}

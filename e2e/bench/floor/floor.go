@@ -37,7 +37,8 @@ type BudgetLoad struct {
 
 // Input is what the floor of one phase is computed from.
 type Input struct {
-	// Evictions is the number of pods the phase evicts.
+	// Evictions is the number of pods the phase evicts (reported; the bound counts only
+	// the pods that must wait for a replacement).
 	Evictions int
 	// Rate is the control plane's sustained rate of pods becoming Ready, per second.
 	Rate float64
@@ -51,9 +52,11 @@ type Input struct {
 type Floor struct {
 	// Sec is the floor: max(ThroughputSec, WavesSec) + the termination.
 	Sec float64 `json:"floor_seconds"`
-	// ThroughputSec is Evictions/Rate; WavesSec the slowest budget's waves.
+	// ThroughputSec is the pods that wait for a replacement over Rate; WavesSec the
+	// slowest budget's waves; Waiting those pods.
 	ThroughputSec float64 `json:"throughput_seconds"`
 	WavesSec      float64 `json:"waves_seconds"`
+	Waiting       int     `json:"waiting_pods"`
 	// Binding names the bound that sets the floor: "throughput" or the budget's name.
 	Binding string `json:"binding"`
 	// Rate is the sustained rate used, pods/s.
@@ -63,19 +66,20 @@ type Floor struct {
 // Of computes in's floor. A Rate of 0 (not measured) leaves the throughput bound out.
 func Of(in Input) Floor {
 	f := Floor{Binding: "throughput", Rate: in.Rate}
-	if in.Rate > 0 {
-		f.ThroughputSec = float64(in.Evictions) / in.Rate
-	}
 	names := make([]string, 0, len(in.Budgets))
-	for name := range in.Budgets {
+	for name, b := range in.Budgets {
+		if b.Allowed <= 0 || b.Pods <= 0 {
+			continue // no room at the start: no tool drains it (the phase waits or gives up)
+		}
 		names = append(names, name)
+		f.Waiting += max(0, b.Pods-b.Allowed)
+	}
+	if in.Rate > 0 {
+		f.ThroughputSec = float64(f.Waiting) / in.Rate
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		b := in.Budgets[name]
-		if b.Allowed <= 0 || b.Pods <= 0 {
-			continue // no room at the start: no tool drains it (the phase waits or gives up)
-		}
 		waves := int(math.Ceil(float64(b.Pods) / float64(b.Allowed)))
 		if s := float64(waves-1) * in.Ready.Seconds(); s > f.WavesSec {
 			f.WavesSec = s

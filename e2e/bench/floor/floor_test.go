@@ -15,25 +15,30 @@ func TestOf(t *testing.T) {
 		wantSec     float64
 		wantBinding string
 	}{
-		"recorded F4: 4,217 evictions at the 8.8/s ours sustained (4,217 in 478.5 s): throughput binds": {
+		"recorded F4's rate (4,217 in 478.5 s), 3,000 pods under budgets of 10 beyond their first": {
 			in: Input{Evictions: 4217, Rate: 4217 / 478.470124378, Ready: 2 * time.Second, Term: time.Second,
-				Budgets: map[string]BudgetLoad{"fleet-1/app-001": {Pods: 12, Allowed: 1}, "fleet-3/app-003": {Pods: 12, Allowed: 4}}},
-			wantSec: 478.470124378 + 1, wantBinding: "throughput",
+				Budgets: map[string]BudgetLoad{"a": {Pods: 1500, Allowed: 10}, "b": {Pods: 1520, Allowed: 10}, "c": {Pods: 5, Allowed: 1}}},
+			wantSec: float64(1490+1510+4)/(4217/478.470124378) + 1, wantBinding: "throughput",
 		},
-		"recorded F1: 1,001 evictions at F4's rate, a one-at-a-time budget with 4 pods": {
+		"pods under no budget and each budget's first k wait for nothing": {
 			in: Input{Evictions: 1001, Rate: 4217 / 478.470124378, Ready: 2 * time.Second, Term: time.Second,
-				Budgets: map[string]BudgetLoad{"fleet-1/app-001": {Pods: 4, Allowed: 1}}},
-			wantSec: 1001/(4217/478.470124378) + 1, wantBinding: "throughput",
+				Budgets: map[string]BudgetLoad{"a": {Pods: 10, Allowed: 10}, "b": {Pods: 2, Allowed: 1}}},
+			wantSec: 2 + 1, wantBinding: "b",
 		},
 		"a one-at-a-time budget over 40 pods binds": {
 			in: Input{Evictions: 100, Rate: 50, Ready: 2 * time.Second, Term: time.Second,
 				Budgets: map[string]BudgetLoad{"ns/one": {Pods: 40, Allowed: 1}, "ns/ten": {Pods: 40, Allowed: 10}}},
 			wantSec: 39*2 + 1, wantBinding: "ns/one",
 		},
+		"the slower of the two bounds, not their sum": {
+			in: Input{Evictions: 100, Rate: 2, Ready: 2 * time.Second, Term: time.Second,
+				Budgets: map[string]BudgetLoad{"ns/one": {Pods: 11, Allowed: 1}, "ns/ten": {Pods: 89, Allowed: 10}}},
+			wantSec: float64(10+79)/2 + 1, wantBinding: "throughput", // waves: 10 × 2 s = 20 s
+		},
 		"a budget that allows nothing is no bound (no tool drains it)": {
 			in: Input{Evictions: 10, Rate: 10, Ready: 2 * time.Second, Term: time.Second,
 				Budgets: map[string]BudgetLoad{"ns/never": {Pods: 10, Allowed: 0}}},
-			wantSec: 2, wantBinding: "throughput",
+			wantSec: 1, wantBinding: "throughput",
 		},
 		"no rate measured: the budgets alone": {
 			in:      Input{Evictions: 10, Ready: 3 * time.Second, Budgets: map[string]BudgetLoad{"ns/a": {Pods: 3, Allowed: 1}}},
