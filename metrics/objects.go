@@ -29,8 +29,8 @@ type Objects struct {
 // NewObjects returns the collector of the Maintenances reader holds.
 func NewObjects(reader client.Reader) *Objects {
 	return &Objects{Reader: reader,
-		phaseDesc: prometheus.NewDesc(MaintenancesByPhase, "Maintenance objects by phase (a new object, with no phase yet, counts as Pending).", []string{"phase"}, nil),
-		nodesDesc: prometheus.NewDesc(MaintenanceNodes, "Nodes listed in the Maintenances' status, by the object's phase and the node's state.", []string{"phase", "state"}, nil),
+		phaseDesc: prometheus.NewDesc(MaintenancesByPhase, help(MaintenancesByPhase), []string{"phase"}, nil),
+		nodesDesc: prometheus.NewDesc(MaintenanceNodes, help(MaintenanceNodes), []string{"phase", "state"}, nil),
 	}
 }
 
