@@ -2,8 +2,8 @@
 // that the reference cannot drift from it: one Markdown page per command of "kubectl
 // maintenance" (cobra's doc generator over the real command tree), the exit codes (from
 // the table the root command's --help prints), the NDJSON event types (from the
-// constants of package event) and the Prometheus metrics (metrics.Catalog). `make docs` runs it; hack/verify-docs.sh runs it into a
-// temporary directory and compares.
+// constants of package event) and the Prometheus metrics (metrics.Catalog). `make docs`
+// runs it; hack/verify-docs.sh runs it into a temporary directory and compares.
 //
 // The output is deterministic: no generation date, no value of the machine it runs on
 // (the one flag default that depends on $HOME is written as $HOME).
