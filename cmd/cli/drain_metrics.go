@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"net"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -21,8 +23,14 @@ func (m *metricsFlags) addMetricsFlag(cmd *cobra.Command) {
 
 // validateMetrics refuses the flag where it would serve nothing.
 func (m *metricsFlags) validateMetrics(serverSide bool) error {
-	if m.MetricsAddr != "" && serverSide {
+	if m.MetricsAddr == "" {
+		return nil
+	}
+	if serverSide {
 		return UsageErrorf("--metrics-bind-address serves a local run's metrics; with --server-side the controller's metrics endpoint serves them")
+	}
+	if _, port, err := net.SplitHostPort(m.MetricsAddr); err != nil || port == "" {
+		return UsageErrorf("invalid --metrics-bind-address %q: want host:port, e.g. 127.0.0.1:8080 or :8080", m.MetricsAddr)
 	}
 	return nil
 }
