@@ -172,11 +172,24 @@ func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool str
 		timeout = box
 	}
 	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", timeout.String(), "-v=6"}
+	var samples *metricsSampler
 	r, err := f.measure(ctx, cfg, phase, tool, nodes, func() []proc {
 		switch tool {
 		case "ours":
 			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
-			return []proc{runProc(ctx, cfg.Plugin, append(args, "-o", "json", fmt.Sprintf("--max-parallel-nodes=%d", len(nodes))))}
+			args = append(args, "-o", "json", fmt.Sprintf("--max-parallel-nodes=%d", len(nodes)))
+			if phase != "F1" {
+				return []proc{runProc(ctx, cfg.Plugin, args)}
+			}
+			// F1's timeline from the run's own metrics (drain --metrics-bind-address).
+			addr, err := freePort()
+			if err != nil {
+				return []proc{{code: 1, stderr: []byte("error: " + err.Error())}}
+			}
+			var stop func()
+			samples, stop = sampleMetrics(ctx, addr, time.Now())
+			defer stop()
+			return []proc{runProc(ctx, cfg.Plugin, append(args, "--metrics-bind-address="+addr))}
 		case "kubectl-seq":
 			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
 			return []proc{runProc(ctx, cfg.Kubectl, args)}
@@ -193,6 +206,9 @@ func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool str
 		wg.Wait()
 		return out
 	}, 0)
+	if r != nil && samples != nil {
+		r.MetricsTimeline = samples.timeline()
+	}
 	if r != nil && boxed && r.ExitCode != 0 && r.WallSec >= timeout.Seconds() {
 		r.StoppedAtSec = timeout.Seconds() // kubectl's "global timeout reached"
 	}

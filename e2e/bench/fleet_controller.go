@@ -85,7 +85,8 @@ func scrapeSum(addr, family string, match ...string) (sum float64, ok bool, err 
 	return sum, ok, sc.Err()
 }
 
-// metricsSampler scrapes the controller's evictions and nodes drained every second.
+// metricsSampler scrapes a metrics endpoint's evictions accepted (and a controller's
+// nodes drained) every second; a scrape that fails (not yet serving) is skipped.
 type metricsSampler struct {
 	mu   sync.Mutex
 	pts  [][3]float64 // seconds since start, evictions accepted, nodes Drained
@@ -115,6 +116,17 @@ func sampleMetrics(ctx context.Context, addr string, start time.Time) (*metricsS
 		}
 	}()
 	return s, func() { cancel(); <-s.done }
+}
+
+// timeline is the samples as (seconds, evictions accepted).
+func (s *metricsSampler) timeline() [][2]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([][2]float64, 0, len(s.pts))
+	for _, p := range s.pts {
+		out = append(out, [2]float64{p[0], p[1]})
+	}
+	return out
 }
 
 func freePort() (string, error) {
@@ -193,14 +205,13 @@ func (f *fleet) drainF5(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		r.StatusWritesPerMin = writes / (r.WallSec / 60)
 	}
 	r.Lines = outputLines(follower.stdout, follower.stderr)
-	samples.mu.Lock()
-	for _, p := range samples.pts {
-		r.MetricsTimeline = append(r.MetricsTimeline, [2]float64{p[0], p[1]})
-		if r.FirstEvictionSec == 0 && p[1] > 0 {
+	r.MetricsTimeline = samples.timeline()
+	for _, p := range r.MetricsTimeline {
+		if p[1] > 0 {
 			r.FirstEvictionSec = p[0] // at the scrape's resolution (1 s)
+			break
 		}
 	}
-	samples.mu.Unlock()
 	return r, err
 }
 
