@@ -39,7 +39,12 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	}()
 	ticker := r.Clock.NewTicker(r.StatusInterval)
 	defer ticker.Stop()
+	// last is the time of the run's last progress write: a tick that comes less than
+	// about StatusInterval after it (the plan's write, made at once) writes nothing, so
+	// that the progress writes stay StatusInterval apart (≤ 12 a minute at 5 s).
+	last := r.Clock.Now()
 	progress := func() {
+		last = r.Clock.Now()
 		wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
 		defer cancel()
 		waits, nodes, c := t.waits(), t.take(), t.counts(counts, nil)
@@ -65,7 +70,7 @@ loop:
 				progress()
 			}
 		case <-ticker.C():
-			if t.dirty {
+			if t.dirty && r.Clock.Since(last) >= r.StatusInterval*9/10 {
 				progress()
 			}
 		case out = <-res:

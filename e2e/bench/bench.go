@@ -104,6 +104,8 @@ type Result struct {
 	// of wall (kubectl_maintenance_status_writes_total); FollowerRSSMiB the follower's
 	// peak RSS (PeakRSSMiB and CPUSec are the controller's in F5).
 	StatusWritesPerMin float64 `json:"status_writes_per_minute,omitempty"`
+	// StatusWritesMaxMin (F5) is the most status writes of the object in any minute.
+	StatusWritesMaxMin int     `json:"status_writes_max_in_a_minute,omitempty"`
 	FollowerRSSMiB     float64 `json:"follower_rss_mib,omitempty"`
 	// MetricsTimeline (F5): seconds since the object's creation, evictions accepted, as the
 	// controller's metrics endpoint served them (scraped every second).

@@ -5,14 +5,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/bench/floor"
 )
 
 // F5: F1 run by the controller. The same number of nodes as F1's ours (a group of their
@@ -196,13 +200,19 @@ func (f *fleet) drainF5(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	r.PeakRSSMiB, r.CPUSec = ctl.rssMiB, ctl.cpuSec
 	r.FollowerRSSMiB = follower.rssMiB
 	r.ExitCode = follower.code
-	if ctl.code != 0 {
+	// Stopped by our SIGTERM, the plugin exits 130 as on Ctrl-C (cmd/kubectl-maintenance).
+	if ctl.code != 0 && ctl.code != 130 {
 		r.Error = fmt.Sprintf("controller exited %d: %.300s", ctl.code, tailErr(ctl.stderr))
 	} else if follower.code == 0 {
 		r.Error = ""
 	}
 	if r.WallSec > 0 {
 		r.StatusWritesPerMin = writes / (r.WallSec / 60)
+	}
+	// The most in any minute, from the controller's -v=6 request log (a run shorter than
+	// a minute: all of them).
+	if times := statusWrites(ctl.stderr, "f5"); len(times) > 0 {
+		r.StatusWritesMaxMin = int(math.Round(floor.SustainedRate(times, 60) * 60))
 	}
 	r.Lines = outputLines(follower.stdout, follower.stderr)
 	r.MetricsTimeline = samples.timeline()
@@ -229,4 +239,28 @@ func outputLines(stdout, stderr []byte) int {
 		n++
 	}
 	return n
+}
+
+var klogTime = regexp.MustCompile(`^[IWEF]\d{4} (\d{2}):(\d{2}):(\d{2}\.\d+)`)
+
+// statusWrites are the times (seconds in the day) of the PUTs of Maintenance name's
+// status in a -v=6 request log.
+func statusWrites(stderr []byte, name string) []float64 {
+	var out []float64
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		m := responseLine.FindStringSubmatch(l)
+		if m == nil || m[1] != "PUT" || !strings.Contains(m[2], "/maintenances/"+name+"/status") {
+			continue
+		}
+		if t := klogTime.FindStringSubmatch(l); t != nil {
+			h, _ := strconv.Atoi(t[1])
+			mi, _ := strconv.Atoi(t[2])
+			sec, _ := strconv.ParseFloat(t[3], 64)
+			out = append(out, float64(h*3600+mi*60)+sec)
+		}
+	}
+	return out
 }

@@ -65,7 +65,7 @@ func printFleet(rep *bench.Report) {
 			lines = fmt.Sprintf("%d", r.Lines)
 		}
 		if r.StatusWritesPerMin > 0 {
-			writes = fmt.Sprintf("%.1f", r.StatusWritesPerMin)
+			writes = fmt.Sprintf("%.1f (max %d)", r.StatusWritesPerMin, r.StatusWritesMaxMin)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t\n", r.Phase, r.Tool, r.Nodes,
 			r.WallSec, r.LimitSec, ratio, free, freeRatio, r.Holds, r.TcSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, perPod, r.Watches,
@@ -86,6 +86,7 @@ func printFleet(rep *bench.Report) {
 			walls[r.Phase+"/"+r.Tool+"-lines"] = float64(r.Lines)
 			walls[r.Phase+"/"+r.Tool+"-rss"] = r.PeakRSSMiB
 			walls[r.Phase+"/"+r.Tool+"-writes"] = r.StatusWritesPerMin
+			walls[r.Phase+"/"+r.Tool+"-writes-max"] = float64(r.StatusWritesMaxMin)
 		}
 		if r.Floor != nil && r.Floor.Rate > 0 {
 			walls["floor-rate"] = r.Floor.Rate
@@ -118,8 +119,8 @@ func printFleet(rep *bench.Report) {
 		if o := walls["F1/ours"]; o > 0 {
 			line += fmt.Sprintf(" (%.2fx the CLI's F1; target ≤ 1.1)", c/o)
 		}
-		line += fmt.Sprintf("; controller peak RSS %.0f MiB (target ≤ 300); %.1f status writes a minute (target ≤ 12); the follower printed %.0f lines",
-			walls["F5/controller-rss"], walls["F5/controller-writes"], walls["F5/controller-lines"])
+		line += fmt.Sprintf("; controller peak RSS %.0f MiB (target ≤ 300); %.1f status writes a minute of wall, at most %.0f in any minute (target ≤ 12); the follower printed %.0f lines",
+			walls["F5/controller-rss"], walls["F5/controller-writes"], walls["F5/controller-writes-max"], walls["F5/controller-lines"])
 		if l := walls["F1/ours-lines"]; l > 0 {
 			line += fmt.Sprintf(", the CLI's F1 %.0f", l)
 		}
