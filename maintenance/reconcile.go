@@ -66,6 +66,8 @@ type Reconciler struct {
 	Logger klog.Logger
 	// StatusInterval is the least time between two status writes of one object.
 	StatusInterval time.Duration
+	// Observer, when set, is told each run's events and each status write (metrics).
+	Observer Observer
 
 	mu     sync.Mutex
 	base   context.Context // the manager's, once Start ran; the runs' parent
@@ -125,7 +127,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Setup adds a Reconciler to mgr on its client, API reader and event recorder, the runs on
 // kube (package manager calls it for the controller command).
 func Setup(mgr ctrl.Manager, kube kubernetes.Interface) error {
-	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube,
+	return setup(mgr, kube, nil)
+}
+
+func setup(mgr ctrl.Manager, kube kubernetes.Interface, obs Observer) error {
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube, Observer: obs,
 		Logger:   klog.NewKlogr().WithName("maintenance"),
 		Recorder: mgr.GetEventRecorderFor("kubectl-maintenance"), //nolint:staticcheck // core/v1 Events, which config/rbac grants; the events.k8s.io recorder is a follow-up
 	}
@@ -392,7 +398,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, name string, mutate func(*
 		if equalStatus(before, &m.Status) {
 			return nil
 		}
-		return r.Client.Status().Update(ctx, m)
+		err := r.Client.Status().Update(ctx, m)
+		r.observer().StatusWritten(writeResult(err))
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("write the status of maintenance %s: %w", name, client.IgnoreNotFound(err))

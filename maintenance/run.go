@@ -31,13 +31,20 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 		err error
 	}
 	res := make(chan result, 1)
+	obs := r.observer()
+	obs.RunStarted(name)
 	go func() {
 		sum, err := op.Run(ctx, req, events)
 		res <- result{sum, err}
 	}()
 	ticker := r.Clock.NewTicker(r.StatusInterval)
 	defer ticker.Stop()
+	// last is the time of the run's last progress write: a tick that comes less than
+	// about StatusInterval after it (the plan's write, made at once) writes nothing, so
+	// that the progress writes stay StatusInterval apart (≤ 12 a minute at 5 s).
+	last := r.Clock.Now()
 	progress := func() {
+		last = r.Clock.Now()
 		wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
 		defer cancel()
 		waits, nodes, c := t.waits(), t.take(), t.counts(counts, nil)
@@ -56,6 +63,7 @@ loop:
 		select {
 		case ev := <-events:
 			t.apply(ev)
+			obs.Observe(name, ev)
 			r.recordReleased(name, ev)
 			if ev.Type == event.EventPlan {
 				// At once: each node's pods to evict are written before the evictions
@@ -64,7 +72,7 @@ loop:
 				progress()
 			}
 		case <-ticker.C():
-			if t.dirty {
+			if t.dirty && r.Clock.Since(last) >= r.StatusInterval*9/10 {
 				progress()
 			}
 		case <-closeC: // policy.onWindowClose Stop
@@ -78,6 +86,7 @@ loop:
 		select {
 		case ev := <-events:
 			t.apply(ev)
+			obs.Observe(name, ev)
 			continue
 		default:
 		}
@@ -92,8 +101,10 @@ loop:
 	defer cancel()
 	nodes := t.take()
 	var err error
+	endPhase := v1alpha1.PhaseRunning // stopped (deleted, the leader's end): the object stays Running
 	switch {
 	case why == stopPaused:
+		endPhase = v1alpha1.PhasePaused
 		c := t.counts(counts, &out.sum.Summary)
 		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 			s.Phase, s.Nodes, s.Counts = v1alpha1.PhasePaused, nodes, c
@@ -112,6 +123,7 @@ loop:
 	default:
 		r.release(name)
 		phase, reason := phaseOf(out.err)
+		endPhase = phase
 		msg := ""
 		if out.err != nil {
 			msg = SpecWording(oneLine(out.err.Error()))
@@ -124,6 +136,7 @@ loop:
 		})
 		r.Logger.Info("maintenance run ended", "maintenance", name, "phase", phase)
 	}
+	obs.RunEnded(name, string(endPhase))
 	if err != nil {
 		r.Logger.Error(err, "final status write", "maintenance", name)
 	}

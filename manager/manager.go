@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
+	"github.com/kubectl-maintenance/kubectl-maintenance/metrics"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
@@ -49,8 +50,8 @@ type Config struct {
 	Only []string
 	// Rollout rolls held-back NoExecute taints out (AutoRollout).
 	Rollout bool
-	// Maintenances runs the Maintenance objects too (maintenance.Setup) on the same
-	// manager, after the pool reconciler.
+	// Maintenances runs the Maintenance objects too (maintenance.SetupObserved) on the
+	// same manager, after the pool reconciler, and serves their metrics.
 	Maintenances bool
 	// Started is called once the controller is set up, before it runs.
 	Started func()
@@ -113,7 +114,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("set up the pool controller: %w", err)
 	}
 	if cfg.Maintenances {
-		if err := maintenance.Setup(mgr, cfg.Kube); err != nil {
+		// The runs' events and the objects feed the kubectl_maintenance_* metrics, served
+		// on the manager's metrics endpoint (package metrics).
+		rec := metrics.NewRecorder(nil)
+		if err := metrics.Register(metrics.Registry, rec, mgr.GetCache()); err != nil {
+			return fmt.Errorf("register the metrics: %w", err)
+		}
+		if err := maintenance.SetupObserved(rec)(mgr, cfg.Kube); err != nil {
 			return err
 		}
 	}

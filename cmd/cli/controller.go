@@ -82,7 +82,7 @@ It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
 	f.StringVar(&o.leaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader election Lease")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", "0", `address of /healthz and /readyz, e.g. :8081 ("0", the default: none, so that replicas on one machine don't collide; config/manager sets :8081)`)
-	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `address of the metrics endpoint, with client-go's rest_client_requests_total ("0" to disable)`)
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `address of the metrics endpoint, e.g. :8080 (/metrics: the kubectl_maintenance_* families, see docs/reference/metrics.md, and client-go's rest_client_requests_total; "0": none)`)
 	f.StringSliceVar(&o.only, "pools", nil, "reconcile only these pools (default: every pool)")
 	f.BoolVar(&o.rollout, "rollout", false, "roll held-back NoExecute taints out by itself (drains through the engine, PDB-aware)")
 	if maintenances {

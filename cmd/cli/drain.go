@@ -46,6 +46,7 @@ type DrainOptions struct {
 	PolicyFlags     // --on-blocked, --blocked-after, --not-after (drain_policy.go)
 	ServerSideFlags // --server-side, --detach, --name (serverside.go)
 	surgeOptions    // --surge (drain_surge.go)
+	metricsFlags    // --metrics-bind-address (drain_metrics.go)
 
 	// Windows (planned maintenance).
 	WindowFlags // --start, --end, --window, --on-window-close (drain_window.go)
@@ -94,6 +95,9 @@ running the same command again, and "uncordon" restores a node as it was.
 			if err := o.validateServerSide(o.DryRun); err != nil {
 				return err
 			}
+			if err := o.validateMetrics(o.ServerSide); err != nil {
+				return err
+			}
 			if o.ServerSide {
 				spec := o.maintenanceSpec(mntv1.ActionDrain)
 				o.windowInto(&spec) // Windows (planned maintenance).
@@ -113,6 +117,7 @@ running the same command again, and "uncordon" restores a node as it was.
 	o.addFlags(cmd)
 	o.addServerSideFlags(cmd)
 	o.addWindowFlags(cmd, true)
+	o.addMetricsFlag(cmd)
 	cmd.Flags().BoolVar(&o.IncludeDisrupting, "include-disrupting", o.IncludeDisrupting, "also drain nodes Karpenter is already disrupting (taint karpenter.sh/disrupted); without it they are left to Karpenter, untouched, and the drain exits 3")
 	return cmd
 }
@@ -227,9 +232,14 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	req.IncludeDisrupting = o.IncludeDisrupting // else nodes Karpenter disrupts are left to it (exit 3)
 	p := o.eventPrinter()
-	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
+	run, stopMetrics, err := o.observed(func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	sum, err := runPrinted(ctx, o.useProgressView(), p, run)
 	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 		// Bad input: one line (printed by the caller), no summary; nothing was changed.
 		return WithExitCode(ExitUsage, err)

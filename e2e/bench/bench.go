@@ -8,6 +8,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/bench/floor"
 	"sort"
 	"time"
 
@@ -96,6 +97,26 @@ type Result struct {
 	HoldFreeLimitSec float64 `json:"hold_free_limit_seconds,omitempty"`
 	// Timeline: seconds since start, unavailable pods of the phase's main PDB.
 	Timeline [][2]float64 `json:"timeline"`
+	// Lines (fleet profile, ours and the controller's follower) is how many lines the
+	// command printed for its user (stdout, and stderr without the -v log).
+	Lines int `json:"lines,omitempty"`
+	// StatusWritesPerMin (F5) is the controller's status writes of the object per minute
+	// of wall (kubectl_maintenance_status_writes_total); FollowerRSSMiB the follower's
+	// peak RSS (PeakRSSMiB and CPUSec are the controller's in F5).
+	StatusWritesPerMin float64 `json:"status_writes_per_minute,omitempty"`
+	// StatusWritesMaxMin (F5) is the most status writes of the object in any minute.
+	StatusWritesMaxMin int     `json:"status_writes_max_in_a_minute,omitempty"`
+	FollowerRSSMiB     float64 `json:"follower_rss_mib,omitempty"`
+	// MetricsTimeline (F5): seconds since the object's creation, evictions accepted, as the
+	// controller's metrics endpoint served them (scraped every second).
+	MetricsTimeline [][2]float64 `json:"metrics_timeline,omitempty"`
+	// Floor (fleet profile) is the fastest any tool could drain the phase on this
+	// cluster (package floor), from the run's sustained rate of pods becoming Ready.
+	Floor *floor.Floor `json:"floor,omitempty"`
+	// floorIn is the phase's input to the floor; ready the times pods became Ready
+	// during it (the run's sustained rate is the best over every phase).
+	floorIn floor.Input
+	ready   []time.Time
 }
 
 // Report is every result of a bench run.

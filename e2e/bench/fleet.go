@@ -1,14 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -32,7 +29,12 @@ type FleetConfig struct {
 //   - F3: a rolling drain --pool of a pool of Nodes/10 nodes, maxUnavailable 10% of them;
 //   - F4: every node uncordoned first, ours drains 3·Nodes/10 nodes at once
 //     (--max-parallel-nodes equal to that), then kubectl the next 3·Nodes/10 in parallel:
-//     how wall time and requests grow from F1's count to three times it.
+//     how wall time and requests grow from F1's count to three times it;
+//   - F5: F1's count of nodes (a group of their own) drained through one Maintenance by
+//     the controller as a local process, the CLI following (fleet_controller.go).
+//
+// Every drain gets a floor (package floor) from the run's sustained rate of pods becoming
+// Ready, the best over every phase of the run (setFloors).
 //
 // Between runs it waits until every pod is Ready and every budget full again.
 func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
@@ -63,7 +65,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			for _, v := range r.Violations {
 				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", r.Phase, r.Tool, v))
 			}
-			if r.Tool == "ours" && r.Error != "" {
+			if (r.Tool == "ours" || r.Tool == "controller") && r.Error != "" {
 				rep.Failures = append(rep.Failures, fmt.Sprintf("%s/%s: %s", r.Phase, r.Tool, r.Error))
 			} else if r.Error != "" {
 				cfg.Logf("fleet: %s %s: %d of its processes exited non-zero (gave up, or stopped at the box): %s", r.Phase, r.Tool, r.GaveUp, r.Error)
@@ -103,6 +105,13 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if err := add(f.drainPool(ctx, cfg)); err != nil {
 				return rep, err
 			}
+		case "F5":
+			if len(cfg.Fleet.tools("F5")) == 0 {
+				continue
+			}
+			if err := add(f.drainF5(ctx, cfg)); err != nil {
+				return rep, err
+			}
 		case "F4":
 			// The earlier phases' nodes back, so that 600 more cordoned leave room.
 			if err := uncordonFleet(ctx, c, cfg.Logf); err != nil {
@@ -114,9 +123,10 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 				}
 			}
 		default:
-			return rep, fmt.Errorf("unknown fleet phase %q (want F1, F2, F3 or F4)", phase)
+			return rep, fmt.Errorf("unknown fleet phase %q (want F1, F2, F3, F4 or F5)", phase)
 		}
 	}
+	setFloors(rep)
 	return rep, nil
 }
 
@@ -159,11 +169,24 @@ func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool str
 		timeout = box
 	}
 	common := []string{"--ignore-daemonsets", "--delete-emptydir-data", "--timeout", timeout.String(), "-v=6"}
+	var samples *metricsSampler
 	r, err := f.measure(ctx, cfg, phase, tool, nodes, func() []proc {
 		switch tool {
 		case "ours":
 			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
-			return []proc{runProc(ctx, cfg.Plugin, append(args, "-o", "json", fmt.Sprintf("--max-parallel-nodes=%d", len(nodes))))}
+			args = append(args, "-o", "json", fmt.Sprintf("--max-parallel-nodes=%d", len(nodes)))
+			if phase != "F1" {
+				return []proc{runProc(ctx, cfg.Plugin, args)}
+			}
+			// F1's timeline from the run's own metrics (drain --metrics-bind-address).
+			addr, err := freePort()
+			if err != nil {
+				return []proc{{code: 1, stderr: []byte("error: " + err.Error())}}
+			}
+			var stop func()
+			samples, stop = sampleMetrics(ctx, addr, time.Now())
+			defer stop()
+			return []proc{runProc(ctx, cfg.Plugin, append(args, "--metrics-bind-address="+addr))}
 		case "kubectl-seq":
 			args := append(append([]string{"--kubeconfig", cfg.Cluster.Kubeconfig, "drain"}, nodes...), common...)
 			return []proc{runProc(ctx, cfg.Kubectl, args)}
@@ -180,6 +203,9 @@ func (f *fleet) drainGroup(ctx context.Context, cfg FleetConfig, phase, tool str
 		wg.Wait()
 		return out
 	}, 0)
+	if r != nil && samples != nil {
+		r.MetricsTimeline = samples.timeline()
+	}
 	if r != nil && boxed && r.ExitCode != 0 && r.WallSec >= timeout.Seconds() {
 		r.StoppedAtSec = timeout.Seconds() // kubectl's "global timeout reached"
 	}
@@ -275,7 +301,9 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	if tool == "ours" {
 		r.LagMedianMs, r.LagP99Ms = lag(outs[0])
 		r.FirstEvictionSec = firstEviction(outs[0], began)
+		r.Lines = outputLines(outs[0], errs[0])
 	}
+	r.floorIn, r.ready = f.floorInput(r.Evicted, onDrained, obs.allowances()), obs.readyTimes()
 	if tool == "kubectl-seq" && len(nodes) > 0 {
 		r.PerNodeSec = r.WallSec / float64(len(nodes))
 	}
@@ -285,105 +313,6 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 		r.Error = fmt.Sprintf("%s exited %d: %.300s", tool, r.ExitCode, tailErr(stderr))
 	}
 	return r, nil
-}
-
-// windowLimit is T_limit: the time a perfect drain would take, given the budgets'
-// allowances k_b at the start, the pods of each app on each group of nodes (one group of
-// every node for F1; one group per node for F3, in the order taken), at most width groups
-// in progress at once (a group starts as soon as one in progress is drained), the time
-// T_c,b,j from budget b's j-th eviction to the budget allowing one more (as the same run
-// met it: observer.tcOf), and the termination time. A budget's pod is evicted as soon as
-// its group has started and one of the budget's k_b slots is free (a slot frees T_c,b,j
-// after the j-th eviction that used it); a pod with no budget is evicted when its group
-// starts; a group is drained when its last pod has terminated. For one group and one
-// T_c,b per budget this is the closed form max(T_term, max_b (⌈M_b/k_b⌉ − 1)·T_c,b + T_term).
-func windowLimit(allowed map[string]int32, groups []map[string]int, width int, tc func(app string, j int) time.Duration, term time.Duration) time.Duration {
-	slots := map[string][]time.Duration{}          // app -> when each of its k_b slots is free
-	evicted := map[string]int{}                    // app -> evictions so far
-	places := make([]time.Duration, max(width, 1)) // when each place of the window is free
-	var last time.Duration
-	for _, g := range groups {
-		sort.Slice(places, func(i, j int) bool { return places[i] < places[j] })
-		start := places[0]
-		end := start + term
-		apps := make([]string, 0, len(g))
-		for app := range g {
-			apps = append(apps, app)
-		}
-		sort.Strings(apps)
-		for _, app := range apps {
-			k := int(allowed[app])
-			if k <= 0 {
-				continue // no budget (or none allowed at the start): goes at once
-			}
-			if slots[app] == nil {
-				slots[app] = make([]time.Duration, k)
-			}
-			s := slots[app]
-			for range g[app] {
-				sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-				at := max(start, s[0])
-				s[0] = at + tc(app, evicted[app])
-				evicted[app]++
-				end = max(end, at+term)
-			}
-		}
-		places[0] = end
-		last = max(last, end)
-	}
-	return last
-}
-
-// allowances is each budget's allowed disruptions (expectedPods − desiredHealthy) at its
-// first status seen.
-func (o *observer) allowances() map[string]int32 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := map[string]int32{}
-	for name, pts := range o.statuses {
-		if len(pts) > 0 {
-			out[name] = pts[0].expected - pts[0].desired
-		}
-	}
-	return out
-}
-
-// cordonOrder is the order our drain took the nodes in (node.cordoned events of its
-// NDJSON), falling back to name order.
-func cordonOrder(ndjson []byte, nodes []string) []string {
-	var order []string
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(ndjson))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev struct{ Type, Node string }
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "node.cordoned" && !seen[ev.Node] {
-			seen[ev.Node] = true
-			order = append(order, ev.Node)
-		}
-	}
-	if len(order) != len(nodes) {
-		order = append([]string(nil), nodes...)
-		sort.Strings(order)
-	}
-	return order
-}
-
-// firstEviction is the time from began to the first pod.eviction_started event of our
-// NDJSON (0 if none).
-func firstEviction(ndjson []byte, began time.Time) float64 {
-	sc := bufio.NewScanner(bytes.NewReader(ndjson))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev struct {
-			Type string    `json:"type"`
-			TS   time.Time `json:"ts"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "pod.eviction_started" {
-			return ev.TS.Sub(began).Seconds()
-		}
-	}
-	return 0
 }
 
 func keepRaw(cfg Config, r *Result, stdout, stderr []byte) {

@@ -24,7 +24,8 @@ import (
 type FleetProfile struct {
 	Nodes, PodsPerNode      int
 	ReadyDelay, DeleteDelay time.Duration
-	// Phases to run, in order: F2 (plan, changes nothing), F1, F3, F4.
+	// Phases to run, in order: F2 (plan, changes nothing), F1, F5, F3, F4. With F5 the
+	// fleet has a tenth more nodes (F5's group); the pods are still Nodes·PodsPerNode.
 	Phases []string
 	// Tools to run in each phase (nil: every tool): ours (F2, F1, F3, F4), kubectl-par
 	// (F1, F4), kubectl-seq (F1).
@@ -39,7 +40,8 @@ type FleetProfile struct {
 }
 
 // fleetTools are the tools each phase runs.
-var fleetTools = map[string][]string{"F2": {"ours"}, "F1": {"ours", "kubectl-par", "kubectl-seq"}, "F3": {"ours"}, "F4": {"ours", "kubectl-par"}}
+var fleetTools = map[string][]string{"F2": {"ours"}, "F1": {"ours", "kubectl-par", "kubectl-seq"}, "F3": {"ours"}, "F4": {"ours", "kubectl-par"},
+	"F5": {"controller"}}
 
 // tools are the tools of phase that p runs.
 func (p FleetProfile) tools(phase string) []string {
@@ -56,7 +58,7 @@ func (p FleetProfile) tools(phase string) []string {
 // 100 to validate the harness on a small machine).
 func Fleet() FleetProfile {
 	p := FleetProfile{Nodes: 1000, PodsPerNode: 10, ReadyDelay: 2 * time.Second, DeleteDelay: time.Second,
-		Phases: []string{"F2", "F1", "F3", "F4"}, KubectlBox: map[string]time.Duration{"F1": 5 * time.Minute, "F4": 3 * time.Minute}}
+		Phases: []string{"F2", "F1", "F5", "F3", "F4"}, KubectlBox: map[string]time.Duration{"F1": 5 * time.Minute, "F4": 3 * time.Minute}}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_FLEET_NODES")); err == nil && n >= 20 {
 		p.Nodes = n
 	}
@@ -84,7 +86,8 @@ func FleetClusterArgs() map[string][]string {
 type fleet struct {
 	p     FleetProfile
 	nodes []string
-	// groups: f1-ours, f1-kpar, f1-kseq, f3-pool, f4-ours, f4-kpar (node label fleet-group).
+	// groups: f1-ours, f1-kpar, f1-kseq, f3-pool, f4-ours, f4-kpar, f5-controller (node
+	// label fleet-group).
 	groups map[string][]string
 	apps   []fleetApp
 }
@@ -122,6 +125,13 @@ func newFleet(p FleetProfile) *fleet {
 			f.groups["f4-ours"] = append(f.groups["f4-ours"], name)
 		case i >= 7*tenth:
 			f.groups["f4-kpar"] = append(f.groups["f4-kpar"], name)
+		}
+	}
+	if slices.Contains(p.Phases, "F5") {
+		for i := range tenth {
+			name := fmt.Sprintf("f-%04d", p.Nodes+i)
+			f.nodes = append(f.nodes, name)
+			f.groups["f5-controller"] = append(f.groups["f5-controller"], name)
 		}
 	}
 	napps := max(4, p.Nodes/4)

@@ -31,6 +31,9 @@ type observer struct {
 	appOf    map[string]string    // pod -> app label
 	nodeOf   map[string]string    // evicted pod (name/uid) -> its node
 	statuses map[string][]pdbPoint
+	// ready are the times pods were first seen Ready (by UID) during the run.
+	ready     []time.Time
+	readyUIDs map[string]bool
 }
 
 type pdbPoint struct {
@@ -40,7 +43,7 @@ type pdbPoint struct {
 }
 
 func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer, error) {
-	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, nodeOf: map[string]string{}, statuses: map[string][]pdbPoint{}}
+	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, nodeOf: map[string]string{}, statuses: map[string][]pdbPoint{}, readyUIDs: map[string]bool{}}
 	// From the current resourceVersion (no ADDED burst of every pod, which a loaded API
 	// server answers by dropping a slow watcher), re-established if the server closes it.
 	now, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
@@ -77,6 +80,10 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 				continue
 			}
 			o.mu.Lock()
+			if p.DeletionTimestamp == nil && podReady(p) && !o.readyUIDs[string(p.UID)] {
+				o.readyUIDs[string(p.UID)] = true
+				o.ready = append(o.ready, time.Now())
+			}
 			o.appOf[p.Name] = p.Labels["app"]
 			if _, seen := o.evicted[p.Name+"/"+string(p.UID)]; !seen && (p.DeletionTimestamp != nil || ev.Type == watch.Deleted) {
 				o.evicted[p.Name+"/"+string(p.UID)] = time.Now()
@@ -222,4 +229,14 @@ func exitCode(err error) int {
 func machine() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s, %d cores, %s/%s, %s", host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// podReady reports whether the pod's Ready condition is true.
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -18,6 +18,7 @@ var toolColors = map[string]color.RGBA{
 	"ours":        {0x1f, 0x77, 0xb4, 0xff},
 	"kubectl-seq": {0xd6, 0x27, 0x28, 0xff},
 	"kubectl-par": {0xff, 0x7f, 0x0e, 0xff},
+	"controller":  {0x2c, 0xa0, 0x2c, 0xff},
 }
 
 // WriteTimeline draws, for one phase, the unavailable pods of its main PDB over time for

@@ -37,7 +37,7 @@ func runFleet(ctx context.Context, out, phases, tools string, logf func(string, 
 func printFleet(rep *bench.Report) {
 	fmt.Printf("profile %s on %s, %s\n\n", rep.Profile, rep.Machine, rep.Date.Format("2006-01-02 15:04 MST"))
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\thold-free s\twall/hold-free\tholds\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\t1st evict s\tpeak RSS MiB\tCPU s\t")
+	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\thold-free s\twall/hold-free\tholds\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\t1st evict s\tpeak RSS MiB\tCPU s\tfloor s\twall/floor\tlines\twrites/min\t")
 	walls := map[string]float64{}
 	for _, r := range rep.Results {
 		perPod, ratio, free, freeRatio := "-", "-", "-", "-"
@@ -57,9 +57,19 @@ func printFleet(rep *bench.Report) {
 		if r.FirstEvictionSec > 0 {
 			first = fmt.Sprintf("%.2f", r.FirstEvictionSec)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.1f\t\n", r.Phase, r.Tool, r.Nodes,
+		fl, flRatio, lines, writes := "-", "-", "-", "-"
+		if r.Floor != nil && r.Floor.Sec > 0 {
+			fl, flRatio = fmt.Sprintf("%.1f", r.Floor.Sec), fmt.Sprintf("%.2f", r.WallSec/r.Floor.Sec)
+		}
+		if r.Lines > 0 {
+			lines = fmt.Sprintf("%d", r.Lines)
+		}
+		if r.StatusWritesPerMin > 0 {
+			writes = fmt.Sprintf("%.1f (max %d)", r.StatusWritesPerMin, r.StatusWritesMaxMin)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t\n", r.Phase, r.Tool, r.Nodes,
 			r.WallSec, r.LimitSec, ratio, free, freeRatio, r.Holds, r.TcSec, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, perPod, r.Watches,
-			lag50, lag99, first, r.PeakRSSMiB, r.CPUSec)
+			lag50, lag99, first, r.PeakRSSMiB, r.CPUSec, fl, flRatio, lines, writes)
 		walls[r.Phase+"/"+r.Tool] = r.WallSec
 		if r.StoppedAtSec > 0 {
 			walls[r.Phase+"/"+r.Tool+"-stopped"] = r.StoppedAtSec
@@ -71,8 +81,15 @@ func printFleet(rep *bench.Report) {
 		if r.Tool == "kubectl-seq" {
 			walls["seq-per-node"] = r.PerNodeSec
 		}
-		if r.Tool == "ours" {
+		if r.Tool == "ours" || r.Tool == "controller" {
 			walls[r.Phase+"/ours-nodes"] = float64(r.Nodes)
+			walls[r.Phase+"/"+r.Tool+"-lines"] = float64(r.Lines)
+			walls[r.Phase+"/"+r.Tool+"-rss"] = r.PeakRSSMiB
+			walls[r.Phase+"/"+r.Tool+"-writes"] = r.StatusWritesPerMin
+			walls[r.Phase+"/"+r.Tool+"-writes-max"] = float64(r.StatusWritesMaxMin)
+		}
+		if r.Floor != nil && r.Floor.Rate > 0 {
+			walls["floor-rate"] = r.Floor.Rate
 		}
 	}
 	_ = w.Flush()
@@ -96,6 +113,21 @@ func printFleet(rep *bench.Report) {
 			line += ";" + kubectlRatio(walls, "F4", v, o)
 		}
 		fmt.Println(line)
+	}
+	if c := walls["F5/controller"]; c > 0 {
+		line := fmt.Sprintf("F5: the controller %.1f s for %.0f nodes through one Maintenance", c, walls["F5/ours-nodes"])
+		if o := walls["F1/ours"]; o > 0 {
+			line += fmt.Sprintf(" (%.2fx the CLI's F1; target ≤ 1.1)", c/o)
+		}
+		line += fmt.Sprintf("; controller peak RSS %.0f MiB (target ≤ 300); %.1f status writes a minute of wall, at most %.0f in any minute (target ≤ 12); the follower printed %.0f lines",
+			walls["F5/controller-rss"], walls["F5/controller-writes"], walls["F5/controller-writes-max"], walls["F5/controller-lines"])
+		if l := walls["F1/ours-lines"]; l > 0 {
+			line += fmt.Sprintf(", the CLI's F1 %.0f", l)
+		}
+		fmt.Println(line)
+	}
+	if r := walls["floor-rate"]; r > 0 {
+		fmt.Printf("floor: the run's sustained rate of pods becoming Ready, %.1f a second (best %.0f s window of any phase); floor = max(pods waiting for a replacement / rate, the slowest budget's waves × readiness) + termination\n", r, bench.FloorWindowSeconds)
 	}
 	for _, f := range rep.Failures {
 		fmt.Println("FAIL:", f)

@@ -144,6 +144,9 @@ func write(rep *bench.Report, dir string) error {
 			return err
 		}
 	}
+	if err := writeMetricsTimeline(dir, rep.Results); err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s/report.json and timeline-*.png\n", dir)
 	return nil
 }
@@ -204,4 +207,21 @@ func hasTimeline(rs []bench.Result) bool {
 		}
 	}
 	return false
+}
+
+// writeMetricsTimeline writes timeline-metrics.png (F1 and F5 from their metrics
+// endpoints) when some result has a metrics timeline.
+func writeMetricsTimeline(dir string, rs []bench.Result) error {
+	f, err := os.Create(filepath.Join(dir, "timeline-metrics.png"))
+	if err != nil {
+		return err
+	}
+	drew, err := bench.WriteMetricsTimeline(f, rs)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if !drew {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }

@@ -1,9 +1,9 @@
 // Command gendocs writes the generated reference under docs/reference from the code, so
 // that the reference cannot drift from it: one Markdown page per command of "kubectl
 // maintenance" (cobra's doc generator over the real command tree), the exit codes (from
-// the table the root command's --help prints) and the NDJSON event types (from the
-// constants of package event). `make docs` runs it; hack/verify-docs.sh runs it into a
-// temporary directory and compares.
+// the table the root command's --help prints), the NDJSON event types (from the
+// constants of package event) and the Prometheus metrics (metrics.Catalog). `make docs`
+// runs it; hack/verify-docs.sh runs it into a temporary directory and compares.
 //
 // The output is deterministic: no generation date, no value of the machine it runs on
 // (the one flag default that depends on $HOME is written as $HOME).
@@ -47,6 +47,9 @@ func run(root, out string) error {
 	}
 	events, err := eventsPage(filepath.Join(root, "event"))
 	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(out, "metrics.md"), metricsPage()); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(out, "events.md"), events)
