@@ -19,7 +19,7 @@ func TestParseFlag(t *testing.T) {
 		"orders and behaviors": {in: "app=fluentd:10,app=etcd-backup:wait-completed,app=x:Skip,app=y:-5",
 			want: []string{"app=fluentd => order 10", "app=etcd-backup => wait-completed", "app=x => skip", "app=y => order -5"}},
 		"a selector with its own commas": {in: "app=a,tier=b:10", want: []string{"app=a,tier=b => order 10"}},
-		"set-based selector":            {in: "app in (a,b):3", want: []string{"app in (a,b) => order 3"}},
+		"set-based selector":             {in: "app in (a,b):3", want: []string{"app in (a,b) => order 3"}},
 		"case variants of wait-completed": {in: "a=1:WaitCompleted,b=2:waitcompleted,c=3:Wait-Completed",
 			want: []string{"a=1 => wait-completed", "b=2 => wait-completed", "c=3 => wait-completed"}},
 		"empty selector matches all": {in: ":7", want: []string{" => order 7"}},
@@ -138,7 +138,7 @@ func TestMatch(t *testing.T) {
 		pod  *corev1.Pod
 		want string
 	}{
-		"no rules: order 0":                               {set: nil, pod: pod("x", nil), want: "order 0"},
+		"no rules: order 0": {set: nil, pod: pod("x", nil), want: "order 0"},
 		"the run's own rule before the MachineDrainRules": {set: set, pod: pod("x", map[string]string{"app": "fluentd"}), want: "order 10 (drain order rule)"},
 		"rules sorted by name, first match wins":          {set: set, pod: pod("store", map[string]string{"app": "backup"}), want: "wait-completed (MachineDrainRule a-backup)"},
 		"namespace selector matches the namespace labels": {set: set, pod: pod("store", map[string]string{"app": "db"}), want: "order -5 (MachineDrainRule c-all-storage)"},
@@ -177,7 +177,7 @@ func TestDecodeMachineDrainRules(t *testing.T) {
 		pod  *corev1.Pod
 		want string
 	}{
-		"pod and namespace selector match":   {pod: pod("kube-system", map[string]string{"app": "etcd"}), want: "order 10"},
+		"pod and namespace selector match":    {pod: pod("kube-system", map[string]string{"app": "etcd"}), want: "order 10"},
 		"a rule without pods matches all":     {pod: pod("default", map[string]string{"app": "etcd"}), want: "wait-completed"},
 		"spec.machines is not read (matches)": {pod: pod("kube-system", map[string]string{"app": "etcd"}), want: "order 10"},
 	} {
