@@ -135,7 +135,6 @@ func (r *run) releaseGroupsLocked(ns *nodeState) {
 	}
 }
 
-
 // orderPlan records in each node's plan the group or behavior of each of its pods when
 // some rule, label or do-not-disrupt duration places one of them (nothing when every pod
 // is in group 0): the pods to evict by group (critical ones last), then the pods kept.

@@ -84,4 +84,3 @@ func (r *run) storeHasUnknownLocked(ns *nodeState) bool {
 	}
 	return false
 }
-
