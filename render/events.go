@@ -123,6 +123,8 @@ func blockedLine(ev event.Event) string {
 		return fmt.Sprintf("pod %s waits for pdb %s: %s; %s%s", ev.Pod, ev.PDB, strings.TrimPrefix(ev.Message, "pdb "+ev.PDB+" "), when, sfx)
 	case "DryRunRefused":
 		return fmt.Sprintf("pod %s would be refused: %s%s", ev.Pod, ev.Message, sfx)
+	case drain.ReasonOrderGroup: // drain order groups
+		return fmt.Sprintf("pod %s %s%s", ev.Pod, ev.Message, sfx)
 	case drain.ReasonDoNotDisrupt, drain.ReasonWaitCompleted:
 		return fmt.Sprintf("node %s waits for pod %s%s%s", ev.Node, ev.Pod, waitedFor(ev), sfx)
 	}
