@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
@@ -76,10 +78,15 @@ func (e *Engine) loadOrder(ctx context.Context) (*drainrule.Set, string, error) 
 	}
 	if set.NeedsNamespaces() {
 		l, err := e.cfg.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
+		switch {
+		case apierrors.IsForbidden(err):
+			// Each namespace then has only its name label (kubernetes.io/metadata.name).
+			warning = strings.TrimPrefix(warning+"; ", "; ") + fmt.Sprintf("cannot list namespaces (%v): drain rules' namespace selectors see only each namespace's name label", err)
+		case err != nil:
 			return nil, "", fmt.Errorf("drain order: list namespaces: %w", err)
+		default:
+			set = set.WithNamespaces(l.Items)
 		}
-		set = set.WithNamespaces(l.Items)
 	}
 	return set, warning, nil
 }

@@ -134,6 +134,41 @@ type DrainSettings struct {
 	// karpenter.sh/disrupted) too; by default they are left to Karpenter (phase Blocked).
 	// +optional
 	IncludeDisrupting bool `json:"includeDisrupting,omitempty"`
+	// Drain order (planned maintenance).
+	//
+	// Order are drain rules in the shape of Cluster API's MachineDrainRules, tried in
+	// this order before the cluster's MachineDrainRules (the first match wins; a pod's
+	// cluster.x-k8s.io/drain label wins over both): a node's pods go by ascending order
+	// group (default 0), each group once every pod of the groups before it is gone.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Order []DrainOrderRule `json:"order,omitempty"`
+}
+
+// DrainOrderRule is one drain rule: the pods both selectors match are evicted in group
+// Order, or, with a Behavior of Skip or WaitCompleted, never evicted (WaitCompleted: the
+// node counts as drained once they have completed).
+// +kubebuilder:validation:XValidation:rule="!has(self.order) || !has(self.behavior) || self.behavior == 'Drain'",message="order applies to behavior Drain only"
+type DrainOrderRule struct {
+	// Name names the rule in plans and messages.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+	// Selector selects pods by their labels; unset selects every pod.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// NamespaceSelector selects pods by their namespace's labels; unset selects every
+	// namespace.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// Order is the pods' order group (behavior Drain); lower groups go first. Default 0.
+	// +optional
+	Order *int32 `json:"order,omitempty"`
+	// Behavior is Drain (the default), Skip or WaitCompleted.
+	// +optional
+	// +kubebuilder:validation:Enum=Drain;Skip;WaitCompleted
+	Behavior string `json:"behavior,omitempty"`
 }
 
 // Policy is what a run does about blocked nodes, deadlines and parallelism.
