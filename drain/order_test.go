@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 func TestLowestGroup(t *testing.T) {
@@ -136,5 +137,41 @@ func TestDoNotDisruptDurationEndsThenThePodGoes(t *testing.T) {
 	}
 	if res := g.finish(); res.err != nil || res.sum.PodsEvicted != 1 {
 		t.Fatalf("Run = %+v, %v", res.sum, res.err)
+	}
+}
+
+func TestOrderWaitCountsGroupByGroup(t *testing.T) {
+	pod := func(name string, grace int64) pdb.Step {
+		p := testPod(name, "n1")
+		p.Spec.TerminationGracePeriodSeconds = &grace
+		return pdb.Step{Pod: p, Wave: 1}
+	}
+	steps := []pdb.Step{pod("a", 30), pod("b", 10), pod("c", 5), pod("d", 20)}
+	order := func(pairs ...any) []event.PodOrder {
+		var out []event.PodOrder
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, event.PodOrder{Pod: "ns/" + pairs[i].(string), Order: int32(pairs[i+1].(int))})
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		nodes []event.NodePlan
+		grace int
+		want  time.Duration
+	}{
+		"no order groups": {nodes: []event.NodePlan{{Steps: steps}}, grace: -1, want: 0},
+		"each group waits for the longest grace of the one before": {nodes: []event.NodePlan{{Steps: steps,
+			Order: order("a", -5, "d", -5, "b", 0, "c", 10)}}, grace: -1, want: 40 * time.Second},
+		"--grace-period stands for every pod": {nodes: []event.NodePlan{{Steps: steps,
+			Order: order("a", -5, "b", 0, "c", 10)}}, grace: 3, want: 6 * time.Second},
+		"nodes side by side: the longest": {nodes: []event.NodePlan{
+			{Steps: steps, Order: order("a", -5, "b", 0)},
+			{Steps: steps, Order: order("c", -5, "d", 0, "b", 1)}}, grace: -1, want: 30 * time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := orderWait(&event.Plan{Nodes: tc.nodes}, tc.grace); got != tc.want {
+				t.Fatalf("orderWait = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
