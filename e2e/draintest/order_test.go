@@ -54,6 +54,14 @@ func TestDrainOrderGroups(t *testing.T) {
 		e.AddNodes()
 		pods := orderWorkloads(t, e, map[string]string{"cluster.x-k8s.io/drain": "WaitCompleted"})
 		flag := "app=first:-5,app=last:10"
+		// Bad input: one line naming it, exit 2, nothing touched.
+		bad := e.Run("drain", e.Nodes[0], "--drain-order", "app=first:soon")
+		if bad.Code != 2 || strings.Count(strings.TrimSpace(bad.Stderr), "\n") != 0 || !strings.Contains(bad.Stderr, `"app=first:soon"`) {
+			t.Fatalf("drain --drain-order app=first:soon: exit %d, stderr %q; want exit 2 and one line naming it", bad.Code, bad.Stderr)
+		}
+		if e.Node(e.Nodes[0]).Spec.Unschedulable {
+			t.Fatal("a refused --drain-order cordoned the node")
+		}
 		p := e.Run("plan", e.Nodes[0], "--drain-order", flag)
 		if p.Code != 0 {
 			t.Fatalf("plan exit %d, want 0:\n%s%s", p.Code, p.Stdout, p.Stderr)
