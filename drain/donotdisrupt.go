@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Karpenter's karpenter.sh/do-not-disrupt with a duration (Karpenter PR #2874): "true"
@@ -64,4 +65,24 @@ func (r *run) wakeAtLocked(ns *nodeState, h *heldPod) {
 			}
 		})
 	})
+}
+
+// expiredLocked catches a pod left out while its do-not-disrupt duration protected it
+// whose duration has ended before its node could finish (the node's other pods took
+// longer): the node is looked at again, once per pod, so that the pod is evicted instead
+// of left behind. It reports whether it asked for that look.
+func (r *run) expiredLocked(ns *nodeState, p *corev1.Pod) bool {
+	if !ns.ignored[p.UID] || ns.expired[p.UID] || p.Spec.NodeName != ns.name || r.e.cfg.IgnoreDoNotDisrupt || completed(p) {
+		return false
+	}
+	if until, _ := protectedAt(p, r.e.cfg.Clock.Now); until.IsZero() || r.e.cfg.Clock.Now().Before(until) {
+		return false
+	}
+	if ns.expired == nil {
+		ns.expired = map[types.UID]bool{}
+	}
+	ns.expired[p.UID] = true
+	delete(ns.ignored, p.UID)
+	r.lookLocked(ns)
+	return true
 }

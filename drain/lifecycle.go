@@ -45,6 +45,11 @@ type nodeState struct {
 	finished, failed bool
 	finishedCh       chan struct{}
 	pol              nodePolicy
+	// Drain order (planned maintenance).
+	//
+	// expired are pods whose do-not-disrupt duration ended while they were left out:
+	// looked at again once (donotdisrupt.go expiredLocked).
+	expired map[types.UID]bool
 }
 
 // drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),

@@ -175,3 +175,32 @@ func TestOrderWaitCountsGroupByGroup(t *testing.T) {
 		})
 	}
 }
+
+// A do-not-disrupt duration that ends while the node's other pods are still going: the
+// pod is evicted when the node would otherwise finish, not left behind.
+func TestDoNotDisruptDurationEndedBeforeTheNodeFinished(t *testing.T) {
+	dnd := withAnnotation(podOn("dnd", "n1", "u-dnd"), AnnotationDoNotDisrupt, "30s")
+	g := newRig(t, Config{}, testNode("n1"), podOn("slow", "n1", "u-slow"), dnd)
+	dnd.Status.StartTime = &metav1.Time{Time: g.clock.Now().Add(-10 * time.Second)}
+	if _, err := g.client.CoreV1().Pods("ns").UpdateStatus(context.Background(), dnd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	onlyNodePods(g.client)
+	asked, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	g.answer = func(_ int, ev *policyv1.Eviction) error {
+		if ev.Name == "slow" {
+			once.Do(func() { close(asked) })
+			<-release // the slow pod's eviction is answered once the duration has ended
+		}
+		return g.client.Tracker().Delete(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, ev.Namespace, ev.Name)
+	}
+	g.start("n1")
+	<-asked
+	g.clock.Step(25 * time.Second) // past the end of dnd's 30 s (it started 10 s ago)
+	close(release)
+	g.next(event.EventNodeDrained, 0)
+	if res := g.finish(); res.err != nil || res.sum.PodsEvicted != 2 {
+		t.Fatalf("Run = %+v, %v; want both pods evicted (dnd's duration had ended)", res.sum, res.err)
+	}
+}

@@ -167,6 +167,10 @@ func (r *run) holdLocked(ns *nodeState) bool {
 	seen := map[string]bool{}
 	for _, obj := range ns.store.List() {
 		p := obj.(*corev1.Pod)
+		if r.expiredLocked(ns, p) { // donotdisrupt.go
+			held = true
+			continue
+		}
 		ru, ok := r.e.holds(p)
 		if !ok || p.Spec.NodeName != ns.name {
 			continue
