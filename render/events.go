@@ -63,6 +63,9 @@ func (p *Human) Event(ev event.Event) {
 			fmt.Fprintln(p.ErrOut, PlanHeadline(ev.Plan))
 		}
 		fmt.Fprintln(p.ErrOut, etaLine(ev.Plan)) // one line: how long it should take (issue 24)
+		if p.dry {
+			dryRunOrder(p.ErrOut, ev.Plan) // each node's drain order (order.go)
+		}
 		p.eta.add(ev.Plan)
 	case event.EventWarning:
 		fmt.Fprintf(p.ErrOut, "Warning: %s\n", ev.Message)

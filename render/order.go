@@ -56,3 +56,13 @@ func printOrder(w io.Writer, n event.NodePlan) {
 	}
 	_ = tw.Flush()
 }
+
+// dryRunOrder writes, for a --dry-run, the drain order of each node that has one.
+func dryRunOrder(w io.Writer, plan *event.Plan) {
+	for _, n := range plan.Nodes {
+		if len(n.Order) > 0 {
+			fmt.Fprintf(w, "node/%s:\n", n.Name)
+			printOrder(w, n)
+		}
+	}
+}

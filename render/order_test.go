@@ -60,3 +60,14 @@ func TestPlanShowsDrainOrder(t *testing.T) {
 		}
 	}
 }
+
+// A --dry-run's plain lines show each node's drain order too.
+func TestDryRunShowsDrainOrder(t *testing.T) {
+	plan := &event.Plan{Nodes: []event.NodePlan{{Name: "n1", Order: []event.PodOrder{{Pod: "ns/f1", Group: "order -5", Order: -5}}}, {Name: "n2"}}}
+	var b bytes.Buffer
+	dryRunOrder(&b, plan)
+	out := b.String()
+	if !strings.Contains(out, "node/n1:") || !strings.Contains(out, "ns/f1") || strings.Contains(out, "node/n2") {
+		t.Fatalf("dry-run order:\n%s", out)
+	}
+}
