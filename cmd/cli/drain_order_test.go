@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,26 @@ func TestDrainOrderFlags(t *testing.T) {
 				t.Fatalf("%d rules, want %d", len(o.rules), tc.rules)
 			}
 		})
+	}
+}
+
+// drain --server-side carries --drain-order into the Maintenance's spec.drain.order.
+func TestServerSideCarriesTheDrainOrder(t *testing.T) {
+	o := NewDrainOptions(&Common{})
+	o.DrainOrder = "app=fluentd:10,app=backup:wait-completed"
+	if err := o.validateDrainOrder(); err != nil {
+		t.Fatal(err)
+	}
+	spec := o.maintenanceSpec("Drain")
+	var got []string
+	for _, r := range spec.Drain.Order {
+		order := "-"
+		if r.Order != nil {
+			order = strconv.Itoa(int(*r.Order))
+		}
+		got = append(got, r.Selector.MatchLabels["app"]+":"+order+":"+r.Behavior)
+	}
+	if want := "fluentd:10:|backup:-:WaitCompleted"; strings.Join(got, "|") != want {
+		t.Fatalf("spec.drain.order %q, want %q", strings.Join(got, "|"), want)
 	}
 }
