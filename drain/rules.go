@@ -119,6 +119,8 @@ func (e *Engine) doNotDisruptWhy(p *corev1.Pod) (cause, remedy string) {
 	key := p.Namespace + "/" + p.Name
 	remedy = fmt.Sprintf("remove the annotation (kubectl annotate pod -n NS NAME %s-), let the pod finish, or drain with --ignore-do-not-disrupt", AnnotationDoNotDisrupt)
 	if until, _ := e.protected(p); !until.IsZero() {
+		remedy = fmt.Sprintf("wait until %s, remove the annotation (kubectl annotate pod -n NS NAME %s-), or drain with --ignore-do-not-disrupt",
+			until.UTC().Format(time.RFC3339), AnnotationDoNotDisrupt)
 		return fmt.Sprintf("pod %s has %s: %q (Karpenter): it is not evicted until %s (that long after its start), so its node cannot finish draining before then",
 			key, AnnotationDoNotDisrupt, p.Annotations[AnnotationDoNotDisrupt], until.UTC().Format(time.RFC3339)), remedy
 	}
