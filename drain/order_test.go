@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -202,5 +203,40 @@ func TestDoNotDisruptDurationEndedBeforeTheNodeFinished(t *testing.T) {
 	g.next(event.EventNodeDrained, 0)
 	if res := g.finish(); res.err != nil || res.sum.PodsEvicted != 2 {
 		t.Fatalf("Run = %+v, %v; want both pods evicted (dnd's duration had ended)", res.sum, res.err)
+	}
+}
+
+// Critical pods stay behind every ordinary pod of their node, whatever the order groups
+// of the ordinary ones (and among themselves go by group).
+func TestCriticalPodsGoAfterEveryOrdinaryGroup(t *testing.T) {
+	rules, err := drainrule.ParseFlag("app=late:10,app=crit-first:-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crit := func(name, app string) *corev1.Pod {
+		p := labelled(podOn(name, "n1", types.UID("u-"+name)), app)
+		p.Spec.PriorityClassName = pdb.SystemNodeCritical
+		return p
+	}
+	g := newRig(t, Config{DrainOrder: rules}, testNode("n1"), labelled(podOn("web", "n1", "u-web"), "web"),
+		labelled(podOn("late", "n1", "u-late"), "late"), crit("c0", "crit"), crit("c1", "crit-first"))
+	onlyNodePods(g.client)
+	var mu sync.Mutex
+	var order []string
+	g.answer = func(_ int, ev *policyv1.Eviction) error {
+		mu.Lock()
+		order = append(order, ev.Name)
+		mu.Unlock()
+		return g.client.Tracker().Delete(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, ev.Namespace, ev.Name)
+	}
+	g.start("n1")
+	g.next(event.EventNodeDrained, 0)
+	if res := g.finish(); res.err != nil || res.sum.PodsEvicted != 4 {
+		t.Fatalf("Run = %+v, %v", res.sum, res.err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(order, ","); got != "web,late,c1,c0" {
+		t.Fatalf("evictions %s, want web,late,c1,c0", got)
 	}
 }
