@@ -134,6 +134,9 @@ func Controller() []Check {
 	add(coreGroup, podsResource, "", "get", "list", "watch")
 	add(coreGroup, podsResource, evictionSubres, "create")
 	add(policyGroup, pdbsResource, "", "get", "list", "watch")
+	// Drain order (planned maintenance): MachineDrainRules and namespaces' labels.
+	add("cluster.x-k8s.io", "machinedrainrules", "", "list")
+	add(coreGroup, "namespaces", "", "list")
 	add("node.k8s.io", "runtimeclasses", "", "get", "list", "watch", "create", "update", "delete")
 	add("coordination.k8s.io", "leases", "", "get", "create", "update")
 	add(coreGroup, "events", "", "create", "patch")

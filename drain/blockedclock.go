@@ -23,7 +23,7 @@ import (
 type pendingPod struct {
 	terminating bool // evicted, not gone yet
 	parked      bool // waits on a budget
-	heldBack    bool // a critical pod held back until the ordinary ones are gone
+	heldBack    bool // held back until the pods of earlier order groups are gone
 }
 
 // nodeBlocked decides --on-blocked=skip: every pod left is waiting on a budget (critical
@@ -249,7 +249,7 @@ func (r *run) blockedLocked(ns *nodeState) bool {
 		return false
 	}
 	held := map[*podState]bool{}
-	for _, st := range ns.critical {
+	for _, st := range ns.heldBack {
 		held[st] = true
 	}
 	var pods []pendingPod

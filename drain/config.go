@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
@@ -131,6 +133,16 @@ type Config struct {
 	// Surge, when set (--surge), moves a pod whose budget never allows a disruption by
 	// surging its one-replica Deployment (surge.go).
 	Surge Surger
+	// Drain order (planned maintenance).
+	//
+	// DrainOrder are the run's own drain rules (--drain-order, a Maintenance's
+	// spec.drain.order), tried in order before Cluster API's MachineDrainRules; a pod's
+	// cluster.x-k8s.io/drain label wins over both.
+	DrainOrder []drainrule.Rule
+	// IgnoreMachineDrainRules does not read Cluster API's MachineDrainRules (read by
+	// default, when the API server serves them).
+	IgnoreMachineDrainRules bool
+
 	// Permit, when set, is asked once the plan is made and before anything changes, with
 	// what the run will change besides nodes and evictions; an error ends the run there,
 	// nothing changed (the command checks the user's permissions for it).
@@ -156,6 +168,8 @@ func DefaultRateLimiter() workqueue.TypedRateLimiter[string] {
 type Engine struct {
 	cfg Config
 	out *outbox // the events of the Run in progress
+	// rules are the drain rules of the plan or run in progress (order.go).
+	rules atomic.Pointer[drainrule.Set]
 	// hooks let unit tests wait on the engine's own steps instead of sleeping.
 	hooks testHooks
 }
@@ -195,6 +209,9 @@ func (cfg Config) Validate() error {
 		errs = append(errs, "node steps need a rolling drain")
 	}
 	errs = append(errs, cfg.validatePolicy()...)
+	if _, err := drainrule.Compile(cfg.DrainOrder); err != nil {
+		errs = append(errs, err.Error())
+	}
 	switch cfg.DryRun {
 	case "", DryRunNone, DryRunClient, DryRunServer:
 	default:

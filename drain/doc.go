@@ -15,5 +15,12 @@
 // the first seen after the answer, or the pod is gone); a status change wakes only as
 // many waiting pods as the budget has room for.
 //
+// Drain order (order.go): a node's pods to evict are queued by order group (package
+// drainrule: the pod's cluster.x-k8s.io/drain label, the run's rules, Cluster API's
+// MachineDrainRules), each group once every pod of the groups before it is gone; critical
+// pods after the ordinary ones. Pods a rule keeps (skip, wait-completed) and pods
+// karpenter.sh/do-not-disrupt protects (for ever, or for a duration from their start) are
+// never evicted (rules.go, donotdisrupt.go).
+//
 // It never prints and never imports a UI package; progress is a typed event stream.
 package drain

@@ -45,7 +45,9 @@ func ReadyAfterStart(pod *corev1.Pod) (d time.Duration, ok bool) {
 // waves to become Ready, taken as the median ReadyAfterStart of the budget's pods in the
 // plan. gracePeriodSeconds is the drain's --grace-period (negative: each pod's own); Max
 // adds the longest of the last wave. A budget none of whose pods is Ready has no
-// history: it is named in NoHistory and its wait is not guessed.
+// history: it is named in NoHistory and its wait is not guessed. Drain order groups add
+// to Max, on each node, the grace period of each group the next one waits for (a pod
+// usually stops well within it, so Expected is left as the waves make it).
 func EstimateETA(plan *event.Plan, gracePeriodSeconds int) event.ETA {
 	samples := map[string][]time.Duration{}
 	for _, n := range plan.Nodes {
@@ -88,6 +90,7 @@ func EstimateETA(plan *event.Plan, gracePeriodSeconds int) event.ETA {
 	}
 	sort.Strings(eta.NoHistory)
 	eta.Max = eta.Expected + lastGrace
+	eta.Max += orderWait(plan, gracePeriodSeconds) // order groups, one after another (order.go)
 	return eta
 }
 

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // nodeState is one node of the run. Guarded by run.mu.
@@ -26,7 +25,7 @@ type nodeState struct {
 	store     cache.Store // the node's live pods, once its drain started
 	started   bool        // its pods are registered
 	remaining int         // registered pods not gone yet
-	critical  []*podState // held back until the ordinary pods are gone
+	heldBack  []*podState // held back until the pods of earlier order groups are gone (order.go)
 	byUID     map[types.UID]*podState
 	// ignored are live pods kubectl's filters keep (DaemonSet, mirror pods, ...).
 	ignored map[types.UID]bool
@@ -46,6 +45,11 @@ type nodeState struct {
 	finished, failed bool
 	finishedCh       chan struct{}
 	pol              nodePolicy
+	// Drain order (planned maintenance).
+	//
+	// expired are pods whose do-not-disrupt duration ended while they were left out:
+	// looked at again once (donotdisrupt.go expiredLocked).
+	expired map[types.UID]bool
 }
 
 // drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),
@@ -236,18 +240,11 @@ func (r *run) look(ns *nodeState) {
 			ns.ignored[p.UID] = true
 		}
 	}
-	ordinary := 0
 	for _, st := range added {
-		if pdb.IsCritical(st.pod) {
-			ns.critical = append(ns.critical, st)
-			continue
-		}
-		ordinary++
-		r.add(st.key)
+		st.group = r.e.groupOf(st)
+		ns.heldBack = append(ns.heldBack, st)
 	}
-	if ns.remaining == len(ns.critical) {
-		r.releaseCriticalLocked(ns)
-	}
+	r.releaseGroupsLocked(ns)
 	if ns.lookAgain {
 		ns.lookAgain = false
 		r.lookLocked(ns)

@@ -79,6 +79,11 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		pf.nodes[name] = n
 		ordered = append(ordered, name)
 	}
+	rules, rulesWarning, err := e.loadOrder(ctx) // order.go
+	if err != nil {
+		return nil, err
+	}
+	e.rules.Store(rules)
 	sink := &ruleSink{}
 	helper := e.kubectlHelperWith(ctx, sink)
 	helper.Client = pf.daemonSets.client(helper.Client)
@@ -132,6 +137,9 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		if len(tolerating) > 0 {
 			np.Warnings = append(np.Warnings, "Pods that tolerate node.kubernetes.io/unschedulable are evicted once; a replacement that comes back to the node is reported (ReturnedToNode), not evicted again: "+strings.Join(tolerating, ", "))
 		}
+		if rulesWarning != "" && len(pf.plan.Nodes) == 0 {
+			np.Warnings = append(np.Warnings, rulesWarning)
+		}
 		nodePlans[name] = np
 		pf.plan.Nodes = append(pf.plan.Nodes, *np)
 	}
@@ -145,7 +153,8 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		node := s.Pod.Spec.NodeName
 		nodePlans[node].Steps = append(nodePlans[node].Steps, s)
 	}
-	ruleSteps(nodePlans, sink)
+	e.ruleSteps(nodePlans, sink)
+	e.orderPlan(nodePlans, pf.pods, sink) // order.go
 	e.explainPlan(ctx, nodePlans, pdbs)
 	for i := range pf.plan.Nodes {
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]

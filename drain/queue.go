@@ -47,6 +47,13 @@ type podState struct {
 	stuckSaid  bool
 	// wokenAt is when a budget change woke the pod (zero otherwise).
 	wokenAt time.Time
+	// Drain order (planned maintenance).
+	//
+	// group is the pod's order group on its node (order.go); waitsFor the group it was
+	// last said to wait for (waitsForSaid), while held back.
+	group        group
+	waitsFor     group
+	waitsForSaid bool
 }
 
 func (r *run) processNext() bool {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
@@ -20,12 +21,14 @@ const (
 	// (never evicted, listed as a warning); "wait-completed" keeps it and the node waits
 	// until it has completed (Succeeded, Failed or gone) before it counts as drained.
 	LabelCAPIDrain = "cluster.x-k8s.io/drain"
-	// CAPIDrainSkip and CAPIDrainWaitCompleted are the values of LabelCAPIDrain.
+	// CAPIDrainSkip and CAPIDrainWaitCompleted are the values of LabelCAPIDrain, read as
+	// Cluster API reads them: case-insensitive, "waitcompleted" too (drainrule.LabelBehavior).
 	CAPIDrainSkip          = "skip"
 	CAPIDrainWaitCompleted = "wait-completed"
 	// AnnotationDoNotDisrupt is Karpenter's pod annotation: with "true" the pod is not
 	// evicted and its node cannot finish draining (a blocker), unless
-	// Config.IgnoreDoNotDisrupt.
+	// Config.IgnoreDoNotDisrupt; with a duration ("4h") only until that long after the
+	// pod's start (donotdisrupt.go).
 	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
 )
 
@@ -51,15 +54,17 @@ func completed(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// ruleOf tells which rule, if any, keeps p on its node.
+// ruleOf tells which rule, if any, keeps p on its node: its cluster.x-k8s.io/drain label
+// or a drain rule (Skip, WaitCompleted; drainrule), else Karpenter's do-not-disrupt while
+// it protects the pod.
 func (e *Engine) ruleOf(p *corev1.Pod) rule {
-	switch p.Labels[LabelCAPIDrain] {
-	case CAPIDrainSkip:
+	switch e.orderRules().Match(p).Behavior {
+	case drainrule.Skip:
 		return ruleSkip
-	case CAPIDrainWaitCompleted:
+	case drainrule.WaitCompleted:
 		return ruleWaitCompleted
 	}
-	if p.Annotations[AnnotationDoNotDisrupt] == "true" && !e.cfg.IgnoreDoNotDisrupt && !completed(p) {
+	if _, ok := e.protected(p); ok {
 		return ruleDoNotDisrupt
 	}
 	return ruleNone
@@ -76,23 +81,32 @@ func (e *Engine) holds(p *corev1.Pod) (rule, bool) {
 	return ruleNone, false
 }
 
-// ruleSink collects, during a plan, the pods Karpenter's annotation protects.
-type ruleSink struct{ doNotDisrupt []*corev1.Pod }
+// ruleSink collects, during a plan, the pods Karpenter's annotation protects and the pods
+// drain rules keep (skip, wait-completed).
+type ruleSink struct {
+	doNotDisrupt []*corev1.Pod
+	kept         []*corev1.Pod
+}
 
 // ruleFilter is kubectl's pod filter for the rules. sink may be nil.
 func (e *Engine) ruleFilter(sink *ruleSink) kubectldrain.PodFilter {
 	return func(p corev1.Pod) kubectldrain.PodDeleteStatus {
 		switch e.ruleOf(&p) {
 		case ruleSkip:
-			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods labelled "+LabelCAPIDrain+"=skip (Cluster API drain rule)")
+			if sink != nil {
+				sink.kept = append(sink.kept, &p)
+			}
+			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods with drain behavior skip (label "+LabelCAPIDrain+"=skip or a drain rule, Cluster API)")
 		case ruleWaitCompleted:
 			if completed(&p) {
 				return kubectldrain.MakePodDeleteStatusSkip()
 			}
-			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods labelled "+LabelCAPIDrain+"=wait-completed (Cluster API drain rule), and the node waits for them to complete")
+			if sink != nil {
+				sink.kept = append(sink.kept, &p)
+			}
+			return kubectldrain.MakePodDeleteStatusWithWarning(false, "not evicting Pods with drain behavior wait-completed (label "+LabelCAPIDrain+"=wait-completed or a drain rule, Cluster API), and the node waits for them to complete")
 		case ruleDoNotDisrupt:
 			if sink != nil {
-				p := p
 				sink.doNotDisrupt = append(sink.doNotDisrupt, &p)
 			}
 			return kubectldrain.MakePodDeleteStatusSkip()
@@ -101,25 +115,34 @@ func (e *Engine) ruleFilter(sink *ruleSink) kubectldrain.PodFilter {
 	}
 }
 
-func doNotDisruptWhy(key string) (cause, remedy string) {
-	return fmt.Sprintf("pod %s has %s: \"true\" (Karpenter): it is not evicted, so its node cannot finish draining", key, AnnotationDoNotDisrupt),
-		fmt.Sprintf("remove the annotation (kubectl annotate pod -n NS NAME %s-), let the pod finish, or drain with --ignore-do-not-disrupt", AnnotationDoNotDisrupt)
+func (e *Engine) doNotDisruptWhy(p *corev1.Pod) (cause, remedy string) {
+	key := p.Namespace + "/" + p.Name
+	remedy = fmt.Sprintf("remove the annotation (kubectl annotate pod -n NS NAME %s-), let the pod finish, or drain with --ignore-do-not-disrupt", AnnotationDoNotDisrupt)
+	if until, _ := e.protected(p); !until.IsZero() {
+		remedy = fmt.Sprintf("wait until %s, remove the annotation (kubectl annotate pod -n NS NAME %s-), or drain with --ignore-do-not-disrupt",
+			until.UTC().Format(time.RFC3339), AnnotationDoNotDisrupt)
+		return fmt.Sprintf("pod %s has %s: %q (Karpenter): it is not evicted until %s (that long after its start), so its node cannot finish draining before then",
+			key, AnnotationDoNotDisrupt, p.Annotations[AnnotationDoNotDisrupt], until.UTC().Format(time.RFC3339)), remedy
+	}
+	return fmt.Sprintf("pod %s has %s: \"true\" (Karpenter): it is not evicted, so its node cannot finish draining", key, AnnotationDoNotDisrupt), remedy
 }
 
-func waitCompletedWhy(key, node string) (cause, remedy string) {
-	return fmt.Sprintf("pod %s is labelled %s=wait-completed (Cluster API): it is not evicted; node %s counts as drained once it completes", key, LabelCAPIDrain, node),
-		"wait for it to complete, or remove the label to have it evicted"
+func (e *Engine) waitCompletedWhy(p *corev1.Pod, node string) (cause, remedy string) {
+	v := e.orderRules().Match(p)
+	return fmt.Sprintf("pod %s is wait-completed (%s, Cluster API): it is not evicted; node %s counts as drained once it completes", p.Namespace+"/"+p.Name, v.Source, node),
+		"wait for it to complete, or remove the label or rule to have it evicted"
 }
 
 // ruleSteps adds to each node's plan the pods Karpenter's annotation protects, as
-// blockers (wave 0): the node cannot finish while they run.
-func ruleSteps(plans map[string]*event.NodePlan, sink *ruleSink) {
+// blockers (wave 0): the node cannot finish while they run (or, for a duration, before
+// the time the cause says).
+func (e *Engine) ruleSteps(plans map[string]*event.NodePlan, sink *ruleSink) {
 	for _, p := range sink.doNotDisrupt {
 		np := plans[p.Spec.NodeName]
 		if np == nil {
 			continue
 		}
-		cause, remedy := doNotDisruptWhy(p.Namespace + "/" + p.Name)
+		cause, remedy := e.doNotDisruptWhy(p)
 		np.Steps = append(np.Steps, pdb.Step{Pod: p, Decision: pdb.Decision{Verdict: VerdictDoNotDisrupt, Reason: cause},
 			Blocker: cause, Cause: cause, Remedy: remedy})
 	}
@@ -129,6 +152,9 @@ func ruleSteps(plans map[string]*event.NodePlan, sink *ruleSink) {
 type heldPod struct {
 	node, key, reason string
 	since, said       time.Time
+	pod               *corev1.Pod
+	// woken: a do-not-disrupt duration's end is awaited (wakeAt).
+	woken bool
 }
 
 // holdLocked keeps ns from finishing while a pod on it is held by a rule (wait-completed
@@ -143,6 +169,10 @@ func (r *run) holdLocked(ns *nodeState) bool {
 	seen := map[string]bool{}
 	for _, obj := range ns.store.List() {
 		p := obj.(*corev1.Pod)
+		if r.expiredLocked(ns, p) { // donotdisrupt.go
+			held = true
+			continue
+		}
 		ru, ok := r.e.holds(p)
 		if !ok || p.Spec.NodeName != ns.name {
 			continue
@@ -156,9 +186,10 @@ func (r *run) holdLocked(ns *nodeState) bool {
 		if r.diag.held[key] != nil {
 			continue
 		}
-		h := &heldPod{node: ns.name, key: key, reason: ReasonWaitCompleted, since: now}
+		h := &heldPod{node: ns.name, key: key, reason: ReasonWaitCompleted, since: now, pod: p}
 		if ru == ruleDoNotDisrupt {
 			h.reason = ReasonDoNotDisrupt
+			r.wakeAtLocked(ns, h)
 		}
 		r.diag.held[key] = h
 		r.sayHeldLocked(h, 0)
@@ -172,9 +203,9 @@ func (r *run) holdLocked(ns *nodeState) bool {
 }
 
 func (r *run) sayHeldLocked(h *heldPod, waited time.Duration) {
-	cause, remedy := waitCompletedWhy(h.key, h.node)
+	cause, remedy := r.e.waitCompletedWhy(h.pod, h.node)
 	if h.reason == ReasonDoNotDisrupt {
-		cause, remedy = doNotDisruptWhy(h.key)
+		cause, remedy = r.e.doNotDisruptWhy(h.pod)
 	}
 	h.said = r.e.cfg.Clock.Now()
 	r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: h.node, Pod: h.key, Reason: h.reason,
@@ -214,9 +245,9 @@ func (r *run) heldBlockersLocked() []event.Blocker {
 		if r.nodes[h.node] != nil && r.nodes[h.node].finished {
 			continue
 		}
-		cause, remedy := waitCompletedWhy(h.key, h.node)
+		cause, remedy := r.e.waitCompletedWhy(h.pod, h.node)
 		if h.reason == ReasonDoNotDisrupt {
-			cause, remedy = doNotDisruptWhy(h.key)
+			cause, remedy = r.e.doNotDisruptWhy(h.pod)
 		}
 		out = append(out, event.Blocker{Node: h.node, Pod: h.key, Message: cause, Cause: cause, Remedy: remedy})
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -36,6 +37,15 @@ func phase(p *corev1.Pod, ph corev1.PodPhase) *corev1.Pod {
 	return p
 }
 
+// ruleNow is the rule tests' clock.
+var ruleNow = time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
+
+// started makes p a pod that started 10 s before ruleNow.
+func started(p *corev1.Pod) *corev1.Pod {
+	p.Status.StartTime = &metav1.Time{Time: ruleNow.Add(-10 * time.Second)}
+	return p
+}
+
 func TestRuleFilter(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -55,10 +65,21 @@ func TestRuleFilter(t *testing.T) {
 		{"karpenter do-not-disrupt ignored", withAnnotation(testPod("p", "n1"), AnnotationDoNotDisrupt, "true"), true, true, kubectldrain.PodDeleteStatusTypeOkay, false},
 		{"karpenter do-not-disrupt false", withAnnotation(testPod("p", "n1"), AnnotationDoNotDisrupt, "false"), false, true, kubectldrain.PodDeleteStatusTypeOkay, false},
 		{"karpenter do-not-disrupt, completed", phase(withAnnotation(testPod("p", "n1"), AnnotationDoNotDisrupt, "true"), corev1.PodSucceeded), false, true, kubectldrain.PodDeleteStatusTypeOkay, false},
+		// Cluster API reads its label case-insensitively, waitcompleted too.
+		{"capi Skip", withLabel(testPod("p", "n1"), LabelCAPIDrain, "Skip"), false, false, kubectldrain.PodDeleteStatusTypeWarning, false},
+		{"capi SKIP", withLabel(testPod("p", "n1"), LabelCAPIDrain, "SKIP"), false, false, kubectldrain.PodDeleteStatusTypeWarning, false},
+		{"capi WaitCompleted, running", withLabel(testPod("p", "n1"), LabelCAPIDrain, "WaitCompleted"), false, false, kubectldrain.PodDeleteStatusTypeWarning, false},
+		{"capi waitcompleted, running", withLabel(testPod("p", "n1"), LabelCAPIDrain, "waitcompleted"), false, false, kubectldrain.PodDeleteStatusTypeWarning, false},
+		{"capi Wait-Completed, completed", phase(withLabel(testPod("p", "n1"), LabelCAPIDrain, "Wait-Completed"), corev1.PodSucceeded), false, false, kubectldrain.PodDeleteStatusTypeSkip, false},
+		// Karpenter's durations count from the pod's start (10 s before the clock here).
+		{"karpenter do-not-disrupt 1h, started 10s ago", started(withAnnotation(testPod("p", "n1"), AnnotationDoNotDisrupt, "1h")), false, false, kubectldrain.PodDeleteStatusTypeSkip, true},
+		{"karpenter do-not-disrupt 5s, started 10s ago", started(withAnnotation(testPod("p", "n1"), AnnotationDoNotDisrupt, "5s")), false, true, kubectldrain.PodDeleteStatusTypeOkay, false},
+		{"karpenter do-not-disrupt not a duration", started(withAnnotation(testPod("p", "n1"), AnnotationDoNotDisrupt, "soon")), false, true, kubectldrain.PodDeleteStatusTypeOkay, false},
+		{"karpenter do-not-disrupt 1h ignored", started(withAnnotation(testPod("p", "n1"), AnnotationDoNotDisrupt, "1h")), true, true, kubectldrain.PodDeleteStatusTypeOkay, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := &Engine{cfg: Config{IgnoreDoNotDisrupt: c.ignore}}
+			e := &Engine{cfg: Config{IgnoreDoNotDisrupt: c.ignore, Clock: clocktesting.NewFakeClock(ruleNow)}}
 			sink := &ruleSink{}
 			st := e.ruleFilter(sink)(*c.pod)
 			if st.Delete != c.delete || st.Reason != c.reason {

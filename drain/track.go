@@ -62,9 +62,7 @@ func (r *run) goneLocked(st *podState) {
 	if ns.finished {
 		return
 	}
-	if ns.remaining == len(ns.critical) {
-		r.releaseCriticalLocked(ns)
-	}
+	r.releaseGroupsLocked(ns)
 	if ns.remaining == 0 {
 		if r.storeHasUnknownLocked(ns) {
 			r.lookLocked(ns)
@@ -85,12 +83,4 @@ func (r *run) storeHasUnknownLocked(ns *nodeState) bool {
 		}
 	}
 	return false
-}
-
-// releaseCriticalLocked queues the node's critical pods once the ordinary ones are gone.
-func (r *run) releaseCriticalLocked(ns *nodeState) {
-	for _, st := range ns.critical {
-		r.add(st.key)
-	}
-	ns.critical = nil
 }

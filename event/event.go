@@ -124,6 +124,27 @@ type NodePlan struct {
 	Warnings []string
 	// Errors are kubectl's filter errors: the node can't be drained with these flags.
 	Errors []string
+	// Drain order (planned maintenance).
+	//
+	// Order says, when a drain rule, a pod's cluster.x-k8s.io/drain label or a
+	// karpenter.sh/do-not-disrupt duration places some pod of the node, each pod's group
+	// or behavior, in the order they go; empty when every pod is in group 0.
+	Order []PodOrder
+}
+
+// PodOrder is one pod's place in its node's drain order.
+type PodOrder struct {
+	// Pod is namespace/name.
+	Pod string
+	// Group is "order N" (evicted in group N), "skip" or "wait-completed" (never
+	// evicted), or "do-not-disrupt" (evicted in group Order once Until has passed).
+	Group string
+	// Order is the pod's order group (evicted pods).
+	Order int32
+	// Source names the rule or label that decided ("" for the default).
+	Source string
+	// Until is when a karpenter.sh/do-not-disrupt duration ends (zero otherwise).
+	Until time.Time
 }
 
 // Blocked reports whether some pod of the node can never be evicted as things stand.

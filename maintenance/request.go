@@ -70,6 +70,7 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	if d.GracePeriodSeconds != nil {
 		cfg.GracePeriodSeconds = int(*d.GracePeriodSeconds)
 	}
+	cfg.DrainOrder = drainOrder(d.Order) // Drain order (planned maintenance)
 	if d.ChunkSize != nil {
 		cfg.ChunkSize = *d.ChunkSize
 	}

@@ -64,6 +64,9 @@ func (p *Human) Event(ev event.Event) {
 			fmt.Fprintln(p.ErrOut, PlanHeadline(ev.Plan))
 		}
 		fmt.Fprintln(p.ErrOut, etaLine(ev.Plan)) // one line: how long it should take (issue 24)
+		if p.dry {
+			dryRunOrder(p.ErrOut, ev.Plan) // each node's drain order (order.go)
+		}
 		p.eta.add(ev.Plan)
 	case event.EventWarning:
 		fmt.Fprintf(p.ErrOut, "Warning: %s\n", ev.Message)
@@ -124,6 +127,8 @@ func blockedLine(ev event.Event) string {
 		return fmt.Sprintf("pod %s waits for pdb %s: %s; %s%s", ev.Pod, ev.PDB, strings.TrimPrefix(ev.Message, "pdb "+ev.PDB+" "), when, sfx)
 	case "DryRunRefused":
 		return fmt.Sprintf("pod %s would be refused: %s%s", ev.Pod, ev.Message, sfx)
+	case drain.ReasonOrderGroup: // drain order groups
+		return fmt.Sprintf("pod %s %s%s", ev.Pod, ev.Message, sfx)
 	case drain.ReasonDoNotDisrupt, drain.ReasonWaitCompleted:
 		return fmt.Sprintf("node %s waits for pod %s%s%s", ev.Node, ev.Pod, waitedFor(ev), sfx)
 	}

@@ -26,6 +26,7 @@ type nodePlanJSON struct {
 	Pods            []podPlanJSON `json:"pods"`
 	Warnings        []string      `json:"warnings,omitempty"`
 	Errors          []string      `json:"errors,omitempty"`
+	Order           []orderJSON   `json:"order,omitempty"` // drain order groups (order.go)
 }
 
 type podPlanJSON struct {
@@ -62,7 +63,7 @@ func ToPlanJSON(p *event.Plan) *PlanJSON {
 	out := &PlanJSON{Waves: p.Waves, ETA: toETAJSON(p.ETA), Verdict: VerdictReady}
 	for _, n := range p.Nodes {
 		nj := nodePlanJSON{Name: n.Name, AlreadyCordoned: n.AlreadyCordoned, Verdict: NodeVerdict(n),
-			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}}
+			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}, Order: toOrderJSON(n.Order)}
 		if nj.Verdict != VerdictReady && out.Verdict == VerdictReady {
 			out.Verdict = VerdictBlocked
 		}
@@ -101,6 +102,7 @@ func Plan(w io.Writer, plan *event.Plan) {
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
 		if len(n.Steps) == 0 {
+			printOrder(w, n) // order.go
 			continue
 		}
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -120,6 +122,7 @@ func Plan(w io.Writer, plan *event.Plan) {
 			fmt.Fprintf(tw, "  %s\t%s/%s\t%s\t%s\n", wave, s.Pod.Namespace, s.Pod.Name, budget, why)
 		}
 		_ = tw.Flush()
+		printOrder(w, n) // order.go
 		printCauses(w, n, said)
 	}
 	fmt.Fprintf(w, "\n%s\n%s\n", PlanHeadline(plan), etaLine(plan))

@@ -217,6 +217,8 @@ func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event
 		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true, ClientBurst: o.Burst,
 		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
 		Policy: o.policy(),
+		// Drain order (planned maintenance).
+		DrainOrder: o.rules, IgnoreMachineDrainRules: o.IgnoreMachineDrainRules,
 	}
 }
 

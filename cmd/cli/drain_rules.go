@@ -15,6 +15,8 @@ type DrainRuleOptions struct {
 	IgnoreDoNotDisrupt bool
 	// WaitInterval is how often a wait that has not changed is said again.
 	WaitInterval time.Duration
+	// Drain order (planned maintenance).
+	DrainOrderFlags // --drain-order, --drain-order-file (drain_order.go)
 }
 
 // addRuleFlags adds --ignore-do-not-disrupt and --wait-interval.
@@ -26,8 +28,10 @@ func (o *DrainRuleOptions) addRuleFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.WaitInterval, "wait-interval", o.WaitInterval, "while a pod waits and nothing changes, say the wait again this often, with how long it has lasted and why")
 }
 
-// addDoNotDisruptFlag adds --ignore-do-not-disrupt (plan takes it too).
+// addDoNotDisruptFlag adds --ignore-do-not-disrupt and the drain order flags (plan takes
+// them too).
 func (o *DrainRuleOptions) addDoNotDisruptFlag(f *pflag.FlagSet) {
+	o.addDrainOrderFlags(f)
 	f.BoolVar(&o.IgnoreDoNotDisrupt, "ignore-do-not-disrupt", o.IgnoreDoNotDisrupt, `evict pods annotated karpenter.sh/do-not-disrupt: "true" (by default they are not evicted and their node cannot finish draining)`)
 }
 
@@ -36,5 +40,5 @@ func (o *DrainRuleOptions) validateRules() error {
 	if o.WaitInterval != 0 && o.WaitInterval < time.Second {
 		return UsageErrorf("invalid --wait-interval %s: must be at least 1s", o.WaitInterval)
 	}
-	return nil
+	return o.validateDrainOrder()
 }

@@ -74,7 +74,8 @@ func (o *DrainOptions) maintenanceSpec(action mntv1.Action) mntv1.MaintenanceSpe
 		Drain: mntv1.DrainSettings{Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData,
 			GracePeriodSeconds: ptr.To(int32(o.GracePeriod)), PodSelector: o.PodSelector,
 			SkipWaitForDeleteTimeoutSeconds: int32(o.SkipWaitForDeleteTimeout), ChunkSize: ptr.To(o.ChunkSize),
-			IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, IncludeDisrupting: o.IncludeDisrupting},
+			IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, IncludeDisrupting: o.IncludeDisrupting,
+			Order: maintenance.SpecOrder(o.rules)}, // Drain order (planned maintenance)
 		Policy: mntv1.Policy{OnBlocked: o.OnBlocked, Surge: o.Surge},
 	}
 	if o.Timeout > 0 {

@@ -142,6 +142,16 @@ type DrainSettings struct {
 	// karpenter.sh/disrupted) too; by default they are left to Karpenter (phase Blocked).
 	// +optional
 	IncludeDisrupting bool `json:"includeDisrupting,omitempty"`
+	// Drain order (planned maintenance).
+	//
+	// Order are drain rules in the shape of Cluster API's MachineDrainRules, tried in
+	// this order before the cluster's MachineDrainRules (the first match wins; a pod's
+	// cluster.x-k8s.io/drain label wins over both): a node's pods go by ascending order
+	// group (default 0), each group once every pod of the groups before it is gone.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Order []DrainOrderRule `json:"order,omitempty"`
 }
 
 // Policy is what a run does about blocked nodes, deadlines and parallelism.
