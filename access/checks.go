@@ -132,3 +132,16 @@ func Controller() []Check {
 	add("events.k8s.io", "events", "", "create", "patch")
 	return cs
 }
+
+// ForceDeletes is what --on-blocked=force needs besides a drain's own calls: deleting
+// pods (its one DELETE) in each namespace given, or in every namespace when none is.
+func ForceDeletes(namespaces []string) []Check {
+	if len(namespaces) == 0 {
+		return []Check{{Verb: "delete", Group: coreGroup, Resource: podsResource, AllNamespaces: true}}
+	}
+	var cs []Check
+	for _, n := range namespaces {
+		cs = append(cs, Check{Verb: "delete", Group: coreGroup, Resource: podsResource, Namespace: n})
+	}
+	return cs
+}

@@ -147,6 +147,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	}
 	ruleSteps(nodePlans, sink)
 	e.explainPlan(ctx, nodePlans, pdbs)
+	e.planDeadAndForce(pf, nodePlans) // deadnode.go
 	for i := range pf.plan.Nodes {
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
 	}

@@ -28,6 +28,9 @@ const (
 	// ExitNotStarted means the --not-after deadline passed with nodes not started; the
 	// nodes started before it finished.
 	ExitNotStarted = 4
+	// ExitForced means finished by force: --on-blocked=force deleted pods below their
+	// budgets (the nodes are drained).
+	ExitForced = 5
 	// ExitTimeout means --timeout was reached.
 	ExitTimeout = 124
 	// ExitInterrupted means Ctrl-C or SIGTERM.
@@ -44,6 +47,7 @@ const ExitCodesHelp = `Exit codes:
        up by --on-blocked=skip; a run stopped by --on-blocked=fail; uninstall refused
        while a Maintenance is in progress or a NodePool exists)
   4    --not-after passed with nodes not started (the others finished)
+  5    finished by force: --on-blocked=force deleted pods below their budgets
   124  --timeout reached
   130  interrupted (Ctrl-C or SIGTERM); run the same command again to finish`
 
@@ -89,6 +93,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case isNotStarted(err):
 		return ExitNotStarted
+	case isForced(err):
+		return ExitForced
 	case errors.Is(err, context.DeadlineExceeded):
 		return ExitTimeout
 	case errors.Is(err, context.Canceled):
@@ -109,4 +115,10 @@ func PrintError(w io.Writer, err error) {
 func isNotStarted(err error) bool {
 	var ns interface{ NotStarted() bool }
 	return errors.As(err, &ns) && ns.NotStarted()
+}
+
+// isForced reports a run that finished by force (--on-blocked=force deleted pods).
+func isForced(err error) bool {
+	var f interface{ Forced() bool }
+	return errors.As(err, &f) && f.Forced()
 }
