@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -63,4 +64,12 @@ func (p *ForceFlags) forcePolicy(pol *drain.Policy) {
 	if p.flags && p.DeadNodeDeleteWait == 0 {
 		pol.DeadNodeDeleteWait = -1 // the flag's 0 is for ever; the engine's 0 its default
 	}
+}
+
+// addPlanForceFlags adds to plan the drain's --on-blocked, --force-after and
+// --never-force, so that a plan under --on-blocked=force lists what would be forced.
+func (p *PolicyFlags) addPlanForceFlags(f *pflag.FlagSet, drainCmd *cobra.Command) {
+	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), drainCmd.Flags().Lookup("on-blocked").Usage)
+	f.DurationVar(&p.ForceAfter, "force-after", 0, drainCmd.Flags().Lookup("force-after").Usage)
+	f.StringSliceVar(&p.NeverForce, "never-force", nil, drainCmd.Flags().Lookup("never-force").Usage)
 }

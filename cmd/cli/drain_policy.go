@@ -40,7 +40,7 @@ type PolicyFlags struct {
 // addPolicyFlags adds --on-blocked, --blocked-after and --not-after.
 func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3) or "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3) or "force" (delete, not evict, a pod blocked for --force-after; exit 5)`)
+	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3), "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3) or "force" (delete, not evict, a pod blocked for --force-after; exit 5)`)
 	f.DurationVar(&p.BlockedAfter, "blocked-after", drain.DefaultBlockedAfter, "with --on-blocked=skip: how long every pod left on a node must have been blocked, by budgets whose status did not move, before the node is given up")
 	f.StringVar(&p.NotAfter, "not-after", "", "no node starts draining after this time (RFC 3339, e.g. 2026-11-25T06:00:00Z, or a duration from now, e.g. 2h); nodes in progress finish; nodes not started are listed (exit 4)")
 	f.DurationVar(&p.Soak, "soak", 0, "in a rolling drain (--pool) or a pool move: how long a drained node keeps its slot before the next node starts (e.g. 2m, to see the workloads settle); 0: at once")
