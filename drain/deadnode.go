@@ -120,7 +120,7 @@ func (r *run) leftOnDeadLocked(st *podState, cur *corev1.Pod) {
 	r.sum.PodsLeftOnDeadNodes++
 	since := r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time).Round(time.Second)
 	r.e.emit(event.Event{Type: event.EventPodLeft, Node: st.node, Pod: st.key, Reason: "DeadNode",
-		Message: fmt.Sprintf("pod %s on dead node %s: its deletion started %s ago and no kubelet confirms it; not waited for (left to the node's return or removal)", st.key, st.node, since)})
+		Message: fmt.Sprintf("pod %s on dead node %s: its grace period ended %s ago and no kubelet confirms its deletion; not waited for (left to the node's return or removal)", st.key, st.node, since)})
 }
 
 // nodeGone ends the node's drain at once because the node was deleted: its pods went

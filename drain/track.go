@@ -26,12 +26,19 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))}))
 	}
 	if skip > 0 {
-		r.addAfter(st.key, skip)
+		wait := skip // from the deletionTimestamp, as the skip is measured
+		if cur.DeletionTimestamp != nil {
+			if w := skip - r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time); w > 0 {
+				wait = w
+			}
+		}
+		r.addAfter(st.key, wait)
 	}
 }
 
 // terminationCheckDelay is when to look again at an evicted pod that is not gone yet:
-// after its grace period plus a margin, or after --skip-wait-for-delete-timeout.
+// after its grace period plus a margin, or once --skip-wait-for-delete-timeout (or a dead
+// node's wait) has passed since its deletionTimestamp (the end of its grace period).
 func (r *run) terminationCheckDelay(p *corev1.Pod) time.Duration {
 	grace := 30 * time.Second
 	if g := r.graceLocked(p); g >= 0 {
@@ -41,7 +48,7 @@ func (r *run) terminationCheckDelay(p *corev1.Pod) time.Duration {
 	}
 	d := grace + 30*time.Second
 	if skip, _ := r.skipWaitLocked(p.Spec.NodeName); skip > 0 {
-		d = min(d, skip)
+		d = min(d, grace+skip)
 	}
 	return d
 }

@@ -34,7 +34,7 @@ func run(m *testing.M) int {
 	defer cleanup()
 	plugin = path
 	return cluster.Main(m, cluster.Options{ExtraArgs: map[string][]string{
-		"kwok": {"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + fixture.KwokNodeAnnotation + "=fake"},
+		"kwok":                    {"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + fixture.KwokNodeAnnotation + "=fake"},
 		"kube-controller-manager": {"--controllers=*,-taint-eviction-controller"},
 	}}, &shared)
 }
