@@ -123,7 +123,7 @@ func Controller() []Check {
 	add(autoscaling, "horizontalpodautoscalers", "", "list")
 	add(coreGroup, nodesResource, "", "get", "list", "watch", "patch", "update")
 	add(coreGroup, nodesResource, "status", "patch")
-	add(coreGroup, podsResource, "", "get", "list", "watch")
+	add(coreGroup, podsResource, "", "get", "list", "watch", "delete") // delete: policy.onBlocked force only
 	add(coreGroup, podsResource, evictionSubres, "create")
 	add(policyGroup, pdbsResource, "", "get", "list", "watch")
 	add("node.k8s.io", "runtimeclasses", "", "get", "list", "watch", "create", "update", "delete")

@@ -20,6 +20,8 @@ const (
 	ReasonDeadlinePassed = "DeadlinePassed"
 	ReasonTimedOut       = "TimedOut"
 	ReasonFailed         = "Failed"
+	// ReasonForced: finished by force (policy.onBlocked force deleted pods).
+	ReasonForced = "FinishedByForce"
 )
 
 // outcome maps how a run ended to the phase and the Progressing reason, as the CLI maps
@@ -31,7 +33,10 @@ func outcome(err error) (v1alpha1.Phase, string) {
 	var be interface{ Blocked() bool }
 	var ns interface{ NotStarted() bool }
 	var ue *operation.UsageError
+	var forced *drain.ForcedError
 	switch {
+	case errors.As(err, &forced):
+		return v1alpha1.PhaseForced, ReasonForced
 	case errors.As(err, &be) && be.Blocked():
 		return v1alpha1.PhaseBlocked, ReasonBlocked
 	case errors.As(err, &ue), drain.IsUsage(err):

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 )
 
 // ForceFlags are the flags of dead nodes and of force at a deadline: --force-after and
@@ -72,4 +73,15 @@ func (p *PolicyFlags) addPlanForceFlags(f *pflag.FlagSet, drainCmd *cobra.Comman
 	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), drainCmd.Flags().Lookup("on-blocked").Usage)
 	f.DurationVar(&p.ForceAfter, "force-after", 0, drainCmd.Flags().Lookup("force-after").Usage)
 	f.StringSliceVar(&p.NeverForce, "never-force", nil, drainCmd.Flags().Lookup("never-force").Usage)
+}
+
+// forceSpec sets a Maintenance's force and dead-node settings from the flags.
+func (p *ForceFlags) forceSpec(s *mntv1.MaintenanceSpec) {
+	if p.ForceAfter > 0 {
+		s.Policy.ForceAfter = mntv1.DurationOf(p.ForceAfter)
+	}
+	s.Policy.NeverForce = p.NeverForce
+	if p.flags && p.DeadNodeDeleteWait != drain.DefaultDeadNodeDeleteWait {
+		s.Drain.DeadNodeDeleteWait = mntv1.DurationOf(p.DeadNodeDeleteWait)
+	}
 }

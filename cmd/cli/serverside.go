@@ -91,6 +91,7 @@ func (o *DrainOptions) maintenanceSpec(action mntv1.Action) mntv1.MaintenanceSpe
 	if o.maxParallelSet {
 		s.Policy.MaxParallelNodes = int32(o.MaxParallelNodes)
 	}
+	o.forceSpec(&s) // drain_force.go
 	return s
 }
 
@@ -196,6 +197,8 @@ func phaseExitCode(m *mntv1.Maintenance) int {
 		return ExitNotStarted
 	case mntv1.PhaseTimedOut:
 		return ExitTimeout
+	case mntv1.PhaseForced:
+		return ExitForced
 	}
 	for _, cond := range m.Status.Conditions {
 		if cond.Type == mntv1.ConditionProgressing && cond.Reason == maintenance.ReasonInvalid {
