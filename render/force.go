@@ -32,7 +32,7 @@ func (p *Human) forceEvent(ev event.Event) bool {
 
 // forceSummary writes the pods forced, the pods left on dead nodes and the nodes gone.
 func forceSummary(w io.Writer, sum drain.Summary) {
-	if len(sum.Forced) > 0 {
+	if sum.PodsForced > 0 {
 		fmt.Fprintf(w, "Forced pods (deleted below their budgets, --on-blocked=force): %d\n", sum.PodsForced)
 		for _, f := range sum.Forced {
 			b := f.Budget
