@@ -1,13 +1,16 @@
 package drain
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -179,6 +182,69 @@ func TestDeadNodeWaits(t *testing.T) {
 			got, dead := r.skipWaitLocked("n1")
 			if got != tc.want || dead != tc.wantDead {
 				t.Errorf("skipWaitLocked = %s, %v; want %s, %v", got, dead, tc.want, tc.wantDead)
+			}
+		})
+	}
+}
+
+// --on-blocked=force: the pod a budget holds is deleted (with its UID as precondition), not
+// evicted, once the node has been blocked for ForceAfter; the run ends finished by force,
+// the pod counted apart, with Warning Events on the budget and the node. A budget in
+// NeverForce keeps its pod: nothing is deleted and the run waits until its timeout.
+func TestForceDeletesTheBlockedPod(t *testing.T) {
+	tests := map[string]struct {
+		never      []string
+		wantForced bool
+	}{
+		"the blocked pod is deleted":          {wantForced: true},
+		"a never-force budget keeps its pods": {never: []string{"ns/web"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			budget := testPDB(0)
+			budget.Spec.Selector.MatchLabels = map[string]string{"app": "held"}
+			budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 1, 1, 2
+			held := podOn("held", "n1", "u1")
+			held.Labels = map[string]string{"app": "held"}
+			g := newRig(t, Config{RecordEvents: true, Timeout: time.Minute, Policy: Policy{OnBlocked: OnBlockedForce, ForceAfter: 10 * time.Second, NeverForce: tc.never}},
+				testNode("n1"), held, budget)
+			g.start("n1")
+			<-g.run
+			res := g.finishStepping(time.Second)
+			var deletes []k8stesting.DeleteAction
+			for _, a := range g.client.Actions() {
+				if d, ok := a.(k8stesting.DeleteAction); ok && a.GetResource().Resource == "pods" {
+					deletes = append(deletes, d)
+				}
+			}
+			if !tc.wantForced {
+				var te *TimeoutError
+				if len(deletes) != 0 || !errors.As(res.err, &te) || res.sum.PodsForced != 0 {
+					t.Fatalf("Run = %v, %d delete(s), %d forced; want a timeout and nothing deleted", res.err, len(deletes), res.sum.PodsForced)
+				}
+				return
+			}
+			var fe *ForcedError
+			if !errors.As(res.err, &fe) || len(fe.Pods) != 1 || fe.Pods[0].Pod != "ns/held" || fe.Pods[0].PDB != "ns/web" {
+				t.Fatalf("Run = %v, want a ForcedError naming ns/held under ns/web", res.err)
+			}
+			if len(deletes) != 1 || deletes[0].GetName() != "held" || deletes[0].GetDeleteOptions().Preconditions == nil ||
+				*deletes[0].GetDeleteOptions().Preconditions.UID != "u1" {
+				t.Errorf("deletes %+v, want one of held with its UID as precondition", deletes)
+			}
+			if res.sum.PodsForced != 1 || res.sum.PodsEvicted != 0 || res.sum.NodesDrained != 1 || res.sum.Forced[0].Budget.DesiredHealthy != 1 {
+				t.Errorf("summary %+v", res.sum)
+			}
+			regarding := map[string]bool{}
+			for _, a := range g.client.Actions() {
+				if c, ok := a.(k8stesting.CreateAction); ok && a.GetResource().Resource == "events" {
+					if e, ok := c.GetObject().(*eventsv1.Event); ok && e.Reason == ReasonPodForced && e.Type == corev1.EventTypeWarning {
+						regarding[e.Regarding.Kind+"/"+e.Regarding.Name] = true
+					}
+				}
+			}
+			if !regarding["PodDisruptionBudget/web"] || !regarding["Node/n1"] {
+				t.Errorf("PodForced Warning Events on %v, want on PodDisruptionBudget/web and Node/n1", regarding)
 			}
 		})
 	}
