@@ -177,12 +177,14 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 		r.e.emit(event.Event{Type: event.EventPodForced, Node: st.node, Pod: st.key, PDB: fp.PDB, Reason: ReasonPodForced, Message: msg, Budget: &nb})
 		st, pod, grace := st, st.pod, r.graceLocked(st.pod)
 		r.later(func() {
-			note := fmt.Sprintf("kubectl-maintenance deleted pod %s below its budget: blocked %s by %s (--on-blocked=force)", st.key, blockedFor, numbers)
-			if budget != nil {
-				r.recordOn(budget, corev1.EventTypeWarning, ReasonPodForced, note)
-			}
-			r.recordEvent(st.node, corev1.EventTypeWarning, ReasonPodForced, note)
 			err := r.e.deletePod(r.ctx, pod, grace)
+			if err == nil { // recorded once deleted: the Events say what was done
+				note := fmt.Sprintf("kubectl-maintenance deleted pod %s below its budget: blocked %s by %s (--on-blocked=force)", st.key, blockedFor, numbers)
+				if budget != nil {
+					r.recordOn(budget, corev1.EventTypeWarning, ReasonPodForced, note)
+				}
+				r.recordEvent(st.node, corev1.EventTypeWarning, ReasonPodForced, note)
+			}
 			r.lock()
 			defer r.unlock()
 			r.forceAnsweredLocked(st, fp, err)
