@@ -131,7 +131,7 @@ func Controller() []Check {
 	add(autoscaling, "horizontalpodautoscalers", "", "list")
 	add(coreGroup, nodesResource, "", "get", "list", "watch", "patch", "update")
 	add(coreGroup, nodesResource, "status", "patch")
-	add(coreGroup, podsResource, "", "get", "list", "watch")
+	add(coreGroup, podsResource, "", "get", "list", "watch", "delete") // delete: policy.onBlocked force only
 	add(coreGroup, podsResource, evictionSubres, "create")
 	add(policyGroup, pdbsResource, "", "get", "list", "watch")
 	// Drain order (planned maintenance): MachineDrainRules and namespaces' labels.
@@ -141,5 +141,18 @@ func Controller() []Check {
 	add("coordination.k8s.io", "leases", "", "get", "create", "update")
 	add(coreGroup, "events", "", "create", "patch")
 	add("events.k8s.io", "events", "", "create", "patch")
+	return cs
+}
+
+// ForceDeletes is what --on-blocked=force needs besides a drain's own calls: deleting
+// pods (its one DELETE) in each namespace given, or in every namespace when none is.
+func ForceDeletes(namespaces []string) []Check {
+	if len(namespaces) == 0 {
+		return []Check{{Verb: "delete", Group: coreGroup, Resource: podsResource, AllNamespaces: true}}
+	}
+	var cs []Check
+	for _, n := range namespaces {
+		cs = append(cs, Check{Verb: "delete", Group: coreGroup, Resource: podsResource, Namespace: n})
+	}
 	return cs
 }

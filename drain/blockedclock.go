@@ -56,7 +56,7 @@ func (r *run) watchBlocked(ctx context.Context) {
 
 // blockedEvery is the blocked watcher's period: a few times per BlockedAfter.
 func (r *run) blockedEvery() time.Duration {
-	return min(max(r.e.cfg.BlockedAfter/5, 100*time.Millisecond), 5*time.Second)
+	return min(max(r.e.cfg.blockedAfter()/5, 100*time.Millisecond), 5*time.Second)
 }
 
 // checkBlockedLocked restarts the clock of each node whose wait is an outage, and gives up
@@ -83,7 +83,7 @@ func (r *run) checkBlockedLocked() {
 			continue
 		}
 		if r.blockedLocked(ns) && r.verifiedLocked(ns, now) {
-			r.skipNodeLocked(ns)
+			r.giveUpLocked(ns) // skip, or force (force.go)
 		}
 	}
 }
@@ -258,5 +258,5 @@ func (r *run) blockedLocked(ns *nodeState) bool {
 			pods = append(pods, pendingPod{terminating: st.phase == terminating, parked: st.parkedOn != nil, heldBack: held[st]})
 		}
 	}
-	return nodeBlocked(r.e.cfg.Clock.Now(), ns.pol.movedAt, r.e.cfg.BlockedAfter, pods)
+	return nodeBlocked(r.e.cfg.Clock.Now(), ns.pol.movedAt, r.e.cfg.blockedAfter(), pods)
 }

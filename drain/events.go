@@ -27,6 +27,20 @@ type Summary struct {
 	Skipped []BlockedNode
 	// NotStarted are the nodes --not-after (or --on-blocked=fail) kept from starting.
 	NotStarted []string
+
+	// Dead nodes and force (planned maintenance).
+	//
+	// PodsForced counts the pods --on-blocked=force deleted (not in PodsEvicted); Forced
+	// names them with their budgets.
+	PodsForced int
+	Forced     []ForcedPod
+	// PodsLeftOnDeadNodes counts the pods of dead nodes whose deletion started but that
+	// the run stopped waiting for (DeadNodeDeleteWait): left to the node's return or
+	// removal.
+	PodsLeftOnDeadNodes int
+	// NodesGone names the nodes deleted while they drained: their drains ended (neither
+	// drained nor failed), their pods went with them.
+	NodesGone []string
 }
 
 // Add returns the sum of s and the summary b of a later batch of the same operation
@@ -54,5 +68,9 @@ func (s Summary) Add(b Summary) Summary {
 	s.PendingBlocks = append(s.PendingBlocks, b.PendingBlocks...)
 	s.Skipped = append(s.Skipped, b.Skipped...)
 	s.NotStarted = append(s.NotStarted, b.NotStarted...)
+	s.PodsForced += b.PodsForced
+	s.Forced = append(s.Forced, b.Forced...)
+	s.PodsLeftOnDeadNodes += b.PodsLeftOnDeadNodes
+	s.NodesGone = append(s.NodesGone, b.NodesGone...)
 	return s
 }

@@ -113,11 +113,16 @@ const evictionTimeout = 30 * time.Second
 // evict posts a policy/v1 Eviction for pod with its UID as precondition, so that a pod
 // recreated under the same name (a StatefulSet's) is never evicted by a stale request.
 func (e *Engine) evict(ctx context.Context, pod *corev1.Pod, dryRun bool) error {
+	return e.evictGrace(ctx, pod, dryRun, e.cfg.GracePeriodSeconds)
+}
+
+// evictGrace is evict with the grace period given (negative: the pod's own).
+func (e *Engine) evictGrace(ctx context.Context, pod *corev1.Pod, dryRun bool, grace int) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), evictionTimeout)
 	defer cancel()
 	opts := &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(pod.UID)}}
-	if e.cfg.GracePeriodSeconds >= 0 {
-		opts.GracePeriodSeconds = ptr.To(int64(e.cfg.GracePeriodSeconds))
+	if grace >= 0 {
+		opts.GracePeriodSeconds = ptr.To(int64(grace))
 	}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}

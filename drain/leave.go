@@ -78,7 +78,7 @@ func (r *run) checkLeftNow(ctx context.Context, name string) {
 	case err == nil:
 		r.checkLeft(n)
 	case ctx.Err() == nil && apierrors.IsNotFound(err):
-		r.leave(name, "the node was deleted")
+		r.nodeGone(name) // its drain ends, gone, not failed (deadnode.go)
 	}
 }
 

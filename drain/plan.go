@@ -156,6 +156,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	e.ruleSteps(nodePlans, sink)
 	e.orderPlan(nodePlans, pf.pods, sink) // order.go
 	e.explainPlan(ctx, nodePlans, pdbs)
+	e.planDeadAndForce(pf, nodePlans) // deadnode.go
 	for i := range pf.plan.Nodes {
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
 	}

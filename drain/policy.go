@@ -23,6 +23,11 @@ const (
 	// OnBlockedFail stops before anything is cordoned when the plan has a blocker that
 	// can never clear; one met later fails its node and stops new nodes from starting.
 	OnBlockedFail OnBlocked = "fail"
+	// OnBlockedForce deletes (a plain DELETE, not an eviction) each pod that has been
+	// blocked by a budget for ForceAfter, by the same blocked clock as skip: the one path
+	// of the tool that goes below a budget, never taken without an explicit ForceAfter
+	// (force.go).
+	OnBlockedForce OnBlocked = "force"
 )
 
 // DefaultBlockedAfter is how long a node's remaining pods must all have been blocked, by
@@ -48,16 +53,31 @@ type Policy struct {
 	// Origin is the run recorded on every node the drain holds: its ID (NewEngine makes
 	// one when empty), command line (or "maintenance/<name>") and user.
 	Origin Origin
+
+	// Dead nodes and force (planned maintenance).
+	//
+	// ForceAfter, with OnBlocked force (and only with it), is how long a node's pods must
+	// have been blocked by budgets whose current status did not move before the blocked
+	// pods are deleted. Required with force: there is no default.
+	ForceAfter time.Duration
+	// NeverForce are budgets ("namespace/name") whose pods are never forced: they wait
+	// as under OnBlocked wait.
+	NeverForce []string
+	// DeadNodeDeleteWait is how long, on a dead node (Ready Unknown or False), a pod whose
+	// deletion started still blocks its node: kubectl's --skip-wait-for-delete-timeout for
+	// the pods of dead nodes. 0: DefaultDeadNodeDeleteWait; negative: wait for ever.
+	DeadNodeDeleteWait time.Duration
 }
 
 // validatePolicy checks the policy (messages name the setting).
 func (p Policy) validatePolicy() []string {
 	var errs []string
 	switch p.OnBlocked {
-	case "", OnBlockedWait, OnBlockedSkip, OnBlockedFail:
+	case "", OnBlockedWait, OnBlockedSkip, OnBlockedFail, OnBlockedForce:
 	default:
-		errs = append(errs, fmt.Sprintf(`onBlocked must be "wait", "skip" or "fail", got %q`, p.OnBlocked))
+		errs = append(errs, fmt.Sprintf(`onBlocked must be "wait", "skip", "fail" or "force", got %q`, p.OnBlocked))
 	}
+	errs = append(errs, p.validateForce()...)
 	if p.BlockedAfter < 0 {
 		errs = append(errs, fmt.Sprintf("blockedAfter must be positive, got %s", p.BlockedAfter))
 	}

@@ -27,7 +27,7 @@ func TestPolicyValidation(t *testing.T) {
 		"the zero value waits, with the default blocked-after": {in: Policy{}, wantOn: OnBlockedWait, wantAfter: DefaultBlockedAfter},
 		"skip keeps its blocked-after":                         {in: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}, wantOn: OnBlockedSkip, wantAfter: 10 * time.Second},
 		"fail is accepted":                                     {in: Policy{OnBlocked: OnBlockedFail}, wantOn: OnBlockedFail, wantAfter: DefaultBlockedAfter},
-		"an unknown policy is named":                           {in: Policy{OnBlocked: "retry"}, wantErr: `onBlocked must be "wait", "skip" or "fail", got "retry"`},
+		"an unknown policy is named":                           {in: Policy{OnBlocked: "retry"}, wantErr: `onBlocked must be "wait", "skip", "fail" or "force", got "retry"`},
 		"a negative blocked-after is refused":                  {in: Policy{BlockedAfter: -time.Second}, wantErr: "blockedAfter must be positive"},
 	}
 	for name, tc := range tests {

@@ -86,11 +86,15 @@ func (r *run) handle(key string) {
 	}
 	r.lock()
 	ev := r.decideLocked(key)
+	grace := 0
+	if ev != nil {
+		grace = r.graceLocked(ev.pod) // short on a dead node (deadnode.go)
+	}
 	r.unlock()
 	if ev == nil {
 		return
 	}
-	ans := classify(r.e.evict(r.ctx, ev.pod, false))
+	ans := classify(r.e.evictGrace(r.ctx, ev.pod, false, grace))
 	r.lock()
 	r.recordLocked(ev, ans)
 	r.unlock()
@@ -100,7 +104,7 @@ func (r *run) handle(key string) {
 // budget otherwise, or checks on it while it terminates.
 func (r *run) decideLocked(key string) *eviction {
 	st := r.pods[key]
-	if st == nil || st.phase == finished || st.parkedOn != nil || r.nodes[st.node].finished {
+	if st == nil || st.phase == finished || st.parkedOn != nil || r.nodes[st.node].finished || r.planned.forcing[key] {
 		return nil
 	}
 	cur, exists := r.currentLocked(st)

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -83,6 +84,16 @@ func (r *recorder) record(node, eventType, reason, message string) {
 		return
 	}
 	key := strings.Join([]string{node, eventType, reason, message}, "\x00")
+	// Nodes are cluster-scoped; kubelet and kubectl describe use the node's name as its
+	// UID in Events.
+	r.recordRegarding(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: types.UID(node)}}, key, eventType, reason, message)
+}
+
+// recordRegarding posts an Event on obj, once per key in the run; it never blocks.
+func (r *recorder) recordRegarding(obj runtime.Object, key, eventType, reason, message string) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	if r.denied || r.closing || r.seen[key] {
 		r.mu.Unlock()
@@ -91,10 +102,7 @@ func (r *recorder) record(node, eventType, reason, message string) {
 	r.seen[key] = true
 	r.posted++
 	r.mu.Unlock()
-	// Nodes are cluster-scoped; kubelet and kubectl describe use the node's name as its
-	// UID in Events.
-	regarding := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, UID: types.UID(node)}}
-	r.rec.Eventf(regarding, nil, eventType, reason, reason, "%s", message)
+	r.rec.Eventf(obj, nil, eventType, reason, reason, "%s", message)
 }
 
 // write is the broadcaster's watcher: it writes one Event to the API server.
@@ -186,4 +194,15 @@ func (r *run) recordEvent(node, eventType, reason, message string) {
 		message += " (user " + u + ")"
 	}
 	r.rec.record(node, eventType, reason, message)
+}
+
+// recordOn records an Event on a PodDisruptionBudget (best effort, never blocks): a
+// forced pod's Warning on its budget (force.go).
+func (r *run) recordOn(b *policyv1.PodDisruptionBudget, eventType, reason, message string) {
+	if u := r.self().User; u != "" {
+		message += " (user " + u + ")"
+	}
+	ref := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace, UID: b.UID}}
+	key := strings.Join([]string{"pdb", b.Namespace, b.Name, eventType, reason, message}, "\x00")
+	r.rec.recordRegarding(ref, key, eventType, reason, message)
 }

@@ -110,6 +110,7 @@ type run struct {
 	fast     fastStart              // the run's own cordons (faststart.go; its own lock)
 	sum      Summary
 	pol      runPolicy
+	planned  plannedState // dead nodes and force (deadnode.go, force.go)
 	done     chan struct{}
 }
 
@@ -121,7 +122,8 @@ func newRun(e *Engine, pf *preflight) *run {
 		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
 		index: map[string]*pdb.Index{}, stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{},
 		nodes: map[string]*nodeState{}, done: make(chan struct{}),
-		pace: newPacer(e.cfg.PaceMargin),
+		pace:    newPacer(e.cfg.PaceMargin),
+		planned: newPlannedState(pf, e.cfg.Policy),
 	}
 }
 
@@ -192,7 +194,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 		r.goroutine(func() { r.watchLeaves(ctx) })
 	}
 	r.goroutine(func() { r.sayPastDeadline(ctx) })
-	if r.e.cfg.OnBlocked == OnBlockedSkip {
+	if r.e.cfg.OnBlocked == OnBlockedSkip || r.e.cfg.OnBlocked == OnBlockedForce {
 		r.goroutine(func() { r.watchBlocked(ctx) })
 	}
 	if h := r.e.hooks.started; h != nil {
@@ -250,6 +252,9 @@ func (r *run) finish(result, startErr error) (Summary, error) {
 	}
 	if result == nil {
 		result = policyErr // failed, skipped or not started nodes
+	}
+	if result == nil {
+		result = r.forcedResultLocked() // finished by force (force.go)
 	}
 	return r.sum, result
 }

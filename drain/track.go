@@ -12,8 +12,11 @@ import (
 // checkTerminatingLocked reports a pod stuck terminating and, past
 // --skip-wait-for-delete-timeout, stops waiting for it.
 func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
-	skip := time.Duration(r.e.cfg.SkipWaitForDeleteTimeoutSeconds) * time.Second
+	skip, dead := r.skipWaitLocked(st.node) // shorter on a dead node (deadnode.go)
 	if skip > 0 && cur.DeletionTimestamp != nil && r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time) >= skip {
+		if dead {
+			r.leftOnDeadLocked(st, cur)
+		}
 		r.goneLocked(st)
 		return
 	}
@@ -23,22 +26,29 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))}))
 	}
 	if skip > 0 {
-		r.addAfter(st.key, skip)
+		wait := skip // from the deletionTimestamp, as the skip is measured
+		if cur.DeletionTimestamp != nil {
+			if w := skip - r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time); w > 0 {
+				wait = w
+			}
+		}
+		r.addAfter(st.key, wait)
 	}
 }
 
 // terminationCheckDelay is when to look again at an evicted pod that is not gone yet:
-// after its grace period plus a margin, or after --skip-wait-for-delete-timeout.
+// after its grace period plus a margin, or once --skip-wait-for-delete-timeout (or a dead
+// node's wait) has passed since its deletionTimestamp (the end of its grace period).
 func (r *run) terminationCheckDelay(p *corev1.Pod) time.Duration {
 	grace := 30 * time.Second
-	if r.e.cfg.GracePeriodSeconds >= 0 {
-		grace = time.Duration(r.e.cfg.GracePeriodSeconds) * time.Second
+	if g := r.graceLocked(p); g >= 0 {
+		grace = time.Duration(g) * time.Second
 	} else if p.Spec.TerminationGracePeriodSeconds != nil {
 		grace = time.Duration(*p.Spec.TerminationGracePeriodSeconds) * time.Second
 	}
 	d := grace + 30*time.Second
-	if skip := time.Duration(r.e.cfg.SkipWaitForDeleteTimeoutSeconds) * time.Second; skip > 0 {
-		d = min(d, skip)
+	if skip, _ := r.skipWaitLocked(p.Spec.NodeName); skip > 0 {
+		d = min(d, grace+skip)
 	}
 	return d
 }
@@ -54,9 +64,8 @@ func (r *run) goneLocked(st *podState) {
 	r.releaseLocked(st)
 	r.goneAt[st.key] = r.e.cfg.Clock.Now()
 	r.paceGoneLocked(st)
-	r.sum.PodsEvicted++
 	r.movedLocked(st.node)
-	r.e.emit(event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts})
+	r.e.emit(r.goneEventLocked(st)) // counted as evicted, or as forced (force.go)
 	ns := r.nodes[st.node]
 	ns.remaining--
 	if ns.finished {

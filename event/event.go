@@ -101,6 +101,11 @@ type Event struct {
 	// Waited, on an EventEvictionBlocked said again while nothing changed, is how long
 	// the pod (or the node, for a pod a drain rule holds) has waited so far.
 	Waited time.Duration
+
+	// Dead nodes and force (planned maintenance).
+	//
+	// Budget, on EventPodForced, is the forced pod's budget's status as it stood.
+	Budget *BudgetNumbers
 }
 
 // Plan is what a drain will do, computed before anything is touched.
@@ -111,6 +116,14 @@ type Plan struct {
 	Waves int
 	// ETA is how long the drain is expected to take (drain.EstimateETA).
 	ETA ETA
+
+	// Dead nodes and force (planned maintenance).
+	//
+	// ForceAfter is --force-after under --on-blocked=force (0: no force).
+	ForceAfter time.Duration
+	// WouldForce are the pods that would be forced if they stay blocked for ForceAfter:
+	// those whose budget allows nothing now and is not in --never-force.
+	WouldForce []Blocker
 }
 
 // NodePlan is the plan for one node.
@@ -130,6 +143,13 @@ type NodePlan struct {
 	// karpenter.sh/do-not-disrupt duration places some pod of the node, each pod's group
 	// or behavior, in the order they go; empty when every pod is in group 0.
 	Order []PodOrder
+
+	// Dead nodes and force (planned maintenance).
+	//
+	// Dead, when set, says the node is not ready (its Ready condition Unknown or False,
+	// since when and why): its pods are evicted with a short grace period and those whose
+	// deletion started are not waited for long.
+	Dead string
 }
 
 // PodOrder is one pod's place in its node's drain order.
@@ -234,3 +254,29 @@ const (
 	// deadline passed; "OnBlockedFail": --on-blocked=fail stopped the run).
 	EventNodeNotStarted Type = "node.not_started"
 )
+
+// Dead nodes and force (planned maintenance).
+const (
+	// EventPodForced: under --on-blocked=force the pod, blocked by its budget for
+	// --force-after, is deleted (a plain DELETE, not an eviction): the one event of a pod
+	// that went below its budget. PDB names the budget, Budget its numbers, Message says
+	// it for a person. The pod's going is then EventPodEvicted with Reason "Forced".
+	EventPodForced Type = "pod.forced"
+	// EventNodeGone: the node was deleted while it drained; its drain ends at once, neither
+	// drained nor failed (its pods went with it). Message says it.
+	EventNodeGone Type = "node.gone"
+	// EventPodLeft: a pod of a dead node whose deletion started longer ago than the
+	// dead-node wait is no longer waited for: it is left to the node's return or removal.
+	EventPodLeft Type = "pod.left"
+)
+
+// ReasonForced is the Reason of the EventPodEvicted of a pod --on-blocked=force deleted.
+const ReasonForced = "Forced"
+
+// BudgetNumbers are a budget's status numbers.
+type BudgetNumbers struct {
+	CurrentHealthy     int32 `json:"current_healthy"`
+	DesiredHealthy     int32 `json:"desired_healthy"`
+	ExpectedPods       int32 `json:"expected_pods"`
+	DisruptionsAllowed int32 `json:"disruptions_allowed"`
+}

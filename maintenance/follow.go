@@ -221,7 +221,8 @@ func Summary(m *v1alpha1.Maintenance) drain.Summary {
 		elapsed = s.CompletionTime.Sub(s.StartTime.Time)
 	}
 	sum := drain.Summary{NodesDrained: int(s.Counts.NodesDrained), NodesFailed: int(s.Counts.NodesFailed), NodesPending: int(s.Counts.NodesPending),
-		PodsEvicted: int(s.Counts.PodsEvicted), PodsPending: int(s.Counts.PodsPending), Evictions: int(s.Counts.Evictions), Refusals: int(s.Counts.Refusals), Elapsed: elapsed}
+		PodsEvicted: int(s.Counts.PodsEvicted), PodsPending: int(s.Counts.PodsPending), Evictions: int(s.Counts.Evictions), Refusals: int(s.Counts.Refusals), Elapsed: elapsed,
+		PodsForced: int(s.Counts.PodsForced), PodsLeftOnDeadNodes: int(s.Counts.PodsLeftOnDeadNodes)}
 	for _, n := range s.Nodes {
 		switch {
 		case n.State == v1alpha1.NodeStateBlocked:

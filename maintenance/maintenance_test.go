@@ -110,6 +110,7 @@ func TestOutcome(t *testing.T) {
 		"stopped by fail":     {fmt.Errorf("run: %w", &drain.StoppedError{}), v1alpha1.PhaseBlocked},
 		"deadline passed":     {&drain.NotStartedError{}, v1alpha1.PhaseDeadlinePassed},
 		"timed out":           {fmt.Errorf("drain: %w", context.DeadlineExceeded), v1alpha1.PhaseTimedOut},
+		"finished by force":   {fmt.Errorf("run: %w", &drain.ForcedError{}), v1alpha1.PhaseForced},
 		"an error of the API": {errors.New("boom"), v1alpha1.PhaseFailed},
 	}
 	for name, tc := range cases {

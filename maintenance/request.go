@@ -87,6 +87,9 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	if s.Policy.NotAfter != nil {
 		cfg.NotAfter = s.Policy.NotAfter.Time
 	}
+	if err := forceSettings(s, &cfg); err != nil { // request_force.go
+		return req, err
+	}
 	if s.Pool == "" && cfg.MaxParallelNodes == 0 {
 		cfg.MaxParallelNodes = drain.DefaultMaxParallelNodes
 	}

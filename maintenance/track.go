@@ -24,6 +24,7 @@ const (
 	NodeNotStarted = v1alpha1.NodeStateNotStarted
 	NodeMoved      = v1alpha1.NodeStateMoved
 	NodeUncordoned = v1alpha1.NodeStateUncordoned
+	NodeGone       = v1alpha1.NodeStateGone
 )
 
 // maxBlockers bounds the blockers kept per node (the CRD's limit).
@@ -155,6 +156,10 @@ func (t *tracker) apply(ev event.Event) {
 		t.setState(n, NodeBlocked, ev)
 	case event.EventNodeNotStarted:
 		t.setState(t.node(ev.Node), NodeNotStarted, ev)
+	case event.EventNodeGone:
+		n := t.node(ev.Node)
+		n.Message = ev.Message
+		t.setState(n, NodeGone, ev)
 	case event.EventNodeMoved:
 		t.setState(t.node(ev.Node), NodeMoved, ev)
 	case event.EventNodeUncordoned:
@@ -199,6 +204,8 @@ func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Coun
 			c.NodesBlocked++
 		case n.State == NodeNotStarted:
 			c.NodesNotStarted++
+		case n.State == NodeGone:
+			c.NodesGone++
 		default:
 			c.NodesPending++
 		}
@@ -206,6 +213,7 @@ func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Coun
 	}
 	if sum != nil {
 		c.PodsPending = int32(sum.PodsPending)
+		c.PodsForced, c.PodsLeftOnDeadNodes = int32(sum.PodsForced), int32(sum.PodsLeftOnDeadNodes)
 	}
 	return c
 }

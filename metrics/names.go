@@ -63,13 +63,14 @@ var phases = []string{
 	string(v1alpha1.PhasePending), string(v1alpha1.PhaseRunning), string(v1alpha1.PhasePaused),
 	string(v1alpha1.PhaseSucceeded), string(v1alpha1.PhaseFailed), string(v1alpha1.PhaseBlocked),
 	string(v1alpha1.PhaseDeadlinePassed), string(v1alpha1.PhaseTimedOut),
+	string(v1alpha1.PhaseScheduled), string(v1alpha1.PhaseForced),
 }
 
 var nodeStates = []string{
 	v1alpha1.NodeStatePending, v1alpha1.NodeStateCordoned, v1alpha1.NodeStateDraining,
 	v1alpha1.NodeStateDrained, v1alpha1.NodeStateBlocked, v1alpha1.NodeStateFailed,
 	v1alpha1.NodeStateNotStarted, v1alpha1.NodeStateMoved, v1alpha1.NodeStateUncordoned,
-	v1alpha1.NodeStateReleased,
+	v1alpha1.NodeStateReleased, v1alpha1.NodeStateGone,
 }
 
 // bounded returns v if it is one of known, else "Other".

@@ -51,6 +51,9 @@ func (o *Operator) preflightDrain(ctx context.Context, req Request, names []stri
 	if req.DryRun == drain.DryRunClient {
 		return nil
 	}
+	if err := o.preflightForce(ctx, req, names); err != nil { // --on-blocked=force (preflight_force.go)
+		return err
+	}
 	// Allowed in every namespace (the common case of a ClusterRole): no need to look at
 	// the pods. Otherwise ask for each namespace that holds a pod the drain may evict.
 	err := o.checkAccess(ctx, req.DryRun, access.EvictionsEverywhere())

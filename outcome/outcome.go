@@ -35,6 +35,9 @@ const (
 	TimedOut
 	// Interrupted: Ctrl-C or SIGTERM; running the same command again finishes.
 	Interrupted
+	// Forced: finished by force: --on-blocked=force deleted pods below their budgets
+	// (the nodes are drained).
+	Forced
 )
 
 // Row is what one outcome maps to.
@@ -57,6 +60,7 @@ const (
 	CodeInvalid     = 2
 	CodeBlocked     = 3
 	CodeNotStarted  = 4
+	CodeForced      = 5
 	CodeTimedOut    = 124
 	CodeInterrupted = 130
 )
@@ -70,6 +74,7 @@ var Table = map[Outcome]Row{
 	NotStarted:  {CodeNotStarted, v1alpha1.PhaseDeadlinePassed, "DeadlinePassed", "deadline passed"},
 	TimedOut:    {CodeTimedOut, v1alpha1.PhaseTimedOut, "TimedOut", "timed out"},
 	Interrupted: {CodeInterrupted, "", "", "interrupted"},
+	Forced:      {CodeForced, v1alpha1.PhaseForced, "FinishedByForce", "finished by force"},
 }
 
 // Of reads how a run ended from its error (nil: Succeeded).
@@ -79,6 +84,7 @@ func Of(err error) Outcome {
 	}
 	var be interface{ Blocked() bool }
 	var ns interface{ NotStarted() bool }
+	var forced interface{ Forced() bool }
 	switch {
 	case errors.As(err, &be) && be.Blocked():
 		return Blocked
@@ -86,6 +92,8 @@ func Of(err error) Outcome {
 		return Invalid
 	case errors.As(err, &ns) && ns.NotStarted():
 		return NotStarted
+	case errors.As(err, &forced) && forced.Forced():
+		return Forced
 	case errors.Is(err, context.DeadlineExceeded):
 		return TimedOut
 	case errors.Is(err, context.Canceled):

@@ -29,6 +29,7 @@ func TestOutcomeTable(t *testing.T) {
 		"not-after passed":         {&drain.NotStartedError{}, NotStarted, 4, v1alpha1.PhaseDeadlinePassed, "DeadlinePassed", "deadline passed"},
 		"timed out":                {fmt.Errorf("drain: %w", context.DeadlineExceeded), TimedOut, 124, v1alpha1.PhaseTimedOut, "TimedOut", "timed out"},
 		"interrupted":              {fmt.Errorf("drain: %w", context.Canceled), Interrupted, 130, "", "", "interrupted"},
+		"finished by force":        {fmt.Errorf("run: %w", &drain.ForcedError{}), Forced, 5, v1alpha1.PhaseForced, "FinishedByForce", "finished by force"},
 		"disrupting left to Karp.": {&drain.DisruptingError{Nodes: []string{"n1"}}, Blocked, 3, v1alpha1.PhaseBlocked, "Blocked", "blocked"},
 	}
 	for name, tc := range cases {

@@ -58,6 +58,9 @@ func DryRunSuffix(mode string) string {
 func (p *Human) Event(ev event.Event) {
 	sfx := DryRunSuffix(ev.DryRun)
 	p.dry = p.dry || ev.DryRun != ""
+	if p.forceEvent(ev) { // dead nodes and force (force.go)
+		return
+	}
 	switch ev.Type {
 	case event.EventPlan:
 		if p.Verbose || p.dry || len(ev.Plan.Blocked()) > 0 {
@@ -218,6 +221,7 @@ func leftOn(left map[string]int) string {
 // policySummary lists, before the summary line, the nodes given up by
 // --on-blocked=skip (each pod left and what blocks it) and the nodes not started.
 func policySummary(w io.Writer, sum drain.Summary) {
+	forceSummary(w, sum) // dead nodes and force (force.go)
 	if len(sum.Skipped) > 0 {
 		fmt.Fprintln(w, "Skipped nodes (blocked; left cordoned, state blocked):")
 		for _, n := range sum.Skipped {

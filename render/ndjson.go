@@ -26,6 +26,12 @@ import (
 //
 // 1.3: the summary's pods_left (pods left, by node: on nodes given up, failed, timed out
 // or interrupted); pods_pending now counts the pods of the nodes given up too.
+//
+// 1.4: pod.forced (pdb, budget: current_healthy, desired_healthy, expected_pods,
+// disruptions_allowed) under --on-blocked=force, and pod.evicted with reason Forced when
+// a forced pod is gone; node.gone (a node deleted while it drained); pod.left (a pod of a
+// dead node no longer waited for); the plan's force_after_seconds and would_force, its
+// nodes' dead; the summary's pods_forced, forced, pods_left_on_dead_nodes, nodes_gone; the summary's outcome (package outcome's verdict).
 const EventsVersion = "1.4"
 
 // jsonEvent is one NDJSON line.
@@ -53,6 +59,8 @@ type jsonEvent struct {
 	CauseKind  string    `json:"cause_kind,omitempty"`
 	Routine    bool      `json:"routine,omitempty"`
 	Waited     float64   `json:"waited_seconds,omitempty"`
+	// Budget is a forced pod's budget's numbers (1.4).
+	Budget *event.BudgetNumbers `json:"budget,omitempty"`
 
 	// version event
 	EventsVersion string `json:"events_version,omitempty"`
@@ -84,6 +92,12 @@ type summaryJSON struct {
 	// Outcome is the verdict the exit code means (package outcome): done, failed,
 	// invalid, blocked, deadline passed, timed out or interrupted (1.4).
 	Outcome string `json:"outcome"`
+
+	// Dead nodes and force (planned maintenance), 1.4.
+	PodsForced          int               `json:"pods_forced"`
+	Forced              []drain.ForcedPod `json:"forced,omitempty"`
+	PodsLeftOnDeadNodes int               `json:"pods_left_on_dead_nodes"`
+	NodesGone           []string          `json:"nodes_gone,omitempty"`
 }
 
 // NDJSON writes one JSON event per line: first a "version" event, last a "summary" with
@@ -126,7 +140,7 @@ func (p *NDJSON) Event(ev event.Event) {
 		level = "warn"
 	case event.EventNodeFailed:
 		level = "error"
-	case event.EventNodeBlocked, event.EventNodeNotStarted:
+	case event.EventNodeBlocked, event.EventNodeNotStarted, event.EventPodForced, event.EventPodLeft:
 		level = "warn"
 	}
 	e := jsonEvent{
@@ -134,6 +148,7 @@ func (p *NDJSON) Event(ev event.Event) {
 		PDB: ev.PDB, Reason: ev.Reason, RetryAfter: ev.RetryAfter.Seconds(), Attempt: ev.Attempt,
 		LagMs: float64(ev.Lag.Microseconds()) / 1000, Rate: ev.Rate, Wave: ev.Wave, Already: ev.Already, DryRun: ev.DryRun,
 		Cause: ev.Cause, Remedy: ev.Remedy, CauseKind: ev.CauseKind, Routine: ev.Routine, Waited: ev.Waited.Round(time.Millisecond).Seconds(),
+		Budget: ev.Budget,
 	}
 	if ev.Plan != nil {
 		e.Plan = ToPlanJSON(ev.Plan)
@@ -150,6 +165,7 @@ func (p *NDJSON) Summary(sum drain.Summary, err error, code int) {
 		PodsEvicted: sum.PodsEvicted, PodsPending: sum.PodsPending, PodsLeft: sum.LeftOn, Evictions: sum.Evictions,
 		Refusals: sum.Refusals, Elapsed: sum.Elapsed.Seconds(), Pending: sum.PendingBlocks, APIRequests: p.requests(),
 		Skipped: sum.Skipped, NotStarted: sum.NotStarted, Outcome: outcome.OfExitCode(code).Verdict(),
+		PodsForced: sum.PodsForced, Forced: sum.Forced, PodsLeftOnDeadNodes: sum.PodsLeftOnDeadNodes, NodesGone: sum.NodesGone,
 	}}
 	if p.eta.plans > 0 {
 		e.Summary.ETA = toETAJSON(p.eta.eta)

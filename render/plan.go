@@ -17,6 +17,10 @@ type PlanJSON struct {
 	ETA     *etaJSON       `json:"eta"`
 	Verdict string         `json:"verdict"`
 	Nodes   []nodePlanJSON `json:"nodes"`
+
+	// Dead nodes and force (planned maintenance), 1.4.
+	ForceAfter float64         `json:"force_after_seconds,omitempty"`
+	WouldForce []event.Blocker `json:"would_force,omitempty"`
 }
 
 type nodePlanJSON struct {
@@ -27,6 +31,8 @@ type nodePlanJSON struct {
 	Warnings        []string      `json:"warnings,omitempty"`
 	Errors          []string      `json:"errors,omitempty"`
 	Order           []orderJSON   `json:"order,omitempty"` // drain order groups (order.go)
+	// Dead says the node is not ready (1.4).
+	Dead string `json:"dead,omitempty"`
 }
 
 type podPlanJSON struct {
@@ -60,10 +66,10 @@ func NodeVerdict(n event.NodePlan) string {
 
 // ToPlanJSON is the plan's machine form.
 func ToPlanJSON(p *event.Plan) *PlanJSON {
-	out := &PlanJSON{Waves: p.Waves, ETA: toETAJSON(p.ETA), Verdict: VerdictReady}
+	out := &PlanJSON{Waves: p.Waves, ETA: toETAJSON(p.ETA), Verdict: VerdictReady, ForceAfter: p.ForceAfter.Seconds(), WouldForce: p.WouldForce}
 	for _, n := range p.Nodes {
 		nj := nodePlanJSON{Name: n.Name, AlreadyCordoned: n.AlreadyCordoned, Verdict: NodeVerdict(n),
-			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}, Order: toOrderJSON(n.Order)}
+			Warnings: n.Warnings, Errors: n.Errors, Pods: []podPlanJSON{}, Order: toOrderJSON(n.Order), Dead: n.Dead}
 		if nj.Verdict != VerdictReady && out.Verdict == VerdictReady {
 			out.Verdict = VerdictBlocked
 		}
@@ -125,6 +131,7 @@ func Plan(w io.Writer, plan *event.Plan) {
 		printOrder(w, n) // order.go
 		printCauses(w, n, said)
 	}
+	planForce(w, plan) // force.go
 	fmt.Fprintf(w, "\n%s\n%s\n", PlanHeadline(plan), etaLine(plan))
 }
 

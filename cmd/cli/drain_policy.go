@@ -31,24 +31,32 @@ type PolicyFlags struct {
 	notAfter time.Time
 	// now is the clock NotAfter durations count from (time.Now when nil).
 	now func() time.Time
+
+	// Dead nodes and force (planned maintenance): --force-after, --never-force,
+	// --dead-node-delete-wait (drain_force.go).
+	ForceFlags
 }
 
 // addPolicyFlags adds --on-blocked, --blocked-after and --not-after.
 func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3) or "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3)`)
+	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3), "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3) or "force" (delete, not evict, a pod blocked for --force-after; exit 5)`)
 	f.DurationVar(&p.BlockedAfter, "blocked-after", drain.DefaultBlockedAfter, "with --on-blocked=skip: how long every pod left on a node must have been blocked, by budgets whose status did not move, before the node is given up")
 	f.StringVar(&p.NotAfter, "not-after", "", "no node starts draining after this time (RFC 3339, e.g. 2026-11-25T06:00:00Z, or a duration from now, e.g. 2h); nodes in progress finish; nodes not started are listed (exit 4)")
 	f.DurationVar(&p.Soak, "soak", 0, "in a rolling drain (--pool) or a pool move: how long a drained node keeps its slot before the next node starts (e.g. 2m, to see the workloads settle); 0: at once")
-	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail"))
+	p.addForceFlags(f)
+	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail", "force"))
 }
 
 // validatePolicy checks the policy flags and resolves --not-after to a time.
 func (p *PolicyFlags) validatePolicy() error {
 	switch drain.OnBlocked(p.OnBlocked) {
-	case "", drain.OnBlockedWait, drain.OnBlockedSkip, drain.OnBlockedFail:
+	case "", drain.OnBlockedWait, drain.OnBlockedSkip, drain.OnBlockedFail, drain.OnBlockedForce:
 	default:
-		return UsageErrorf(`invalid --on-blocked %q: must be "wait", "skip" or "fail"`, p.OnBlocked)
+		return UsageErrorf(`invalid --on-blocked %q: must be "wait", "skip", "fail" or "force"`, p.OnBlocked)
+	}
+	if err := p.validateForce(drain.OnBlocked(p.OnBlocked) == drain.OnBlockedForce); err != nil {
+		return err
 	}
 	if p.BlockedAfter < 0 {
 		return UsageErrorf("invalid --blocked-after %s: must be positive (0 for the default, %s)", p.BlockedAfter, drain.DefaultBlockedAfter)
@@ -95,7 +103,9 @@ func parseNotAfter(s string, now time.Time) (time.Time, error) {
 
 // policy is the engine's Policy from the flags (the operations layer adds the origin).
 func (p *PolicyFlags) policy() drain.Policy {
-	return drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter, Soak: p.Soak}
+	pol := drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter, Soak: p.Soak}
+	p.forcePolicy(&pol)
+	return pol
 }
 
 // fallbackUser names the user as far as the kubeconfig can tell (the client

@@ -27,6 +27,9 @@ const (
 	// ExitNotStarted means the --not-after deadline passed with nodes not started; the
 	// nodes started before it finished.
 	ExitNotStarted = outcome.CodeNotStarted
+	// ExitForced means finished by force: --on-blocked=force deleted pods below their
+	// budgets (the nodes are drained).
+	ExitForced = outcome.CodeForced
 	// ExitTimeout means --timeout was reached.
 	ExitTimeout = outcome.CodeTimedOut
 	// ExitInterrupted means Ctrl-C or SIGTERM.
@@ -43,6 +46,7 @@ const ExitCodesHelp = `Exit codes:
        up by --on-blocked=skip; a run stopped by --on-blocked=fail; uninstall refused
        while a Maintenance is in progress or a NodePool exists)
   4    --not-after passed (or a Maintenance's window closed) with nodes not started (the others finished)
+  5    finished by force: --on-blocked=force deleted pods below their budgets
   124  --timeout reached
   130  interrupted (Ctrl-C or SIGTERM); run the same command again to finish`
 

@@ -66,6 +66,7 @@ stand, 2 for bad input.`,
 	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, drainCmd.Flags().Lookup("chunk-size").Usage)
 	o.addDoNotDisruptFlag(f)
 	o.addSurgeFlags(cmd)
+	o.addPlanForceFlags(f, drainCmd) // what --on-blocked=force would force (drain_force.go)
 	o.Printer.AddFlags(cmd)
 	o.planOnly = true // Windows (planned maintenance): plan says the window
 	o.addWindowFlags(cmd, false)

@@ -93,6 +93,7 @@ func (o *DrainOptions) maintenanceSpec(action mntv1.Action) mntv1.MaintenanceSpe
 	if o.maxParallelSet {
 		s.Policy.MaxParallelNodes = int32(o.MaxParallelNodes)
 	}
+	o.forceSpec(&s) // drain_force.go
 	return s
 }
 

@@ -30,7 +30,7 @@ func TestMaintenanceCELRefusesBadSpecs(t *testing.T) {
 		"a pool and names":        {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Pool: "blue"}, "don't also give spec.nodes"},
 		"no nodes":                {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain}, "no nodes"},
 		"an unknown action":       {mntv1.MaintenanceSpec{Action: "Reboot", Nodes: nodes}, "action must be Drain, Cordon, Uncordon or Move"},
-		"an unknown policy":       {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Policy: mntv1.Policy{OnBlocked: "retry"}}, "onBlocked must be wait, skip or fail"},
+		"an unknown policy":       {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Policy: mntv1.Policy{OnBlocked: "retry"}}, "onBlocked must be wait, skip, fail or force"},
 		"a negative timeout":      {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Drain: mntv1.DrainSettings{Timeout: neg}}, "timeout must not be negative"},
 		"a negative blockedAfter": {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Policy: mntv1.Policy{BlockedAfter: neg}}, "blockedAfter must not be negative"},
 		"a grace period below -1": {mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: nodes, Drain: mntv1.DrainSettings{GracePeriodSeconds: ptr.To(int32(-5))}}, "gracePeriodSeconds must be -1"},

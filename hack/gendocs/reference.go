@@ -45,7 +45,7 @@ func parseExitCodes(help string) ([]exitCode, error) {
 		}
 		codes[len(codes)-1].meaning += " " + strings.TrimSpace(line)
 	}
-	want := []int{cli.ExitOK, cli.ExitError, cli.ExitUsage, cli.ExitBlocked, cli.ExitNotStarted, cli.ExitTimeout, cli.ExitInterrupted}
+	want := []int{cli.ExitOK, cli.ExitError, cli.ExitUsage, cli.ExitBlocked, cli.ExitNotStarted, cli.ExitForced, cli.ExitTimeout, cli.ExitInterrupted}
 	var got []int
 	for _, c := range codes {
 		got = append(got, c.code)
@@ -68,7 +68,7 @@ func exitCodesPage() ([]byte, error) {
 	b.WriteString("# Exit codes\n\n")
 	b.WriteString("Every command of `kubectl maintenance` exits with one of these codes (also in `kubectl maintenance --help`).\n")
 	b.WriteString("Errors are one line on stderr, `error: ...`. When several apply, a drain exits with the first of:\n")
-	b.WriteString("`--timeout` (124), a stop by `--on-blocked=fail` (3), a failed node (1), skipped nodes (3), nodes not started (4).\n\n")
+	b.WriteString("`--timeout` (124), a stop by `--on-blocked=fail` (3), a failed node (1), skipped nodes (3), nodes not started (4), pods forced (5).\n\n")
 	b.WriteString("| code | meaning |\n|---|---|\n")
 	for _, c := range codes {
 		fmt.Fprintf(&b, "| %d | %s |\n", c.code, mdCell(c.meaning))

@@ -152,14 +152,28 @@ type DrainSettings struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Order []DrainOrderRule `json:"order,omitempty"`
+
+	// Dead nodes and force (planned maintenance).
+	//
+	// DeadNodeDeleteWait is how long a pod whose deletion started on a dead node (Ready
+	// Unknown or False) still blocks it (--dead-node-delete-wait). Unset: 10s; 0: wait
+	// for ever.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="deadNodeDeleteWait must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-') || self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="deadNodeDeleteWait must be a duration such as 90s, 30m or 1h30m (units ns, us, ms, s, m, h; 1d is not one: write 24h)"
+	DeadNodeDeleteWait *Duration `json:"deadNodeDeleteWait,omitempty"`
 }
 
 // Policy is what a run does about blocked nodes, deadlines and parallelism.
+// +kubebuilder:validation:XValidation:rule="!has(self.onBlocked) || self.onBlocked != 'force' || has(self.forceAfter)",message="onBlocked force needs an explicit forceAfter (how long a pod stays blocked before it is deleted)"
+// +kubebuilder:validation:XValidation:rule="!has(self.forceAfter) || (has(self.onBlocked) && self.onBlocked == 'force')",message="forceAfter needs onBlocked force"
+// +kubebuilder:validation:XValidation:rule="!has(self.neverForce) || (has(self.onBlocked) && self.onBlocked == 'force')",message="neverForce needs onBlocked force"
 type Policy struct {
-	// OnBlocked is wait (the default), skip or fail, as drain --on-blocked.
+	// OnBlocked is wait (the default), skip, fail or force, as drain --on-blocked.
 	// +optional
 	// +kubebuilder:default=wait
-	// +kubebuilder:validation:XValidation:rule="self in ['wait', 'skip', 'fail']",message="onBlocked must be wait, skip or fail"
+	// +kubebuilder:validation:XValidation:rule="self in ['wait', 'skip', 'fail', 'force']",message="onBlocked must be wait, skip, fail or force"
 	OnBlocked string `json:"onBlocked,omitempty"`
 	// BlockedAfter is how long a node must have been blocked before onBlocked=skip gives
 	// it up (default 5m).
@@ -196,6 +210,23 @@ type Policy struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self in ['Finish', 'Stop']",message="onWindowClose must be Finish or Stop"
 	OnWindowClose WindowClose `json:"onWindowClose,omitempty"`
+	// Dead nodes and force (planned maintenance).
+	//
+	// ForceAfter, with onBlocked force (required there, no default), is how long a pod
+	// must have been blocked by its budget (outages do not count) before it is deleted
+	// instead of evicted (--force-after). The controller then needs delete on pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="forceAfter must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-') || self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="forceAfter must be a duration such as 90s, 30m or 1h30m (units ns, us, ms, s, m, h; 1d is not one: write 24h)"
+	ForceAfter *Duration `json:"forceAfter,omitempty"`
+	// NeverForce are budgets (NAMESPACE/NAME) whose pods are never forced (--never-force).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$`
+	NeverForce []string `json:"neverForce,omitempty"`
 }
 
 // Duration is a length of time as Go writes it (90s, 30m, 1h30m). On the wire it is a
@@ -251,12 +282,15 @@ const (
 	PhaseDeadlinePassed Phase = "DeadlinePassed"
 	// PhaseTimedOut: drain.timeout was reached (exit 124).
 	PhaseTimedOut Phase = "TimedOut"
+	// PhaseForced: finished by force, policy.onBlocked force deleted pods below their
+	// budgets (exit 5); the nodes are drained.
+	PhaseForced Phase = "Forced"
 )
 
 // Done reports whether p ends the run.
 func (p Phase) Done() bool {
 	switch p {
-	case PhaseSucceeded, PhaseFailed, PhaseBlocked, PhaseDeadlinePassed, PhaseTimedOut:
+	case PhaseSucceeded, PhaseFailed, PhaseBlocked, PhaseDeadlinePassed, PhaseTimedOut, PhaseForced:
 		return true
 	}
 	return false
@@ -334,6 +368,9 @@ const (
 	// uncordon, another run): the run stopped every action on it at once; Message says
 	// who or what and when.
 	NodeStateReleased = "Released"
+	// NodeStateGone: the node was deleted while it drained; its drain ended (its pods
+	// went with it). Not a failure.
+	NodeStateGone = "Gone"
 )
 
 // Counts are the CLI summary's counts.
@@ -353,6 +390,18 @@ type Counts struct {
 	// Evictions counts eviction requests sent; Refusals those refused.
 	Evictions int32 `json:"evictions"`
 	Refusals  int32 `json:"refusals"`
+
+	// Dead nodes and force (planned maintenance).
+	//
+	// PodsForced are the pods policy.onBlocked force deleted (not in podsEvicted);
+	// PodsLeftOnDeadNodes the pods of dead nodes no longer waited for (left to the node's
+	// return or removal); NodesGone the nodes deleted while they drained.
+	// +optional
+	PodsForced int32 `json:"podsForced,omitempty"`
+	// +optional
+	PodsLeftOnDeadNodes int32 `json:"podsLeftOnDeadNodes,omitempty"`
+	// +optional
+	NodesGone int32 `json:"nodesGone,omitempty"`
 }
 
 // MaintenanceStatus is what the controller reports.

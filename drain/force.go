@@ -1,0 +1,283 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// Force at a deadline (--on-blocked=force --force-after D): a node whose pods have all
+// been blocked for D by budgets whose current status did not move (the blocked clock of
+// --on-blocked=skip, blockedclock.go: outages and statuses that are not current do not
+// count) has its blocked pods deleted with a plain DELETE (UID precondition), not
+// evicted. It is the one path of the tool that goes below a budget. Never forced: pods
+// kubectl's filters keep (DaemonSet and mirror pods), pods a drain rule keeps (they
+// never wait on a budget), and pods of a budget in NeverForce. Each forced pod is said
+// (EventPodForced), recorded as a Warning Event on its budget and on its node, and
+// counted apart; a run that forced anything ends with a *ForcedError.
+
+// ReasonPodForced is the reason of the Warning Events recorded on a forced pod's budget
+// and node.
+const ReasonPodForced = "PodForced"
+
+// ForcedPod is a pod --on-blocked=force deleted.
+type ForcedPod struct {
+	Node string `json:"node"`
+	Pod  string `json:"pod"`
+	// PDB names the budget(s) that blocked it ("namespace/name", comma-separated).
+	PDB string `json:"pdb"`
+	// Budget is the first budget's status numbers when the pod was deleted.
+	Budget event.BudgetNumbers `json:"budget"`
+	// BlockedFor is how long the node had been blocked.
+	BlockedFor time.Duration `json:"-"`
+}
+
+// ForcedError is a run that finished only by force: it deleted pods below their budgets
+// under --on-blocked=force (exit 5); the nodes are drained.
+type ForcedError struct{ Pods []ForcedPod }
+
+func (e *ForcedError) Error() string {
+	var parts []string
+	for i, p := range e.Pods {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Pods)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("pod %s (pdb %s)", p.Pod, p.PDB))
+	}
+	return fmt.Sprintf("finished by force: %d pod(s) deleted below their budgets (--on-blocked=force): %s", len(e.Pods), strings.Join(parts, ", "))
+}
+
+// Forced marks the error for the exit-code mapping.
+func (e *ForcedError) Forced() bool { return true }
+
+// validateForce checks the force settings (messages name the setting): force needs an
+// explicit forceAfter, and forceAfter and neverForce need force.
+func (p Policy) validateForce() []string {
+	var errs []string
+	force := p.OnBlocked == OnBlockedForce
+	switch {
+	case p.ForceAfter < 0:
+		errs = append(errs, fmt.Sprintf("forceAfter must be positive, got %s", p.ForceAfter))
+	case force && p.ForceAfter == 0:
+		errs = append(errs, "onBlocked force needs an explicit forceAfter (how long a pod stays blocked before it is deleted)")
+	case !force && p.ForceAfter > 0:
+		errs = append(errs, "forceAfter needs onBlocked force")
+	}
+	if len(p.NeverForce) > 0 && !force {
+		errs = append(errs, "neverForce needs onBlocked force")
+	}
+	for _, k := range p.NeverForce {
+		ns, name, ok := strings.Cut(k, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			errs = append(errs, fmt.Sprintf("neverForce entries must be NAMESPACE/NAME of a budget, got %q", k))
+		}
+	}
+	return errs
+}
+
+// forceVerdict decides whether a pod of a node blocked for ForceAfter is forced: it must
+// wait on a budget (parkedOn: pods a drain rule keeps and pods held back or in flight do
+// not), and none of its budgets may be in never. It returns "" when the pod is forced,
+// else why not.
+func forceVerdict(parkedOn []string, never map[string]bool) string {
+	if len(parkedOn) == 0 {
+		return "not waiting on a budget"
+	}
+	for _, k := range parkedOn {
+		if never[k] {
+			return "pdb " + k + " is never forced (--never-force)"
+		}
+	}
+	return ""
+}
+
+// plannedState is the run's state of dead nodes, gone nodes and forced pods (deadnode.go,
+// this file). Guarded by run.mu.
+type plannedState struct {
+	// dead names the dead nodes of the plan (Ready Unknown or False), with why.
+	dead map[string]string
+	// never is Policy.NeverForce as a set.
+	never map[string]bool
+	// forcing are the pods whose DELETE is decided or in flight; forced those deleted.
+	forcing map[string]bool
+	forced  map[string]bool
+}
+
+func newPlannedState(pf *preflight, p Policy) plannedState {
+	ps := plannedState{dead: map[string]string{}, never: map[string]bool{}, forcing: map[string]bool{}, forced: map[string]bool{}}
+	for _, n := range pf.plan.Nodes {
+		if n.Dead != "" {
+			ps.dead[n.Name] = n.Dead
+		}
+	}
+	for _, k := range p.NeverForce {
+		ps.never[k] = true
+	}
+	return ps
+}
+
+// blockedAfter is the blocked clock's limit: ForceAfter under force, else BlockedAfter.
+func (c *Config) blockedAfter() time.Duration {
+	if c.OnBlocked == OnBlockedForce {
+		return c.ForceAfter
+	}
+	return c.BlockedAfter
+}
+
+// giveUpLocked is what a node blocked for the clock's limit comes to: skip gives it up,
+// force deletes its blocked pods.
+func (r *run) giveUpLocked(ns *nodeState) {
+	if r.e.cfg.OnBlocked == OnBlockedForce {
+		r.forceNodeLocked(ns)
+		return
+	}
+	r.skipNodeLocked(ns)
+}
+
+// forceNodeLocked deletes every forceable pod of the node, each after a warning and a
+// pod.forced event naming its budget and its numbers.
+func (r *run) forceNodeLocked(ns *nodeState) {
+	var pods []*podState
+	for _, st := range ns.byUID {
+		if st.phase == waiting && !r.planned.forcing[st.key] && forceVerdict(st.parkedOn, r.planned.never) == "" {
+			pods = append(pods, st)
+		}
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].key < pods[j].key })
+	blockedFor := r.e.cfg.Clock.Since(ns.pol.movedAt).Round(time.Second)
+	for _, st := range pods {
+		keys := append([]string(nil), st.parkedOn...)
+		sort.Strings(keys)
+		fp := ForcedPod{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), BlockedFor: blockedFor}
+		numbers := "pdb " + fp.PDB
+		var budget *policyv1.PodDisruptionBudget
+		if b := r.budgetLocked(keys[0]); b != nil {
+			fp.Budget = budgetNumbers(b)
+			numbers = fmt.Sprintf("pdb %s (%s)", keys[0], b.Numbers())
+			budget = b.PDB
+		}
+		msg := fmt.Sprintf("forcing pod %s on node %s: blocked %s by %s; deleting it, not evicting it (--on-blocked=force --force-after %s)",
+			st.key, st.node, blockedFor, numbers, r.e.cfg.ForceAfter)
+		r.planned.forcing[st.key] = true
+		r.unparkLocked(st)
+		nb := fp.Budget
+		r.e.emit(event.Event{Type: event.EventPodForced, Node: st.node, Pod: st.key, PDB: fp.PDB, Reason: ReasonPodForced, Message: msg, Budget: &nb})
+		st, pod, grace := st, st.pod, r.graceLocked(st.pod)
+		r.later(func() {
+			err := r.e.deletePod(r.ctx, pod, grace)
+			if err == nil { // recorded once deleted: the Events say what was done
+				note := fmt.Sprintf("kubectl-maintenance deleted pod %s below its budget: blocked %s by %s (--on-blocked=force)", st.key, blockedFor, numbers)
+				if budget != nil {
+					r.recordOn(budget, corev1.EventTypeWarning, ReasonPodForced, note)
+				}
+				r.recordEvent(st.node, corev1.EventTypeWarning, ReasonPodForced, note)
+			}
+			r.lock()
+			defer r.unlock()
+			r.forceAnsweredLocked(st, fp, err)
+		})
+	}
+}
+
+// forceAnsweredLocked records the answer to a forced pod's DELETE.
+func (r *run) forceAnsweredLocked(st *podState, fp ForcedPod, err error) {
+	delete(r.planned.forcing, st.key)
+	switch {
+	case err == nil:
+		r.planned.forced[st.key] = true
+		r.sum.PodsForced++
+		r.sum.Forced = append(r.sum.Forced, fp)
+		if st.phase == finished {
+			return
+		}
+		st.phase, st.acceptedAt = terminating, r.e.cfg.Clock.Now()
+		r.movedLocked(st.node)
+		r.addAfter(st.key, r.terminationCheckDelay(st.pod))
+	case apierrors.IsNotFound(err):
+		r.goneLocked(st)
+	default:
+		r.failNodeLocked(r.nodes[st.node], fmt.Sprintf("cannot delete pod %s (--on-blocked=force): %s", st.key, err))
+	}
+}
+
+// goneEventLocked counts a pod that left its node and returns the event that says so: a
+// forced pod counts in PodsForced (counted when deleted), an evicted one in PodsEvicted.
+func (r *run) goneEventLocked(st *podState) event.Event {
+	ev := event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts}
+	if r.planned.forced[st.key] {
+		ev.Reason = event.ReasonForced
+		return ev
+	}
+	r.sum.PodsEvicted++
+	return ev
+}
+
+// forcedResultLocked is the run's result when nothing else went wrong: a *ForcedError
+// when it forced pods, else nil.
+func (r *run) forcedResultLocked() error {
+	if len(r.sum.Forced) == 0 {
+		return nil
+	}
+	sort.Slice(r.sum.Forced, func(i, j int) bool { return r.sum.Forced[i].Pod < r.sum.Forced[j].Pod })
+	return &ForcedError{Pods: append([]ForcedPod(nil), r.sum.Forced...)}
+}
+
+// deletePod deletes pod with its UID as precondition (never a pod recreated under its
+// name), with grace seconds when not negative: the force path's one DELETE.
+func (e *Engine) deletePod(ctx context.Context, pod *corev1.Pod, grace int) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), evictionTimeout)
+	defer cancel()
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(pod.UID)}}
+	if grace >= 0 {
+		opts.GracePeriodSeconds = ptr.To(int64(grace))
+	}
+	if err := e.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, opts); err != nil {
+		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+func budgetNumbers(b *pdb.Budget) event.BudgetNumbers {
+	s := b.PDB.Status
+	return event.BudgetNumbers{CurrentHealthy: s.CurrentHealthy, DesiredHealthy: s.DesiredHealthy, ExpectedPods: s.ExpectedPods, DisruptionsAllowed: s.DisruptionsAllowed}
+}
+
+// wouldForce lists the plan's pods that would be forced if they stayed blocked: those
+// whose budget allows nothing now (by the plan's verdict), not in never.
+func wouldForce(nodes []event.NodePlan, never map[string]bool) []event.Blocker {
+	var out []event.Blocker
+	for _, n := range nodes {
+		for _, s := range n.Steps {
+			if s.Decision.Goes() || len(s.Decision.Budgets) == 0 {
+				continue
+			}
+			switch s.Decision.Verdict {
+			case pdb.Exhausted, pdb.Never, pdb.Multiple, pdb.Negative:
+			default:
+				continue
+			}
+			var keys []string
+			for _, b := range s.Decision.Budgets {
+				keys = append(keys, b.Key())
+			}
+			if forceVerdict(keys, never) != "" {
+				continue
+			}
+			out = append(out, event.Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets), Message: s.Decision.Reason})
+		}
+	}
+	return out
+}
