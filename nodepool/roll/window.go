@@ -3,7 +3,6 @@ package roll
 import (
 	"context"
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"slices"
 	"sort"
 	"strings"
@@ -57,8 +56,8 @@ func NotReady(n *corev1.Node) bool {
 // InProgress reports whether this tool's record on the node says a drain or a move is in
 // progress on it (by any run).
 func InProgress(n *corev1.Node) bool {
-	s := noderecord.Read(n, nodepool.MoveAnnotation).State
-	return s == noderecord.StateDraining || s == noderecord.StateMoving
+	s := drain.ReadState(n, nodepool.MoveAnnotation).State
+	return s == drain.StateDraining || s == drain.StateMoving
 }
 
 // judge says why member m counts against its pool (counted), or why it is out of
@@ -80,12 +79,12 @@ func (w *Window) judge(m *corev1.Node, a drain.Admission) (counted, notCounted s
 		return countInProgress + " by another run", ""
 	case !m.Spec.Unschedulable:
 		return "", ""
-	case !noderecord.CordonedByUs(m):
+	case !drain.CordonedByUs(m):
 		return "", notForeign
 	}
-	st := noderecord.Read(m, nodepool.MoveAnnotation).State
+	st := drain.ReadState(m, nodepool.MoveAnnotation).State
 	if st == "" {
-		st = noderecord.StateCordoned
+		st = drain.StateCordoned
 	}
 	return "", st + ", left cordoned"
 }
