@@ -205,3 +205,21 @@ func oneNodeWorkload(t *testing.T, node, app string, pods int32, budget *fixture
 	e.Guard()
 	return e
 }
+
+// threeNodesOfWeb is three nodes (a, b, c) with six pods of Deployment web (Ready after
+// 1 s) under a budget of maxUnavailable 1, a spare node for the replacements added after
+// them, and the guard on.
+func threeNodesOfWeb(t *testing.T) *fixture.Env {
+	t.Helper()
+	e := newEnv(t, "a", "b", "c", "spare")
+	e.AddNodes(0, 1, 2)
+	slow := e.Here(fixture.PodOptions{ReadyDelay: time.Second})
+	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 6, slow); err != nil {
+		t.Fatal(err)
+	}
+	e.Ready("web", 6)
+	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
+	e.AddNodes(3)
+	e.Guard()
+	return e
+}

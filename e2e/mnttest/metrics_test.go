@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/metrics"
 )
@@ -22,16 +21,7 @@ import (
 // state gauge says what the object's status says, and no label of ours ever takes more
 // values than metrics.LabelBound.
 func TestMetricsCountWhatTheServerSaw(t *testing.T) {
-	e := newEnv(t, "a", "b", "c", "spare")
-	e.AddNodes(0, 1, 2)
-	slow := e.Here(fixture.PodOptions{ReadyDelay: time.Second})
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 6, slow); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 6)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	e.AddNodes(3)
-	e.Guard()
+	e := threeNodesOfWeb(t)
 	mc := mclient(t)
 	addr := freeAddr(t)
 	startController(e, "--metrics-bind-address="+addr)

@@ -20,16 +20,7 @@ import (
 // Test 1: a Maintenance drains three nodes under binding budgets: Running, then
 // Succeeded, every node Drained, the counts right.
 func TestMaintenanceDrainsThreeNodes(t *testing.T) {
-	e := newEnv(t, "a", "b", "c", "spare")
-	e.AddNodes(0, 1, 2)
-	slow := e.Here(fixture.PodOptions{ReadyDelay: time.Second})
-	if _, err := fixture.Deployment(e.Ctx, e.C, e.NS, "web", 6, slow); err != nil {
-		t.Fatal(err)
-	}
-	e.Ready("web", 6)
-	e.PDB("web", fixture.PDBSpec{App: "web", MaxUnavailable: fixture.Int(1)}, 1)
-	e.AddNodes(3)
-	e.Guard()
+	e := threeNodesOfWeb(t)
 	mc := mclient(t)
 	startController(e)
 	create(e, mc, e.NS, mntv1.MaintenanceSpec{Action: mntv1.ActionDrain, Nodes: names(e, 0, 1, 2), Reason: "test 1"})
