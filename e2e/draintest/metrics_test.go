@@ -1,11 +1,8 @@
 package draintest
 
 import (
-	"bufio"
 	"context"
 	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +41,7 @@ func TestDrainServesItsMetricsWhileItRuns(t *testing.T) {
 	}()
 	var seen map[string]float64
 	for seen == nil {
-		if m, err := scrapeText(addr); err == nil && sumFamily(m, metrics.PodsWaiting) >= 1 && m[metrics.EvictionsTotal+`{outcome="accepted"}`] >= 1 {
+		if m, err := fixture.Scrape(addr); err == nil && sumFamily(m, metrics.PodsWaiting) >= 1 && m[metrics.EvictionsTotal+`{outcome="accepted"}`] >= 1 {
 			seen = m
 			break
 		}
@@ -68,7 +65,7 @@ func TestDrainServesItsMetricsWhileItRuns(t *testing.T) {
 	if seen[metrics.RunsInProgress] != 1 {
 		t.Errorf("%s = %v during the run, want 1", metrics.RunsInProgress, seen[metrics.RunsInProgress])
 	}
-	if _, err := scrapeText(addr); err == nil {
+	if _, err := fixture.Scrape(addr); err == nil {
 		t.Errorf("the metrics endpoint %s still answers after the drain exited", addr)
 	}
 }
@@ -92,28 +89,4 @@ func apiEvictions(t *testing.T, e *fixture.Env) float64 {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// scrapeText reads a metrics endpoint: every sample by its name and labels.
-func scrapeText(addr string) (map[string]float64, error) {
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out, sc.Err()
 }

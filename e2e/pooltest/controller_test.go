@@ -1,16 +1,11 @@
 package pooltest
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"maps"
 	"net"
-	"net/http"
 	"os/exec"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +52,7 @@ func startController(e *fixture.Env, bin string, extra ...string) string {
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := scrape(addr); err == nil {
+		if _, err := fixture.Scrape(addr); err == nil {
 			return addr
 		}
 		if time.Now().After(deadline) {
@@ -74,33 +69,6 @@ func tailString(s string, n int) string {
 	return s
 }
 
-// scrape reads the controller's metrics: every sample by its full name with labels.
-func scrape(addr string) (map[string]float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("metrics: %s: %s", resp.Status, b)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out, sc.Err()
-}
-
 // settledReconciles waits until the controller has reconciled at least once and its
 // reconcile count has not moved for a second, and returns the metrics read then.
 func settledReconciles(t *testing.T, addr string) map[string]float64 {
@@ -108,7 +76,7 @@ func settledReconciles(t *testing.T, addr string) map[string]float64 {
 	deadline := time.Now().Add(30 * time.Second)
 	last, since := -1.0, time.Now()
 	for {
-		m, err := scrape(addr)
+		m, err := fixture.Scrape(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +175,7 @@ func TestHandEditedTaintIsAConflictReportedOnce(t *testing.T) {
 	// Quiet from here on: no node write, no status write, no retry loop.
 	node0, poolRV := e.Node(e.Nodes[0]), getPool(e, blue).ResourceVersion
 	time.Sleep(5 * time.Second)
-	m1, _ := scrape(addr)
+	m1, _ := fixture.Scrape(addr)
 	reconciles := sumMetric(m1, "controller_runtime_reconcile_total") - sumMetric(m0, "controller_runtime_reconcile_total")
 	writes := sumMetric(m1, "rest_client_requests_total", `method="PATCH"`) + sumMetric(m1, "rest_client_requests_total", `method="PUT"`) -
 		sumMetric(m0, "rest_client_requests_total", `method="PATCH"`) - sumMetric(m0, "rest_client_requests_total", `method="PUT"`)

@@ -46,7 +46,7 @@ func TestIdleControllerOn200Nodes(t *testing.T) {
 	// Let it start, sync its caches and reconcile once.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		m, _ := scrape(addr)
+		m, _ := fixture.Scrape(addr)
 		if sumMetric(m, "controller_runtime_reconcile_total") >= 1 {
 			break
 		}
@@ -56,7 +56,7 @@ func TestIdleControllerOn200Nodes(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	time.Sleep(5 * time.Second)
-	before, err := scrape(addr)
+	before, err := fixture.Scrape(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestIdleControllerOn200Nodes(t *testing.T) {
 	if n, example := passed(); n > 0 {
 		t.Errorf("%d node updates during the heartbeats passed the controller's predicate, e.g. %s", n, example)
 	}
-	after, err := scrape(addr)
+	after, err := fixture.Scrape(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
