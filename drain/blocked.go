@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -108,14 +109,14 @@ func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) boo
 	return moved
 }
 
-// skipNodeLocked gives the node up: first its state (StateBlocked, with why) and its
+// skipNodeLocked gives the node up: first its state (noderecord.StateBlocked, with why) and its
 // Event are written, then it is recorded as skipped, so that both are on the node before
 // the run can end.
 func (r *run) skipNodeLocked(ns *nodeState) {
 	ns.pol.skipping = true
 	bn := r.blockedNodeLocked(ns)
 	r.later(func() {
-		if err := r.setState(r.ctx, ns, StateBlocked, bn.Reason); err != nil {
+		if err := r.setState(r.ctx, ns, noderecord.StateBlocked, bn.Reason); err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
 		}
 		r.recordEvent(ns.name, corev1.EventTypeWarning, "DrainSkipped", fmt.Sprintf("kubectl-maintenance gave the node up (--on-blocked=skip): %s", bn.Reason))
@@ -212,10 +213,10 @@ func (r *run) stopOnNeverLocked(st *podState, reason, message string) {
 		r.later(w.stop) // a rolling drain waiting for room stops waiting
 	}
 	why := fmt.Sprintf("blocked (--on-blocked=fail): pod %s: %s", st.key, message)
-	// As a skipped node: its state (StateBlocked, with why) is on the node before the
+	// As a skipped node: its state (noderecord.StateBlocked, with why) is on the node before the
 	// node fails and the run can end, so that status says why it stays cordoned.
 	r.later(func() {
-		if err := r.setState(r.ctx, ns, StateBlocked, why); err != nil {
+		if err := r.setState(r.ctx, ns, noderecord.StateBlocked, why); err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
 		}
 		r.lock()

@@ -335,7 +335,7 @@ func (e *TimeoutError) Unwrap() error { return errDeadline }
 // cancelled to pause it: the nodes it holds stay as they are (draining, its record and
 // heartbeat), for the caller to keep holding (noderecord.RenewHeartbeat) until a run
 // under the same identity resumes them. Any other end of the context lets them go
-// (StateFailed).
+// (noderecord.StateFailed).
 var ErrPaused = errors.New("paused")
 
 // InterruptedError is a drain stopped by its context (Ctrl-C). The nodes keep their

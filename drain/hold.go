@@ -20,7 +20,7 @@ import (
 // is conditional on the record not being another live run's. A run that finds a node held
 // by another says so in one line naming the other run and waits for it (or, with
 // --on-blocked=fail, stops); a run that ends before a node it holds is drained leaves the
-// node cordoned in StateFailed, with why.
+// node cordoned in noderecord.StateFailed, with why.
 
 // ReasonHeld is the Reason of the warning a run sends for a node another live run holds;
 // its message names that run.
@@ -34,7 +34,7 @@ const heldPoll = 5 * time.Second
 const releaseTimeout = 10 * time.Second
 
 // self is the run's identity as recorded on its nodes.
-func (r *run) self() *Origin { return r.e.cfg.origin() }
+func (r *run) self() *noderecord.Run { return r.e.cfg.origin() }
 
 // ours reports whether the node's record names this run.
 func (r *run) ours(n *corev1.Node) bool {
@@ -107,7 +107,7 @@ func (r *run) waitHeld(ctx context.Context, ns *nodeState) bool {
 }
 
 // setState writes the node's state as this run's (see SetState), and lets the node go
-// unless the state is StateDraining. A node another live run holds now is not written:
+// unless the state is noderecord.StateDraining. A node another live run holds now is not written:
 // that is said, and the error returned.
 func (r *run) setState(ctx context.Context, ns *nodeState, state, why string) error {
 	err := r.retryTransient(ctx, func() error {
@@ -121,7 +121,7 @@ func (r *run) setState(ctx context.Context, ns *nodeState, state, why string) er
 			Message: fmt.Sprintf("%s; this run leaves the node to it (state %s not written)", held.Error(), state)})
 		return err
 	}
-	if err == nil && state != StateDraining {
+	if err == nil && state != noderecord.StateDraining {
 		ns.pol.held = false
 	}
 	return err
@@ -206,7 +206,7 @@ func (r *run) renew(ctx context.Context, ns *nodeState, now time.Time) {
 }
 
 // releaseUnfinished is the end of a run by its timeout or an interruption: every node it
-// still holds stays cordoned, in StateFailed with why (never left "draining"), within
+// still holds stays cordoned, in noderecord.StateFailed with why (never left "draining"), within
 // releaseTimeout. Nodes another run took meanwhile are not written.
 func (r *run) releaseUnfinished(result error) {
 	why := "the run was interrupted before the node was drained; run the same command again to finish"
@@ -229,7 +229,7 @@ func (r *run) releaseUnfinished(result error) {
 			if !r.ours(n) {
 				return nil, nil
 			}
-			return map[string]any{"metadata": noderecord.StatePatch(StateFailed, r.e.cfg.Clock.Now(), r.self(), why)}, nil
+			return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateFailed, r.e.cfg.Clock.Now(), r.self(), why)}, nil
 		})
 		if err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
@@ -285,7 +285,7 @@ func (r *run) releaseNotStarted(name string, cordonedHere bool) {
 			ann, _ := meta["annotations"].(map[string]any)
 			delete(ann, noderecord.AnnotationWaiting) // the waiter takes it
 			delete(ann, noderecord.AnnotationCordoned)
-		case cordonedHere && CordonedByUs(n):
+		case cordonedHere && noderecord.CordonedByUs(n):
 			patch["spec"] = map[string]any{"unschedulable": nil}
 			uncordoned = true
 		}
@@ -317,7 +317,7 @@ func (r *run) takeNode(ctx context.Context, ns *nodeState) error {
 				return nil
 			}
 			node, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})
-			if err != nil || (node.Spec.Unschedulable && node.Annotations[AnnotationDrain] == StateDraining && r.ours(node)) {
+			if err != nil || (node.Spec.Unschedulable && node.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining && r.ours(node)) {
 				return err
 			}
 			r.lock()

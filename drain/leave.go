@@ -20,7 +20,7 @@ import (
 // the run, which stops every action on it at once and writes nothing more there.
 const ReasonReleased = "Released"
 
-// watchLeaves watches the nodes this tool records on (those carrying LabelState: every
+// watchLeaves watches the nodes this tool records on (those carrying noderecord.LabelState: every
 // node a run holds) and ends at once each node this run holds that someone took from it:
 // made schedulable again (`uncordon --force`, `kubectl uncordon`), its record removed, or
 // its record rewritten by another run. Without it a run would go on evicting whatever the
@@ -37,7 +37,7 @@ func (r *run) watchLeaves(ctx context.Context) {
 				r.checkLeft(n)
 			}
 		},
-		// A node that no longer carries LabelState left the watch's selection: its record
+		// A node that no longer carries noderecord.LabelState left the watch's selection: its record
 		// was removed (uncordon) or the node deleted. The watch gives the node as it was
 		// before; read it as it is now.
 		DeleteFunc: func(obj any) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // nodeState is one node of the run. Guarded by run.mu.
@@ -300,9 +301,9 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 	}
 	ns.finishing = true
 	r.later(func() {
-		state := StateDrained
+		state := noderecord.StateDrained
 		if r.e.cfg.PodSelector != "" {
-			state = StateSelectedDrained // only the selected pods went
+			state = noderecord.StateSelectedDrained // only the selected pods went
 		}
 		err := r.setState(r.ctx, ns, state, "")
 		var after []event.Event

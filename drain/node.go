@@ -13,15 +13,15 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
-// Cordon marks node unschedulable as FieldManager. It reports whether the node was
+// Cordon marks node unschedulable as noderecord.FieldManager. It reports whether the node was
 // already cordoned. serverDryRun sends the change with dryRun=All.
 func Cordon(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serverDryRun bool) (already bool, err error) {
 	return CordonAs(ctx, c, node, serverDryRun, time.Now(), nil)
 }
 
-// CordonAs is Cordon that also records the state StateCordoned (label and annotations),
+// CordonAs is Cordon that also records the state noderecord.StateCordoned (label and annotations),
 // since now, and origin when given, in the same patch.
-func CordonAs(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serverDryRun bool, now time.Time, origin *Origin) (already bool, err error) {
+func CordonAs(ctx context.Context, c kubernetes.Interface, node *corev1.Node, serverDryRun bool, now time.Time, origin *noderecord.Run) (already bool, err error) {
 	if node.Spec.Unschedulable {
 		return true, nil
 	}
@@ -29,7 +29,7 @@ func CordonAs(ctx context.Context, c kubernetes.Interface, node *corev1.Node, se
 		if already = cur.Spec.Unschedulable; already {
 			return nil, nil
 		}
-		return map[string]any{"metadata": noderecord.StatePatch(StateCordoned, now, origin, ""),
+		return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateCordoned, now, origin, ""),
 			"spec": map[string]any{"unschedulable": true}}, nil
 	})
 	if err != nil {
@@ -39,8 +39,8 @@ func CordonAs(ctx context.Context, c kubernetes.Interface, node *corev1.Node, se
 }
 
 // CordonForDrain writes the resume record and the cordon in one patch, before anything is
-// said or evicted: AnnotationDrain=draining, and (when the node was schedulable)
-// spec.unschedulable=true with AnnotationCordoned. The patch carries the node's
+// said or evicted: noderecord.AnnotationDrain=draining, and (when the node was schedulable)
+// spec.unschedulable=true with noderecord.AnnotationCordoned. The patch carries the node's
 // resourceVersion and is retried on a conflict against a fresh read, so a cordon made by
 // someone else in between is never taken for ours. It returns the node as written and
 // whether it was already cordoned.
@@ -48,11 +48,11 @@ func CordonForDrain(ctx context.Context, c kubernetes.Interface, name string, se
 	return CordonForDrainAs(ctx, c, name, serverDryRun, time.Now(), nil)
 }
 
-// CordonForDrainAs is CordonForDrain that also writes the state model (LabelState,
-// AnnotationSince, and origin when given: the run that holds the node from now on, with
+// CordonForDrainAs is CordonForDrain that also writes the state model (noderecord.LabelState,
+// noderecord.AnnotationSince, and origin when given: the run that holds the node from now on, with
 // its heartbeat) in the same patch, with now as the time the node started draining. A
 // node another live run holds is left alone: the error is a *noderecord.HeldError.
-func CordonForDrainAs(ctx context.Context, c kubernetes.Interface, name string, serverDryRun bool, now time.Time, origin *Origin) (node *corev1.Node, already bool, err error) {
+func CordonForDrainAs(ctx context.Context, c kubernetes.Interface, name string, serverDryRun bool, now time.Time, origin *noderecord.Run) (node *corev1.Node, already bool, err error) {
 	node, err = noderecord.Update(ctx, c.CoreV1(), name, serverDryRun, func(cur *corev1.Node) (map[string]any, error) {
 		already = cur.Spec.Unschedulable
 		return cordonDecide(cur, now, origin)
@@ -65,18 +65,18 @@ func CordonForDrainAs(ctx context.Context, c kubernetes.Interface, name string, 
 
 // cordonDecide is the cordon of cur with the drain's record (the run that holds the
 // node from now on), or a *noderecord.HeldError when another live run holds it.
-func cordonDecide(cur *corev1.Node, now time.Time, origin *Origin) (map[string]any, error) {
+func cordonDecide(cur *corev1.Node, now time.Time, origin *noderecord.Run) (map[string]any, error) {
 	if err := heldByOther(cur, origin, now); err != nil {
 		return nil, err
 	}
-	meta := noderecord.StatePatch(StateDraining, now, origin, "")
+	meta := noderecord.StatePatch(noderecord.StateDraining, now, origin, "")
 	patch := map[string]any{"metadata": meta}
 	ann := meta["annotations"].(map[string]any)
 	if origin != nil && cur.Annotations[noderecord.AnnotationWaiting] == origin.ID {
 		ann[noderecord.AnnotationWaiting] = nil // waited for, and taken
 	}
 	if !cur.Spec.Unschedulable {
-		ann[AnnotationCordoned] = "true"
+		ann[noderecord.AnnotationCordoned] = "true"
 		patch["spec"] = map[string]any{"unschedulable": true}
 	}
 	return patch, nil
@@ -103,7 +103,7 @@ func DecideUncordon(node *corev1.Node, force bool) UncordonResult {
 	switch {
 	case !node.Spec.Unschedulable:
 		return AlreadySchedulable
-	case force || CordonedByUs(node):
+	case force || noderecord.CordonedByUs(node):
 		return Uncordoned
 	}
 	return LeftCordoned

@@ -9,6 +9,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 func owned(manager, fields string) metav1.ManagedFieldsEntry {
@@ -29,13 +30,13 @@ func TestDecideUncordonByCordonOwner(t *testing.T) {
 		want     UncordonResult
 	}{
 		"schedulable: nothing to do":                    {false, nil, false, AlreadySchedulable},
-		"our cordon is undone":                          {true, []metav1.ManagedFieldsEntry{owned(FieldManager, unschedulableFields), owned("kubectl", labelFields)}, false, Uncordoned},
+		"our cordon is undone":                          {true, []metav1.ManagedFieldsEntry{owned(noderecord.FieldManager, unschedulableFields), owned("kubectl", labelFields)}, false, Uncordoned},
 		"someone else's cordon stays":                   {true, []metav1.ManagedFieldsEntry{owned("kubectl", unschedulableFields)}, false, LeftCordoned},
-		"a cordon shared with someone else stays":       {true, []metav1.ManagedFieldsEntry{owned(FieldManager, unschedulableFields), owned("kubectl", unschedulableFields)}, false, LeftCordoned},
+		"a cordon shared with someone else stays":       {true, []metav1.ManagedFieldsEntry{owned(noderecord.FieldManager, unschedulableFields), owned("kubectl", unschedulableFields)}, false, LeftCordoned},
 		"a cordon nobody is recorded for stays":         {true, nil, false, LeftCordoned},
 		"--force undoes someone else's":                 {true, []metav1.ManagedFieldsEntry{owned("kubectl", unschedulableFields)}, true, Uncordoned},
-		"a status subresource entry does not count":     {true, []metav1.ManagedFieldsEntry{{Manager: FieldManager, Subresource: "status", FieldsV1: metav1.NewFieldsV1(unschedulableFields)}}, false, LeftCordoned},
-		"our label write does not make the cordon ours": {true, []metav1.ManagedFieldsEntry{owned(FieldManager, labelFields), owned("kubectl", unschedulableFields)}, false, LeftCordoned},
+		"a status subresource entry does not count":     {true, []metav1.ManagedFieldsEntry{{Manager: noderecord.FieldManager, Subresource: "status", FieldsV1: metav1.NewFieldsV1(unschedulableFields)}}, false, LeftCordoned},
+		"our label write does not make the cordon ours": {true, []metav1.ManagedFieldsEntry{owned(noderecord.FieldManager, labelFields), owned("kubectl", unschedulableFields)}, false, LeftCordoned},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -61,7 +62,7 @@ func TestCordonForDrainWritesTheRecordWithTheCordon(t *testing.T) {
 	if err != nil || already {
 		t.Fatalf("CordonForDrain = %v, already %v", err, already)
 	}
-	if len(patches) != 1 || !n.Spec.Unschedulable || n.Annotations[AnnotationDrain] != StateDraining || n.Annotations[AnnotationCordoned] != "true" {
+	if len(patches) != 1 || !n.Spec.Unschedulable || n.Annotations[noderecord.AnnotationDrain] != noderecord.StateDraining || n.Annotations[noderecord.AnnotationCordoned] != "true" {
 		t.Fatalf("patches %q; node unschedulable=%v annotations=%v", patches, n.Spec.Unschedulable, n.Annotations)
 	}
 	_, already, err = CordonForDrain(context.Background(), c, "n1", false)

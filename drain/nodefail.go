@@ -1,13 +1,16 @@
 package drain
 
-import "github.com/kubectl-maintenance/kubectl-maintenance/event"
+import (
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
+)
 
 // How a node's drain ends when it cannot finish: an error of its own (failNodeLocked,
-// recorded StateFailed on the node), or a node someone took from the run (leave.go:
+// recorded noderecord.StateFailed on the node), or a node someone took from the run (leave.go:
 // nothing written, Reason ReasonReleased).
 
 // failNodeLocked ends the node as failed, saying why. A node the run holds is first
-// recorded StateFailed with why (it stays cordoned), then said failed.
+// recorded noderecord.StateFailed with why (it stays cordoned), then said failed.
 func (r *run) failNodeLocked(ns *nodeState, msg string) {
 	if ns.finished || ns.failing {
 		return
@@ -15,7 +18,7 @@ func (r *run) failNodeLocked(ns *nodeState, msg string) {
 	if ns.pol.held && r.ctx.Err() == nil {
 		ns.failing = true
 		r.later(func() {
-			if err := r.setState(r.ctx, ns, StateFailed, msg); err != nil {
+			if err := r.setState(r.ctx, ns, noderecord.StateFailed, msg); err != nil {
 				r.e.cfg.Logger.V(2).Info("could not record the failed state", "node", ns.name, "err", err)
 			}
 			r.lock()

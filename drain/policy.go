@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ const (
 	// OnBlockedWait waits for the budgets until --timeout (the default).
 	OnBlockedWait OnBlocked = "wait"
 	// OnBlockedSkip gives a node up once all its remaining pods have been blocked for
-	// BlockedAfter by budgets that did not move: it stays cordoned in StateBlocked, the
+	// BlockedAfter by budgets that did not move: it stays cordoned in noderecord.StateBlocked, the
 	// other nodes go on, and the run ends with a SkippedError.
 	OnBlockedSkip OnBlocked = "skip"
 	// OnBlockedFail stops before anything is cordoned when the plan has a blocker that
@@ -52,7 +53,7 @@ type Policy struct {
 	Soak time.Duration
 	// Origin is the run recorded on every node the drain holds: its ID (NewEngine makes
 	// one when empty), command line (or "maintenance/<name>") and user.
-	Origin Origin
+	Origin noderecord.Run
 
 	// Dead nodes and force (planned maintenance).
 	//
@@ -98,7 +99,7 @@ func (p *Policy) fillPolicy() {
 }
 
 // origin is the run recorded on the nodes (NewEngine gives it an ID).
-func (p *Policy) origin() *Origin {
+func (p *Policy) origin() *noderecord.Run {
 	o := p.Origin
 	return &o
 }

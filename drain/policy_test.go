@@ -3,6 +3,7 @@ package drain
 import (
 	"context"
 	"errors"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func TestSkipGivesUpTheBlockedNode(t *testing.T) {
 	held := podOn("held", "n1", "u1")
 	held.Labels = map[string]string{"app": "held"}
 	g := newRig(t, Config{RecordEvents: true, Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second,
-		Origin: Origin{Command: "kubectl maintenance drain n1 n2", User: "jane"}}},
+		Origin: noderecord.Run{Command: "kubectl maintenance drain n1 n2", User: "jane"}}},
 		testNode("n1"), held, budget)
 	g.start("n1")
 	<-g.run
@@ -103,8 +104,8 @@ func TestSkipGivesUpTheBlockedNode(t *testing.T) {
 		t.Errorf("summary %+v", res.sum)
 	}
 	n1, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
-	if !n1.Spec.Unschedulable || n1.Labels[LabelState] != StateBlocked || n1.Annotations[AnnotationDrain] != StateBlocked ||
-		!strings.Contains(n1.Annotations[AnnotationBlocked], "ns/web") || n1.Annotations[AnnotationUser] != "jane" {
+	if !n1.Spec.Unschedulable || n1.Labels[noderecord.LabelState] != noderecord.StateBlocked || n1.Annotations[noderecord.AnnotationDrain] != noderecord.StateBlocked ||
+		!strings.Contains(n1.Annotations[noderecord.AnnotationBlocked], "ns/web") || n1.Annotations[noderecord.AnnotationUser] != "jane" {
 		t.Errorf("n1 after skip: unschedulable %v labels %v annotations %v", n1.Spec.Unschedulable, n1.Labels, n1.Annotations)
 	}
 	// The fake clientset does not honour generateName, so read the requests, not the store.
@@ -181,7 +182,7 @@ func TestNotAfterStopsTheNextNodeAndUndoesItsCordon(t *testing.T) {
 		t.Fatalf("Run = %v, summary %+v; want n1 drained, n2 not started", res.err, res.sum)
 	}
 	n2, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
-	if n2.Spec.Unschedulable || Touched(n2) {
+	if n2.Spec.Unschedulable || noderecord.Touched(n2) {
 		t.Errorf("n2 not restored: unschedulable %v labels %v annotations %v", n2.Spec.Unschedulable, n2.Labels, n2.Annotations)
 	}
 }
@@ -216,8 +217,8 @@ func TestFailMetDuringTheRunStopsNewNodes(t *testing.T) {
 	}
 	// n1 stays cordoned, in state blocked with why (not "draining": nothing drains it).
 	n1, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
-	if !n1.Spec.Unschedulable || n1.Labels[LabelState] != StateBlocked || !strings.Contains(n1.Annotations[AnnotationBlocked], "--on-blocked=fail") {
+	if !n1.Spec.Unschedulable || n1.Labels[noderecord.LabelState] != noderecord.StateBlocked || !strings.Contains(n1.Annotations[noderecord.AnnotationBlocked], "--on-blocked=fail") {
 		t.Errorf("n1: unschedulable %v, state %q, blocked %q; want cordoned, %q, saying --on-blocked=fail",
-			n1.Spec.Unschedulable, n1.Labels[LabelState], n1.Annotations[AnnotationBlocked], StateBlocked)
+			n1.Spec.Unschedulable, n1.Labels[noderecord.LabelState], n1.Annotations[noderecord.AnnotationBlocked], noderecord.StateBlocked)
 	}
 }

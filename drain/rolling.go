@@ -324,7 +324,7 @@ func (r *run) drainedBefore(name string) time.Duration {
 		return 0
 	}
 	rec := noderecord.Read(n, "")
-	if (rec.State != StateDrained && rec.State != StateSelectedDrained) || rec.Since.IsZero() {
+	if (rec.State != noderecord.StateDrained && rec.State != noderecord.StateSelectedDrained) || rec.Since.IsZero() {
 		return 0
 	}
 	return max(0, r.e.cfg.Clock.Since(rec.Since))

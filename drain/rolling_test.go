@@ -181,8 +181,8 @@ func TestRollingDrainSoaksWhatIsLeft(t *testing.T) {
 	drainedAt := g.clock.Now().Add(-8 * time.Minute)
 	n1 = n1.DeepCopy()
 	n1.Spec.Unschedulable = true
-	n1.Labels = map[string]string{noderecord.LabelState: StateDrained}
-	n1.Annotations = map[string]string{noderecord.AnnotationDrain: StateDrained, noderecord.AnnotationSince: drainedAt.UTC().Format(time.RFC3339)}
+	n1.Labels = map[string]string{noderecord.LabelState: noderecord.StateDrained}
+	n1.Annotations = map[string]string{noderecord.AnnotationDrain: noderecord.StateDrained, noderecord.AnnotationSince: drainedAt.UTC().Format(time.RFC3339)}
 	if err := g.client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("nodes"), n1, ""); err != nil {
 		t.Fatal(err)
 	}

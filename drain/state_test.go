@@ -2,6 +2,7 @@ package drain
 
 import (
 	"context"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func TestStateTransitions(t *testing.T) {
 		}
 		return n
 	}
-	origin := &Origin{Command: "kubectl maintenance drain n1", User: "jane"}
+	origin := &noderecord.Run{Command: "kubectl maintenance drain n1", User: "jane"}
 	steps := []struct {
 		name  string
 		do    func() error
@@ -37,19 +38,21 @@ func TestStateTransitions(t *testing.T) {
 		user  string
 		why   string
 	}{
-		{"cordon records cordoned", func() error { _, err := CordonAs(ctx, c, get(), false, t0, &Origin{User: "bob"}); return err }, StateCordoned, t0, "bob", ""},
+		{"cordon records cordoned", func() error { _, err := CordonAs(ctx, c, get(), false, t0, &noderecord.Run{User: "bob"}); return err }, noderecord.StateCordoned, t0, "bob", ""},
 		{"a drain's cordon records draining with its origin", func() error {
 			_, _, err := CordonForDrainAs(ctx, c, "n1", false, t0.Add(time.Minute), origin)
 			return err
-		}, StateDraining, t0.Add(time.Minute), "jane", ""},
+		}, noderecord.StateDraining, t0.Add(time.Minute), "jane", ""},
 		{"skip records blocked and why", func() error {
-			return SetState(ctx, c, "n1", StateBlocked, t0.Add(2*time.Minute), "pdb ns/web (needs 2)", origin)
-		}, StateBlocked, t0.Add(2 * time.Minute), "jane", "pdb ns/web (needs 2)"},
+			return SetState(ctx, c, "n1", noderecord.StateBlocked, t0.Add(2*time.Minute), "pdb ns/web (needs 2)", origin)
+		}, noderecord.StateBlocked, t0.Add(2 * time.Minute), "jane", "pdb ns/web (needs 2)"},
 		{"a re-run drains again and forgets why it was blocked", func() error {
 			_, _, err := CordonForDrainAs(ctx, c, "n1", false, t0.Add(3*time.Minute), origin)
 			return err
-		}, StateDraining, t0.Add(3 * time.Minute), "jane", ""},
-		{"drained", func() error { return SetState(ctx, c, "n1", StateDrained, t0.Add(4*time.Minute), "", origin) }, StateDrained, t0.Add(4 * time.Minute), "jane", ""},
+		}, noderecord.StateDraining, t0.Add(3 * time.Minute), "jane", ""},
+		{"drained", func() error {
+			return SetState(ctx, c, "n1", noderecord.StateDrained, t0.Add(4*time.Minute), "", origin)
+		}, noderecord.StateDrained, t0.Add(4 * time.Minute), "jane", ""},
 	}
 	for _, s := range steps {
 		before := patches
@@ -60,11 +63,11 @@ func TestStateTransitions(t *testing.T) {
 			t.Errorf("%s: %d patches, want 1", s.name, patches-before)
 		}
 		n := get()
-		got := ReadState(n, "")
-		if got.State != s.state || n.Labels[LabelState] != s.state || !got.Since.Equal(s.since) || got.User != s.user || got.Blocked != s.why {
-			t.Errorf("%s: state %+v label %q", s.name, got, n.Labels[LabelState])
+		got := noderecord.Read(n, "")
+		if got.State != s.state || n.Labels[noderecord.LabelState] != s.state || !got.Since.Equal(s.since) || got.User != s.user || got.Blocked != s.why {
+			t.Errorf("%s: state %+v label %q", s.name, got, n.Labels[noderecord.LabelState])
 		}
-		if !Touched(n) {
+		if !noderecord.Touched(n) {
 			t.Errorf("%s: not touched", s.name)
 		}
 	}
@@ -72,7 +75,7 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := get()
-	if n.Spec.Unschedulable || Touched(n) || ReadState(n, "").State != "" {
+	if n.Spec.Unschedulable || noderecord.Touched(n) || noderecord.Read(n, "").State != "" {
 		t.Errorf("after uncordon: unschedulable %v labels %v annotations %v", n.Spec.Unschedulable, n.Labels, n.Annotations)
 	}
 }
@@ -85,11 +88,11 @@ func TestReadState(t *testing.T) {
 		want                string
 	}{
 		"untouched":                              {nil, nil, false, ""},
-		"the annotation of an older version":     {nil, map[string]string{AnnotationDrain: StateDrained}, false, StateDrained},
-		"the annotation wins over a stale label": {map[string]string{LabelState: StateDraining}, map[string]string{AnnotationDrain: StateBlocked}, false, StateBlocked},
-		"the label alone":                        {map[string]string{LabelState: StateCordoned}, nil, true, StateCordoned},
-		"our cordon with no record":              {nil, nil, true, StateCordoned},
-		"a pool move in progress":                {map[string]string{LabelState: StateDraining}, map[string]string{AnnotationDrain: StateDraining, move: "draining"}, true, StateMoving},
+		"the annotation of an older version":     {nil, map[string]string{noderecord.AnnotationDrain: noderecord.StateDrained}, false, noderecord.StateDrained},
+		"the annotation wins over a stale label": {map[string]string{noderecord.LabelState: noderecord.StateDraining}, map[string]string{noderecord.AnnotationDrain: noderecord.StateBlocked}, false, noderecord.StateBlocked},
+		"the label alone":                        {map[string]string{noderecord.LabelState: noderecord.StateCordoned}, nil, true, noderecord.StateCordoned},
+		"our cordon with no record":              {nil, nil, true, noderecord.StateCordoned},
+		"a pool move in progress":                {map[string]string{noderecord.LabelState: noderecord.StateDraining}, map[string]string{noderecord.AnnotationDrain: noderecord.StateDraining, move: "draining"}, true, noderecord.StateMoving},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -97,12 +100,12 @@ func TestReadState(t *testing.T) {
 			n.Labels, n.Annotations = tc.labels, tc.annotations
 			if tc.cordonedByUs {
 				n.Spec.Unschedulable = true
-				n.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, unschedulableFields)}
+				n.ManagedFields = []metav1.ManagedFieldsEntry{owned(noderecord.FieldManager, unschedulableFields)}
 			}
-			if got := ReadState(n, move).State; got != tc.want {
+			if got := noderecord.Read(n, move).State; got != tc.want {
 				t.Errorf("ReadState = %q, want %q", got, tc.want)
 			}
-			if touched := Touched(n); touched != (tc.want != "") {
+			if touched := noderecord.Touched(n); touched != (tc.want != "") {
 				t.Errorf("Touched = %v", touched)
 			}
 		})

@@ -65,7 +65,7 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 		GracePeriodSeconds: -1, PodSelector: d.PodSelector, SkipWaitForDeleteTimeoutSeconds: int(d.SkipWaitForDeleteTimeoutSeconds),
 		ChunkSize: drain.DefaultChunkSize, MaxParallelNodes: int(s.Policy.MaxParallelNodes), RecordEvents: true,
 		IgnoreDoNotDisrupt: d.IgnoreDoNotDisrupt,
-		Policy:             drain.Policy{OnBlocked: drain.OnBlocked(s.Policy.OnBlocked), Origin: drain.Origin{ID: RunID(m), Command: Origin(m.Name)}},
+		Policy:             drain.Policy{OnBlocked: drain.OnBlocked(s.Policy.OnBlocked), Origin: noderecord.Run{ID: RunID(m), Command: Origin(m.Name)}},
 	}
 	if d.GracePeriodSeconds != nil {
 		cfg.GracePeriodSeconds = int(*d.GracePeriodSeconds)

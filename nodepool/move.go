@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,6 +95,6 @@ func IsNotInstalled(err error) bool {
 var ErrNotInstalled = Usagef("the NodePool resource is not installed: run kubectl maintenance pool install")
 
 // CordonedByUs reports whether the node's cordon is this tool's, by the engine's rule
-// (drain.CordonedByUs: the node's managedFields name drain.FieldManager as the only owner of
+// (noderecord.CordonedByUs: the node's managedFields name noderecord.FieldManager as the only owner of
 // spec.unschedulable). A cordon anyone else made, or made again after a plain uncordon, stays.
-func CordonedByUs(n *corev1.Node) bool { return drain.CordonedByUs(n) }
+func CordonedByUs(n *corev1.Node) bool { return noderecord.CordonedByUs(n) }

@@ -73,7 +73,7 @@ type Request struct {
 	// instead of planning again (Plan made the permission preflight).
 	Moves *MovePlan
 	// Command is the front end's command line, recorded on the nodes a cordon or a drain
-	// changes with the user who ran it (drain.Origin; status shows both).
+	// changes with the user who ran it (noderecord.Run; status shows both).
 	Command string
 	// RunID, when set, is the run's stable identity, recorded on the nodes it holds: a
 	// later run with the same RunID (the next leader running the same Maintenance) takes

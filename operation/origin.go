@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -25,7 +26,7 @@ func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	if req.RequestedBy != "" && req.RequestedBy != user {
 		user = req.RequestedBy + " (via " + user + ")"
 	}
-	req.Drain.Origin = drain.Origin{ID: req.RunID, Command: req.Command, User: user}
+	req.Drain.Origin = noderecord.Run{ID: req.RunID, Command: req.Command, User: user}
 }
 
 // whoAmI asks the API server once who the user is (see access.WhoAmI); later calls

@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -34,7 +35,7 @@ func TestWithOriginNamesTheRequester(t *testing.T) {
 			if tc.want != "" && (req.Drain.Origin.Command != "maintenance/m" || req.Drain.Origin.ID != "maintenance-uid") {
 				t.Errorf("origin %+v, want the command and run ID kept", req.Drain.Origin)
 			}
-			if tc.want == "" && req.Drain.Origin != (drain.Origin{}) {
+			if tc.want == "" && req.Drain.Origin != (noderecord.Run{}) {
 				t.Errorf("origin %+v, want none", req.Drain.Origin)
 			}
 		})

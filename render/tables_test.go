@@ -2,10 +2,10 @@ package render
 
 import (
 	"encoding/json"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
@@ -13,8 +13,8 @@ import (
 // touched.
 func TestStatusWatchPrintsChangesOnly(t *testing.T) {
 	last := map[string]string{}
-	a := operation.NodeStatus{Name: "a", State: drain.StateDraining, PodsLeft: 2}
-	b := operation.NodeStatus{Name: "b", State: drain.StateDrained}
+	a := operation.NodeStatus{Name: "a", State: noderecord.StateDraining, PodsLeft: 2}
+	b := operation.NodeStatus{Name: "b", State: noderecord.StateDrained}
 	steps := []struct {
 		name string
 		now  []operation.NodeStatus
@@ -22,7 +22,7 @@ func TestStatusWatchPrintsChangesOnly(t *testing.T) {
 	}{
 		{"the first look prints everything", []operation.NodeStatus{a, b}, []string{"a=draining", "b=drained"}},
 		{"nothing changed: nothing printed", []operation.NodeStatus{a, b}, nil},
-		{"a pod left: printed again", []operation.NodeStatus{{Name: "a", State: drain.StateDraining, PodsLeft: 1}, b}, []string{"a=draining"}},
+		{"a pod left: printed again", []operation.NodeStatus{{Name: "a", State: noderecord.StateDraining, PodsLeft: 1}, b}, []string{"a=draining"}},
 		{"uncordoned: printed with no state", []operation.NodeStatus{b}, []string{"a="}},
 	}
 	for _, s := range steps {

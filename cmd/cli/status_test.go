@@ -12,8 +12,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 func statusNode(name string, labels, annotations map[string]string) *corev1.Node {
@@ -22,9 +22,9 @@ func statusNode(name string, labels, annotations map[string]string) *corev1.Node
 
 func TestStatusListsOnlyTouchedNodes(t *testing.T) {
 	since := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	blocked := statusNode("n1", map[string]string{drain.LabelState: drain.StateBlocked}, map[string]string{
-		drain.AnnotationDrain: drain.StateBlocked, drain.AnnotationSince: since.Format(time.RFC3339),
-		drain.AnnotationUser: "jane", drain.AnnotationCommand: "kubectl maintenance drain n1 --on-blocked=skip"})
+	blocked := statusNode("n1", map[string]string{noderecord.LabelState: noderecord.StateBlocked}, map[string]string{
+		noderecord.AnnotationDrain: noderecord.StateBlocked, noderecord.AnnotationSince: since.Format(time.RFC3339),
+		noderecord.AnnotationUser: "jane", noderecord.AnnotationCommand: "kubectl maintenance drain n1 --on-blocked=skip"})
 	blocked.Spec.Unschedulable = true
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "rs", Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}

@@ -6,6 +6,7 @@ package draintest
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -19,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
@@ -47,7 +47,7 @@ func TestDrainOneNodeUnderMaxUnavailableOne(t *testing.T) {
 		}
 	}
 	n := e.Node(e.Nodes[0])
-	if !n.Spec.Unschedulable || n.Annotations[drain.AnnotationDrain] != drain.StateDrained || n.Annotations[drain.AnnotationCordoned] != "true" {
+	if !n.Spec.Unschedulable || n.Annotations[noderecord.AnnotationDrain] != noderecord.StateDrained || n.Annotations[noderecord.AnnotationCordoned] != "true" {
 		t.Errorf("node after drain: unschedulable=%v annotations=%v", n.Spec.Unschedulable, n.Annotations)
 	}
 	if g.Deleted != 4 {
@@ -321,7 +321,7 @@ func versions(e *fixture.Env, node string) string {
 	// drain would change instead: schedulability, taints and this tool's annotations.
 	n := e.Node(node)
 	fmt.Fprintf(&b, "node unschedulable=%v taints=%v annotations=%q/%q", n.Spec.Unschedulable, n.Spec.Taints,
-		n.Annotations[drain.AnnotationCordoned], n.Annotations[drain.AnnotationDrain])
+		n.Annotations[noderecord.AnnotationCordoned], n.Annotations[noderecord.AnnotationDrain])
 	pods, err := e.C.CoreV1().Pods(e.NS).List(e.Ctx, metav1.ListOptions{})
 	if err != nil {
 		e.T.Fatal(err)
@@ -360,8 +360,8 @@ func TestInterruptedDrainThenUncordonRestoresTheNode(t *testing.T) {
 	defer cancel()
 	r := e.RunCtx(ctx, func(cmd *exec.Cmd) {
 		// Interrupt once both nodes are cordoned and the drain is waiting.
-		for !e.Node(e.Nodes[0]).Spec.Unschedulable || e.Node(e.Nodes[0]).Annotations[drain.AnnotationDrain] == "" ||
-			e.Node(e.Nodes[1]).Annotations[drain.AnnotationDrain] == "" {
+		for !e.Node(e.Nodes[0]).Spec.Unschedulable || e.Node(e.Nodes[0]).Annotations[noderecord.AnnotationDrain] == "" ||
+			e.Node(e.Nodes[1]).Annotations[noderecord.AnnotationDrain] == "" {
 			time.Sleep(100 * time.Millisecond)
 		}
 		_ = cmd.Process.Signal(syscall.SIGINT)
@@ -382,7 +382,7 @@ func TestInterruptedDrainThenUncordonRestoresTheNode(t *testing.T) {
 		t.Error("the node cordoned by hand before the drain was uncordoned")
 	}
 	for _, n := range []*corev1.Node{a, b} {
-		if _, ok := n.Annotations[drain.AnnotationDrain]; ok {
+		if _, ok := n.Annotations[noderecord.AnnotationDrain]; ok {
 			t.Errorf("node %s keeps the drain annotation", n.Name)
 		}
 	}

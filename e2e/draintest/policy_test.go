@@ -2,6 +2,7 @@ package draintest
 
 import (
 	"encoding/json"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os/exec"
 	"slices"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
@@ -69,14 +69,14 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 		if left := e.PodsOn(n); len(left) != 0 {
 			t.Errorf("%d pods left on drained node %s", len(left), n)
 		}
-		if got := e.Node(n).Labels[drain.LabelState]; got != drain.StateDrained {
+		if got := e.Node(n).Labels[noderecord.LabelState]; got != noderecord.StateDrained {
 			t.Errorf("node %s state label %q, want drained", n, got)
 		}
 	}
 	n := e.Node(held)
-	if !n.Spec.Unschedulable || n.Labels[drain.LabelState] != drain.StateBlocked || n.Annotations[drain.AnnotationDrain] != drain.StateBlocked ||
-		!strings.Contains(n.Annotations[drain.AnnotationBlocked], e.NS+"/ledger") || !strings.Contains(n.Annotations[drain.AnnotationCommand], "--on-blocked=skip") ||
-		n.Annotations[drain.AnnotationUser] == "" {
+	if !n.Spec.Unschedulable || n.Labels[noderecord.LabelState] != noderecord.StateBlocked || n.Annotations[noderecord.AnnotationDrain] != noderecord.StateBlocked ||
+		!strings.Contains(n.Annotations[noderecord.AnnotationBlocked], e.NS+"/ledger") || !strings.Contains(n.Annotations[noderecord.AnnotationCommand], "--on-blocked=skip") ||
+		n.Annotations[noderecord.AnnotationUser] == "" {
 		t.Errorf("blocked node: unschedulable %v, labels %v, annotations %v", n.Spec.Unschedulable, n.Labels, n.Annotations)
 	}
 	if len(e.PodsOn(held)) != 2 {
@@ -103,9 +103,9 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 		}
 		switch {
 		case len(f) <= left:
-		case f[0] == held && (f[1] != drain.StateBlocked || f[left] != "2"):
+		case f[0] == held && (f[1] != noderecord.StateBlocked || f[left] != "2"):
 			t.Errorf("status of the blocked node: %q", line)
-		case (f[0] == e.Nodes[1] || f[0] == e.Nodes[2]) && (f[1] != drain.StateDrained || f[left] != "0"):
+		case (f[0] == e.Nodes[1] || f[0] == e.Nodes[2]) && (f[1] != noderecord.StateDrained || f[left] != "0"):
 			t.Errorf("status of a drained node: %q", line)
 		}
 	}
@@ -132,7 +132,7 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 			t.Fatalf("uncordon exit %d", r.Code)
 		}
 		for _, name := range nodes {
-			if n := e.Node(name); n.Spec.Unschedulable || drain.Touched(n) {
+			if n := e.Node(name); n.Spec.Unschedulable || noderecord.Touched(n) {
 				t.Fatalf("uncordon left node %s: unschedulable %v labels %v annotations %v", name, n.Spec.Unschedulable, n.Labels, n.Annotations)
 			}
 		}
@@ -142,7 +142,7 @@ func TestOnBlockedSkipGivesUpTheBlockedNodeAndFailChangesNothing(t *testing.T) {
 		}
 		mustContain(t, "stderr", r.Stderr, "nothing was changed (--on-blocked=fail)", e.NS+"/ledger", "never allows a disruption")
 		for _, name := range nodes {
-			if n := e.Node(name); n.Spec.Unschedulable || drain.Touched(n) {
+			if n := e.Node(name); n.Spec.Unschedulable || noderecord.Touched(n) {
 				t.Errorf("node %s touched: unschedulable %v labels %v annotations %v", name, n.Spec.Unschedulable, n.Labels, n.Annotations)
 			}
 		}
@@ -186,7 +186,7 @@ func TestNotAfterStopsNodesFromStarting(t *testing.T) {
 			t.Errorf("not_started[%d] = %v, want %s", i, notStarted[i], name)
 		}
 		mustContain(t, "events", r.Stdout, `"type":"node.not_started","level":"warn","message":"not started: --not-after`)
-		if n := e.Node(name); n.Spec.Unschedulable || drain.Touched(n) {
+		if n := e.Node(name); n.Spec.Unschedulable || noderecord.Touched(n) {
 			t.Errorf("node %s not restored: unschedulable %v labels %v annotations %v", name, n.Spec.Unschedulable, n.Labels, n.Annotations)
 		}
 	}
@@ -277,7 +277,7 @@ func TestStatusFromASecondProcessWhileADrainRunsAndAfterKill9(t *testing.T) {
 		drained <- e.RunCtx(e.Ctx, func(c *exec.Cmd) { drainCmd <- c }, "drain", node, "--timeout", "3m")
 	}()
 	proc := <-drainCmd
-	waitFor(t, e, "the node to be draining", func() bool { return e.Node(node).Labels[drain.LabelState] == drain.StateDraining })
+	waitFor(t, e, "the node to be draining", func() bool { return e.Node(node).Labels[noderecord.LabelState] == noderecord.StateDraining })
 
 	check := func(when string) {
 		r := e.Run("status")
@@ -300,8 +300,8 @@ func TestStatusFromASecondProcessWhileADrainRunsAndAfterKill9(t *testing.T) {
 	}
 	check("while the drain runs")
 	if kubectl, err := exec.LookPath("kubectl"); err == nil {
-		out, err := exec.CommandContext(e.Ctx, kubectl, "--kubeconfig", shared.Kubeconfig, "get", "nodes", node, "-L", drain.LabelState).CombinedOutput()
-		t.Logf("$ kubectl get nodes %s -L %s\n%s", node, drain.LabelState, out)
+		out, err := exec.CommandContext(e.Ctx, kubectl, "--kubeconfig", shared.Kubeconfig, "get", "nodes", node, "-L", noderecord.LabelState).CombinedOutput()
+		t.Logf("$ kubectl get nodes %s -L %s\n%s", node, noderecord.LabelState, out)
 		if err != nil || !strings.Contains(string(out), "STATE") || !strings.Contains(string(out), "draining") {
 			t.Errorf("kubectl get nodes -L: %v\n%s", err, out)
 		}
@@ -319,7 +319,7 @@ func TestStatusFromASecondProcessWhileADrainRunsAndAfterKill9(t *testing.T) {
 	if r := e.Run("uncordon", node); r.Code != 0 {
 		t.Fatalf("uncordon exit %d", r.Code)
 	}
-	if n := e.Node(node); drain.Touched(n) {
+	if n := e.Node(node); noderecord.Touched(n) {
 		t.Errorf("uncordon left labels %v annotations %v", n.Labels, n.Annotations)
 	}
 	if r := e.Run("status", node); r.Stdout != "" || !strings.Contains(r.Stderr, "No nodes touched") {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
@@ -46,8 +45,8 @@ func TestKillNineThenRerunAndUncordonRestore(t *testing.T) {
 		t.Errorf("killed after the cordon: exit %d, want 137", r.Code)
 	}
 	for _, n := range e.Nodes[:2] {
-		if got := e.Node(n).Annotations[drain.AnnotationDrain]; got != drain.StateDraining {
-			t.Errorf("node %s: resume record %q after kill -9 following its cordon, want %q", n, got, drain.StateDraining)
+		if got := e.Node(n).Annotations[noderecord.AnnotationDrain]; got != noderecord.StateDraining {
+			t.Errorf("node %s: resume record %q after kill -9 following its cordon, want %q", n, got, noderecord.StateDraining)
 		}
 	}
 	r, _ = stream(t, e, syscall.SIGKILL, typ("pod.eviction_accepted"), args...)
@@ -73,11 +72,11 @@ func TestKillNineThenRerunAndUncordonRestore(t *testing.T) {
 	mustContain(t, "uncordon", r.Stdout, "node/"+e.Nodes[1]+" left cordoned", "someone-else")
 	for _, n := range e.Nodes[:2] {
 		ann := e.Node(n).Annotations
-		if _, ok := ann[drain.AnnotationDrain]; ok {
-			t.Errorf("node %s keeps %s after uncordon", n, drain.AnnotationDrain)
+		if _, ok := ann[noderecord.AnnotationDrain]; ok {
+			t.Errorf("node %s keeps %s after uncordon", n, noderecord.AnnotationDrain)
 		}
-		if _, ok := ann[drain.AnnotationCordoned]; ok {
-			t.Errorf("node %s keeps %s after uncordon", n, drain.AnnotationCordoned)
+		if _, ok := ann[noderecord.AnnotationCordoned]; ok {
+			t.Errorf("node %s keeps %s after uncordon", n, noderecord.AnnotationCordoned)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package faulttest
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"maps"
 	"strings"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli"
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
@@ -90,7 +90,7 @@ func TestDashboardDrainWithoutEvictionFailsBeforeAnyCordon(t *testing.T) {
 
 	admin := dashboard(t, e.Ctx, shared.Kubeconfig)
 	act(t, admin, confirm.Request{Action: confirm.Cordon, Nodes: []string{e.Nodes[0]}})
-	st := drain.ReadState(e.Node(e.Nodes[0]), nodepool.MoveAnnotation)
+	st := noderecord.Read(e.Node(e.Nodes[0]), nodepool.MoveAnnotation)
 	if !strings.HasPrefix(st.Command, "kubectl maintenance dashboard (cordon "+e.Nodes[0]) || st.User == "" {
 		t.Errorf("a dashboard cordon recorded command %q, user %q; want the dashboard's action and a user", st.Command, st.User)
 	}

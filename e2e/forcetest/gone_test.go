@@ -2,6 +2,7 @@ package forcetest
 
 import (
 	"context"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
@@ -49,7 +49,7 @@ func TestNodeDeletedMidDrainEndsItsDrain(t *testing.T) {
 	// Event on the node says so).
 	if err := wait.PollUntilContextTimeout(e.Ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		n, err := e.C.CoreV1().Nodes().Get(ctx, a, metav1.GetOptions{})
-		if err != nil || n.Labels[drain.LabelState] != drain.StateDraining {
+		if err != nil || n.Labels[noderecord.LabelState] != noderecord.StateDraining {
 			return false, nil
 		}
 		evs, err := e.C.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + a + ",reason=DrainBlocked"})

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
@@ -25,7 +24,7 @@ func TestPausedMaintenanceKeepsItsNodes(t *testing.T) {
 	time.Sleep(noderecord.HeartbeatExpiry + 5*time.Second)
 	node := e.Node(e.Nodes[0])
 	rec := noderecord.Read(node, "")
-	if !node.Spec.Unschedulable || rec.State != drain.StateDraining || rec.Run.ID != id || time.Since(rec.Heartbeat) > noderecord.HeartbeatExpiry {
+	if !node.Spec.Unschedulable || rec.State != noderecord.StateDraining || rec.Run.ID != id || time.Since(rec.Heartbeat) > noderecord.HeartbeatExpiry {
 		t.Fatalf("paused node: unschedulable=%v state=%q run=%q heartbeat %s ago; want cordoned, draining, held by %s, a live heartbeat",
 			node.Spec.Unschedulable, rec.State, rec.Run.ID, time.Since(rec.Heartbeat).Round(time.Second), id)
 	}

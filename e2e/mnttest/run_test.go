@@ -2,6 +2,7 @@ package mnttest
 
 import (
 	"context"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -56,7 +56,7 @@ func TestMaintenanceDrainsThreeNodes(t *testing.T) {
 			t.Errorf("node status %+v, want Drained, no pods left, since set", n)
 		}
 		node := e.Node(n.Name)
-		if !node.Spec.Unschedulable || node.Annotations[drain.AnnotationDrain] != drain.StateDrained || node.Annotations[drain.AnnotationCommand] != maintenance.Origin(e.NS) {
+		if !node.Spec.Unschedulable || node.Annotations[noderecord.AnnotationDrain] != noderecord.StateDrained || node.Annotations[noderecord.AnnotationCommand] != maintenance.Origin(e.NS) {
 			t.Errorf("node %s: unschedulable=%v annotations=%v", n.Name, node.Spec.Unschedulable, node.Annotations)
 		}
 		if left := e.PodsOn(n.Name); len(left) != 0 {
@@ -176,8 +176,8 @@ func TestMaintenanceDeleteStopsRun(t *testing.T) {
 	for _, n := range names(e, 0, 1) {
 		node := e.Node(n)
 		left += len(e.PodsOn(n))
-		if !node.Spec.Unschedulable || node.Labels[drain.LabelState] == "" {
-			t.Errorf("node %s after the delete: unschedulable=%v state=%q", n, node.Spec.Unschedulable, node.Labels[drain.LabelState])
+		if !node.Spec.Unschedulable || node.Labels[noderecord.LabelState] == "" {
+			t.Errorf("node %s after the delete: unschedulable=%v state=%q", n, node.Spec.Unschedulable, node.Labels[noderecord.LabelState])
 		}
 	}
 	if left == 0 {

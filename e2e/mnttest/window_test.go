@@ -1,6 +1,7 @@
 package mnttest
 
 import (
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -146,8 +146,8 @@ func TestMaintenanceWindowClosesStop(t *testing.T) {
 			}
 		case maintenance.NodeCordoned, maintenance.NodeDraining:
 			stopped = append(stopped, n.Name)
-			if !node.Spec.Unschedulable || node.Labels[drain.LabelState] == "" {
-				t.Errorf("node %s stopped in progress: unschedulable=%v state=%q; want cordoned with its state", n.Name, node.Spec.Unschedulable, node.Labels[drain.LabelState])
+			if !node.Spec.Unschedulable || node.Labels[noderecord.LabelState] == "" {
+				t.Errorf("node %s stopped in progress: unschedulable=%v state=%q; want cordoned with its state", n.Name, node.Spec.Unschedulable, node.Labels[noderecord.LabelState])
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package pooltest
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
@@ -81,7 +81,9 @@ func TestKilledMoveIsFinishedByARerun(t *testing.T) {
 	e.Guard()
 	// The drain waits on the frozen budget; kill -9 the move while it does.
 	r := e.RunCtx(e.Ctx, func(cmd *exec.Cmd) {
-		waitFor(e, e.Nodes[0], func(n *corev1.Node) bool { return n.Annotations[drain.AnnotationDrain] == drain.StateDraining })
+		waitFor(e, e.Nodes[0], func(n *corev1.Node) bool {
+			return n.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining
+		})
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 	}, "pool", "move", e.Nodes[0], "--to", green)
 	if r.Code != -1 {

@@ -1,6 +1,7 @@
 package pooltest
 
 import (
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -149,7 +150,7 @@ func TestMoveIgnoresForeignAndLeftCordons(t *testing.T) {
 	if r := e.Run("drain", left, "--ignore-daemonsets", "--timeout", "3m"); r.Code != 0 {
 		t.Fatalf("the earlier drain of %s: exit %d\n%s", left, r.Code, r.Stderr)
 	}
-	if n := e.Node(left); !n.Spec.Unschedulable || n.Labels[drain.LabelState] != drain.StateDrained {
+	if n := e.Node(left); !n.Spec.Unschedulable || n.Labels[noderecord.LabelState] != noderecord.StateDrained {
 		t.Fatalf("node %s is not drained and cordoned before the move", left)
 	}
 	e.Ready("web", 3)

@@ -2,9 +2,9 @@ package pooltest
 
 import (
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
@@ -53,7 +53,7 @@ func moveSkip(t *testing.T, maxUnavailable int) {
 	fixture.MustContain(t, "stderr", r.Stderr, "Skipped nodes (blocked; left cordoned, state blocked):", e.Nodes[0]+": 1 pod(s) blocked for 3s by pdb "+e.NS+"/frozen")
 	checkMoved(e, e.Nodes[1], blue, green)
 	n := e.Node(e.Nodes[0])
-	if !n.Spec.Unschedulable || n.Labels[drain.LabelState] != drain.StateBlocked || n.Annotations[nodepool.MoveAnnotation] == "" {
+	if !n.Spec.Unschedulable || n.Labels[noderecord.LabelState] != noderecord.StateBlocked || n.Annotations[nodepool.MoveAnnotation] == "" {
 		t.Errorf("the blocked node: unschedulable %v labels %v annotations %v", n.Spec.Unschedulable, n.Labels, n.Annotations)
 	}
 	if _, ok := n.Labels[nodepool.RoleLabel(blue)]; !ok {

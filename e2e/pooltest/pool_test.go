@@ -6,6 +6,7 @@ package pooltest
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
@@ -241,7 +241,9 @@ func TestDrainPoolRespectsMaxUnavailable(t *testing.T) {
 	e.AddNodes(3) // a spare outside the pool takes the replacements
 	e.Guard()
 	// Watch how many of the pool's nodes are being drained at once.
-	stop := peakOf(e, e.Nodes[:3], func(n *corev1.Node) bool { return n.Annotations[drain.AnnotationDrain] == drain.StateDraining })
+	stop := peakOf(e, e.Nodes[:3], func(n *corev1.Node) bool {
+		return n.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining
+	})
 	r := e.Run("drain", "--pool", blue)
 	if r.Code != 0 {
 		t.Fatalf("drain --pool exit %d", r.Code)

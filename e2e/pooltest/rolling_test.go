@@ -1,6 +1,7 @@
 package pooltest
 
 import (
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"maps"
 	"reflect"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
@@ -112,7 +112,7 @@ func TestMoveIntoNoExecutePoolStopsAtTheBudget(t *testing.T) {
 			t.Errorf("the NoExecute taint was written with the pod still on the node")
 		}
 	}
-	if n.Annotations[nodepool.MoveAnnotation] == "" || n.Annotations[drain.AnnotationDrain] == "" {
+	if n.Annotations[nodepool.MoveAnnotation] == "" || n.Annotations[noderecord.AnnotationDrain] == "" {
 		t.Errorf("the stopped move left no record to resume from: %v", n.Annotations)
 	}
 }

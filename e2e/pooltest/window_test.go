@@ -1,13 +1,13 @@
 package pooltest
 
 import (
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
@@ -33,7 +33,7 @@ func TestDrainPoolIsASlidingWindow(t *testing.T) {
 	// Out of service: cordoned and not drained yet (drained members stay cordoned and no
 	// longer count against maxUnavailable).
 	stop := peakOf(e, e.Nodes[:3], func(n *corev1.Node) bool {
-		return n.Spec.Unschedulable && n.Labels[drain.LabelState] != drain.StateDrained
+		return n.Spec.Unschedulable && n.Labels[noderecord.LabelState] != noderecord.StateDrained
 	})
 	r := e.Run("drain", "--pool", blue, "--timeout", "20s")
 	time.Sleep(200 * time.Millisecond) // let the last watch events arrive
@@ -46,12 +46,12 @@ func TestDrainPoolIsASlidingWindow(t *testing.T) {
 		t.Errorf("%d pool members were cordoned and not drained at once, want at most 2 (maxUnavailable 2)", most)
 	}
 	for _, n := range e.Nodes[1:3] {
-		if got := e.Node(n).Labels[drain.LabelState]; got != drain.StateDrained {
-			t.Errorf("node %s is in state %q, want %q: it should have started while a was held", n, got, drain.StateDrained)
+		if got := e.Node(n).Labels[noderecord.LabelState]; got != noderecord.StateDrained {
+			t.Errorf("node %s is in state %q, want %q: it should have started while a was held", n, got, noderecord.StateDrained)
 		}
 	}
-	if got := e.Node(e.Nodes[0]).Labels[drain.LabelState]; got != drain.StateFailed {
-		t.Errorf("node a is in state %q, want %q (held by the budget at --timeout: the run failed it, never left it draining)", got, drain.StateFailed)
+	if got := e.Node(e.Nodes[0]).Labels[noderecord.LabelState]; got != noderecord.StateFailed {
+		t.Errorf("node a is in state %q, want %q (held by the budget at --timeout: the run failed it, never left it draining)", got, noderecord.StateFailed)
 	}
 	got, err := e.C.CoreV1().Pods(e.NS).Get(e.Ctx, pod.Name, metav1.GetOptions{})
 	if err != nil || got.UID != pod.UID || got.DeletionTimestamp != nil {

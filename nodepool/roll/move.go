@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"sync"
 
@@ -170,12 +171,12 @@ func (s *MoveSteps) After(ctx context.Context, node string) ([]event.Event, erro
 		if named, err = ownership.CheckNoExecute(ctx, s.m.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
-		for _, k := range append([]string{nodepool.MoveAnnotation}, drain.StateAnnotations()...) {
+		for _, k := range append([]string{nodepool.MoveAnnotation}, noderecord.Annotations()...) {
 			if _, ok := n.Annotations[k]; ok {
 				d.Annotations[k] = nil
 			}
 		}
-		delete(d.Labels, drain.LabelState) // the drain's state label goes with its record
+		delete(d.Labels, noderecord.LabelState) // the drain's state label goes with its record
 		result = drain.AlreadySchedulable
 		if n.Spec.Unschedulable {
 			result = drain.LeftCordoned

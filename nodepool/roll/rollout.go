@@ -3,6 +3,7 @@ package roll
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"sync"
 
@@ -145,13 +146,13 @@ func (ro *Rollout) After(ctx context.Context, name string) ([]event.Event, error
 		if named, err = ownership.CheckNoExecute(ctx, ro.Kube, n, d.Taints); err != nil {
 			return nil, err
 		}
-		for _, k := range drain.StateAnnotations() {
+		for _, k := range noderecord.Annotations() {
 			if _, ok := n.Annotations[k]; ok {
 				d.Annotations[k], d.Changed = nil, true
 			}
 		}
-		if _, ok := d.Labels[drain.LabelState]; ok {
-			delete(d.Labels, drain.LabelState) // the drain's state label goes with its record
+		if _, ok := d.Labels[noderecord.LabelState]; ok {
+			delete(d.Labels, noderecord.LabelState) // the drain's state label goes with its record
 			d.Changed = true
 		}
 		result = drain.AlreadySchedulable

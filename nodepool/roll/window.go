@@ -3,6 +3,7 @@ package roll
 import (
 	"context"
 	"fmt"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"slices"
 	"sort"
 	"strings"
@@ -56,8 +57,8 @@ func NotReady(n *corev1.Node) bool {
 // InProgress reports whether this tool's record on the node says a drain or a move is in
 // progress on it (by any run).
 func InProgress(n *corev1.Node) bool {
-	s := drain.ReadState(n, nodepool.MoveAnnotation).State
-	return s == drain.StateDraining || s == drain.StateMoving
+	s := noderecord.Read(n, nodepool.MoveAnnotation).State
+	return s == noderecord.StateDraining || s == noderecord.StateMoving
 }
 
 // judge says why member m counts against its pool (counted), or why it is out of
@@ -79,12 +80,12 @@ func (w *Window) judge(m *corev1.Node, a drain.Admission) (counted, notCounted s
 		return countInProgress + " by another run", ""
 	case !m.Spec.Unschedulable:
 		return "", ""
-	case !drain.CordonedByUs(m):
+	case !noderecord.CordonedByUs(m):
 		return "", notForeign
 	}
-	st := drain.ReadState(m, nodepool.MoveAnnotation).State
+	st := noderecord.Read(m, nodepool.MoveAnnotation).State
 	if st == "" {
-		st = drain.StateCordoned
+		st = noderecord.StateCordoned
 	}
 	return "", st + ", left cordoned"
 }

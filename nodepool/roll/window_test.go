@@ -2,6 +2,7 @@ package roll
 
 import (
 	"context"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -37,11 +38,11 @@ func notReady(n *corev1.Node) *corev1.Node {
 
 // ours gives the node this tool's cordon (managedFields) and state.
 func ours(n *corev1.Node, state string) *corev1.Node {
-	n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: drain.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
+	n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: noderecord.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
 		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:unschedulable":{}}}`)}}
 	if state != "" {
-		n.Labels[drain.LabelState] = state
-		n.Annotations[drain.AnnotationDrain] = state
+		n.Labels[noderecord.LabelState] = state
+		n.Annotations[noderecord.AnnotationDrain] = state
 	}
 	return n
 }
@@ -75,23 +76,23 @@ func TestWindowRoom(t *testing.T) {
 		{name: "room: nothing out of service", limit: 1, run: []string{"b1", "b2"}, adm: drain.Admission{Node: "b1"},
 			objs: []runtime.Object{node("b1", false, blue), node("b2", false, blue)}},
 		{name: "room: one in progress, maxUnavailable 2", limit: 2, run: []string{"b1", "b2"}, adm: drain.Admission{Node: "b2", Running: []string{"b1"}},
-			objs: []runtime.Object{ours(node("b1", true, blue), drain.StateDraining), node("b2", false, blue)}},
+			objs: []runtime.Object{ours(node("b1", true, blue), noderecord.StateDraining), node("b2", false, blue)}},
 		{name: "full: one of the run in progress", limit: 1, run: []string{"b1", "b2"}, adm: drain.Admission{Node: "b2", Running: []string{"b1"}},
-			objs: []runtime.Object{ours(node("b1", true, blue), drain.StateDraining), node("b2", false, blue)}, wait: []string{"1 node(s) out of service (b1: in progress)"}},
+			objs: []runtime.Object{ours(node("b1", true, blue), noderecord.StateDraining), node("b2", false, blue)}, wait: []string{"1 node(s) out of service (b1: in progress)"}},
 		{name: "room: a foreign cordon does not count", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
 			objs: []runtime.Object{node("b1", false, blue), node("x", true, blue)}},
 		{name: "room: a member drained earlier and left cordoned does not count", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
-			objs: []runtime.Object{node("b1", false, blue), ours(node("d", true, blue), drain.StateDrained)}},
+			objs: []runtime.Object{node("b1", false, blue), ours(node("d", true, blue), noderecord.StateDrained)}},
 		{name: "room: a member given up (blocked) does not count", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
-			objs: []runtime.Object{node("b1", false, blue), ours(node("d", true, blue), drain.StateBlocked)}},
+			objs: []runtime.Object{node("b1", false, blue), ours(node("d", true, blue), noderecord.StateBlocked)}},
 		{name: "room: a member this tool cordoned does not count", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
 			objs: []runtime.Object{node("b1", false, blue), ours(node("c", true, blue), "")}},
 		{name: "full: another run's drain counts", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
-			objs: []runtime.Object{node("b1", false, blue), ours(node("o", true, blue), drain.StateDraining)}, wait: []string{"(o: in progress by another run)"}},
+			objs: []runtime.Object{node("b1", false, blue), ours(node("o", true, blue), noderecord.StateDraining)}, wait: []string{"(o: in progress by another run)"}},
 		{name: "full: another run's move counts", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
-			objs: []runtime.Object{node("b1", false, blue), moving(ours(node("o", true, blue), drain.StateDrained))}, wait: []string{"(o: in progress by another run)"}},
+			objs: []runtime.Object{node("b1", false, blue), moving(ours(node("o", true, blue), noderecord.StateDrained))}, wait: []string{"(o: in progress by another run)"}},
 		{name: "full: the wait line names what it does not count", limit: 1, run: []string{"b1", "b2"}, adm: drain.Admission{Node: "b2", Running: []string{"b1"}},
-			objs: []runtime.Object{ours(node("b1", true, blue), drain.StateDraining), node("b2", false, blue), node("x", true, blue), ours(node("d", true, blue), drain.StateDrained)},
+			objs: []runtime.Object{ours(node("b1", true, blue), noderecord.StateDraining), node("b2", false, blue), node("x", true, blue), ours(node("d", true, blue), noderecord.StateDrained)},
 			wait: []string{"(b1: in progress)", "not counted: d: drained, left cordoned; x: cordoned by someone else"}},
 		{name: "full: a NotReady member counts", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
 			objs: []runtime.Object{node("b1", false, blue), notReady(node("x", false, blue))}, wait: []string{"(x: NotReady)"}},
@@ -100,7 +101,7 @@ func TestWindowRoom(t *testing.T) {
 		{name: "room: a pending member of the run with a record of a killed run does not count", limit: 1, run: []string{"b1", "b2"}, adm: drain.Admission{Node: "b2"},
 			objs: []runtime.Object{moving(node("b1", false, blue)), node("b2", false, blue)}},
 		{name: "room: a member drained by this run no longer counts", limit: 1, run: []string{"b1", "b2"}, adm: drain.Admission{Node: "b2", Done: []string{"b1"}},
-			objs: []runtime.Object{ours(node("b1", true, blue), drain.StateDrained), node("b2", false, blue)}},
+			objs: []runtime.Object{ours(node("b1", true, blue), noderecord.StateDrained), node("b2", false, blue)}},
 		{name: "a node out of service itself takes nothing more", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
 			objs: []runtime.Object{node("b1", true, blue), notReady(node("x", false, blue))}},
 		{name: "a node of another pool does not count", limit: 1, run: []string{"b1"}, adm: drain.Admission{Node: "b1"},
