@@ -45,6 +45,9 @@ func (e *Engine) Plan(ctx context.Context, names []string) (*event.Plan, error) 
 	return pf.plan, nil
 }
 
+// preflight plans a drain of names, changing nothing: the nodes (readNodes), the drain
+// order's rules, each node's pods as kubectl's filters choose them (planNode), then the
+// simulation of the evictions against the budgets and what follows from it (simulate).
 func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, error) {
 	if len(names) == 0 {
 		return nil, &ConfigError{msg: "no nodes to drain"}
@@ -54,88 +57,20 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 	}
 	pf := &preflight{plan: &event.Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{},
 		daemonSets: newDaemonSets(e.cfg.Client, e.cfg.ChunkSize, e.cfg.Clock)}
-	// One list of the nodes serves both the named nodes and the placement of replacements.
-	nodeList, err := e.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	allNodes := make([]*corev1.Node, len(nodeList.Items))
-	byName := make(map[string]*corev1.Node, len(nodeList.Items))
-	for i := range nodeList.Items {
-		allNodes[i] = &nodeList.Items[i]
-		byName[allNodes[i].Name] = allNodes[i]
-	}
-	seen := map[string]bool{}
-	var ordered []string
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		n := byName[name]
-		if n == nil {
-			return nil, &NodeNotFoundError{Name: name}
-		}
-		pf.nodes[name] = n
-		ordered = append(ordered, name)
-	}
-	rules, rulesWarning, err := e.loadOrder(ctx) // order.go
+	allNodes, ordered, err := e.readNodes(ctx, pf, names)
 	if err != nil {
 		return nil, err
 	}
-	e.rules.Store(rules)
-	sink := &ruleSink{}
-	helper := e.kubectlHelperWith(ctx, sink)
-	helper.Client = pf.daemonSets.client(helper.Client)
-	// Many nodes: one list of every pod instead of one per node (planlist.go).
-	var listed map[string][]any
-	if sharedPodsFor(len(ordered), len(ordered)) {
-		if listed, pf.listedRV, err = e.listPodsByNode(ctx, seen); err != nil {
-			return nil, err
-		}
-		pf.listed = listed // the run's pod informer starts from it (faststart.go)
+	helper, sink, rulesWarning, err := e.podFilters(ctx, pf, len(ordered))
+	if err != nil {
+		return nil, err
 	}
 	var all []*corev1.Pod
 	nodePlans := map[string]*event.NodePlan{}
 	for _, name := range ordered {
-		np := &event.NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
-		if Disrupting(pf.nodes[name]) {
-			np.Warnings = append(np.Warnings, DisruptingWarning)
-		}
-		h := helper
-		if listed != nil {
-			hc := *helper // the same filters (the rule sink too), served from the one list
-			hc.Client = podsFrom{Interface: helper.Client, pods: listed[name]}
-			h = &hc
-		}
-		list, errs := h.GetPodsForDeletion(name)
-		if list == nil && len(errs) > 0 {
-			return nil, fmt.Errorf("list pods on node %s: %w", name, errs[0])
-		}
-		for _, err := range errs {
-			np.Errors = append(np.Errors, err.Error())
-		}
-		sort.Strings(np.Errors) // kubectl builds them in map order
-		np.Warnings = append(np.Warnings, splitWarnings(list.Warnings())...)
-		var scratch, tolerating []string
-		for _, p := range list.Pods() {
-			if tol := cordonToleration(&p); tol != "" && metav1.GetControllerOf(&p) != nil {
-				tolerating = append(tolerating, fmt.Sprintf("%s/%s (%s)", p.Namespace, p.Name, tol))
-			}
-			p := p
-			pf.pods[name] = append(pf.pods[name], &p)
-			all = append(all, &p)
-			if hasEmptyDir(&p) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				scratch = append(scratch, p.Namespace+"/"+p.Name)
-			}
-		}
-		// kubectl's own local-storage warning is dropped by its later filters for pods
-		// that have a controller; a person still needs to know the data goes.
-		if len(scratch) > 0 && !strings.Contains(strings.Join(np.Warnings, ";"), "local storage") {
-			np.Warnings = append(np.Warnings, "deleting Pods with local storage (their emptyDir data is lost): "+strings.Join(scratch, ", "))
-		}
-		if len(tolerating) > 0 {
-			np.Warnings = append(np.Warnings, "Pods that tolerate node.kubernetes.io/unschedulable are evicted once; a replacement that comes back to the node is reported (ReturnedToNode), not evicted again: "+strings.Join(tolerating, ", "))
+		np, err := e.planNode(pf, helper, name, &all)
+		if err != nil {
+			return nil, err
 		}
 		if rulesWarning != "" && len(pf.plan.Nodes) == 0 {
 			np.Warnings = append(np.Warnings, rulesWarning)
@@ -143,11 +78,130 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		nodePlans[name] = np
 		pf.plan.Nodes = append(pf.plan.Nodes, *np)
 	}
-	pdbs, err := e.listPDBs(ctx)
-	if err != nil {
+	if err := e.simulate(ctx, pf, all, allNodes, nodePlans, sink); err != nil {
 		return nil, err
 	}
-	sim := pdb.Simulate(all, pdb.NewIndex(pdbs), pdb.Placeable(allNodes, seen))
+	return pf, e.surgePlan(ctx, pf)
+}
+
+// podFilters loads the drain order's rules and returns kubectl's pod filters for the
+// plan (their rule sink, and the rules' warning), served by pf's DaemonSets and, for
+// many nodes, by one list of every pod instead of one per node (planlist.go).
+func (e *Engine) podFilters(ctx context.Context, pf *preflight, nodes int) (*kubectldrain.Helper, *ruleSink, string, error) {
+	rules, rulesWarning, err := e.loadOrder(ctx) // order.go
+	if err != nil {
+		return nil, nil, "", err
+	}
+	e.rules.Store(rules)
+	sink := &ruleSink{}
+	helper := e.kubectlHelperWith(ctx, sink)
+	helper.Client = pf.daemonSets.client(helper.Client)
+	if sharedPodsFor(nodes, nodes) {
+		if pf.listed, pf.listedRV, err = e.listPodsByNode(ctx, pf.named()); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	return helper, sink, rulesWarning, nil
+}
+
+// readNodes lists every node once (the named ones, and where replacements may go) and
+// records the named nodes, deduplicated in the order given, in pf. A name that is no node
+// is a NodeNotFoundError.
+func (e *Engine) readNodes(ctx context.Context, pf *preflight, names []string) (all []*corev1.Node, ordered []string, err error) {
+	nodeList, err := e.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list nodes: %w", err)
+	}
+	all = make([]*corev1.Node, len(nodeList.Items))
+	byName := make(map[string]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		all[i] = &nodeList.Items[i]
+		byName[all[i].Name] = all[i]
+	}
+	for _, name := range names {
+		if pf.nodes[name] != nil {
+			continue
+		}
+		n := byName[name]
+		if n == nil {
+			return nil, nil, &NodeNotFoundError{Name: name}
+		}
+		pf.nodes[name] = n
+		ordered = append(ordered, name)
+	}
+	return all, ordered, nil
+}
+
+// named is the set of the plan's nodes.
+func (pf *preflight) named() map[string]bool {
+	out := make(map[string]bool, len(pf.nodes))
+	for name := range pf.nodes {
+		out[name] = true
+	}
+	return out
+}
+
+// planNode is one node's plan before the simulation: kubectl's filters' pods (recorded in
+// pf.pods and appended to all), their errors, and the warnings a person needs.
+func (e *Engine) planNode(pf *preflight, helper *kubectldrain.Helper, name string, all *[]*corev1.Pod) (*event.NodePlan, error) {
+	np := &event.NodePlan{Name: name, AlreadyCordoned: pf.nodes[name].Spec.Unschedulable}
+	if Disrupting(pf.nodes[name]) {
+		np.Warnings = append(np.Warnings, DisruptingWarning)
+	}
+	h := helper
+	if pf.listed != nil {
+		hc := *helper // the same filters (the rule sink too), served from the one list
+		hc.Client = podsFrom{Interface: helper.Client, pods: pf.listed[name]}
+		h = &hc
+	}
+	list, errs := h.GetPodsForDeletion(name)
+	if list == nil && len(errs) > 0 {
+		return nil, fmt.Errorf("list pods on node %s: %w", name, errs[0])
+	}
+	for _, err := range errs {
+		np.Errors = append(np.Errors, err.Error())
+	}
+	sort.Strings(np.Errors) // kubectl builds them in map order
+	np.Warnings = append(np.Warnings, splitWarnings(list.Warnings())...)
+	var scratch, tolerating []string
+	for _, p := range list.Pods() {
+		if tol := cordonToleration(&p); tol != "" && metav1.GetControllerOf(&p) != nil {
+			tolerating = append(tolerating, fmt.Sprintf("%s/%s (%s)", p.Namespace, p.Name, tol))
+		}
+		p := p
+		pf.pods[name] = append(pf.pods[name], &p)
+		*all = append(*all, &p)
+		if hasEmptyDir(&p) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			scratch = append(scratch, p.Namespace+"/"+p.Name)
+		}
+	}
+	np.Warnings = append(np.Warnings, podWarnings(np.Warnings, scratch, tolerating)...)
+	return np, nil
+}
+
+// podWarnings are the warnings kubectl does not give: pods with local storage (kubectl's
+// own warning is dropped by its later filters for pods that have a controller; a person
+// still needs to know the data goes) and pods that tolerate the cordon.
+func podWarnings(have []string, scratch, tolerating []string) []string {
+	var out []string
+	if len(scratch) > 0 && !strings.Contains(strings.Join(have, ";"), "local storage") {
+		out = append(out, "deleting Pods with local storage (their emptyDir data is lost): "+strings.Join(scratch, ", "))
+	}
+	if len(tolerating) > 0 {
+		out = append(out, "Pods that tolerate node.kubernetes.io/unschedulable are evicted once; a replacement that comes back to the node is reported (ReturnedToNode), not evicted again: "+strings.Join(tolerating, ", "))
+	}
+	return out
+}
+
+// simulate runs the evictions of all against every budget's current status (the waves,
+// each node's steps), then what the plan says from it: the drain rules' and order's
+// steps, why each blocked pod waits, dead nodes and force, and the ETA.
+func (e *Engine) simulate(ctx context.Context, pf *preflight, all []*corev1.Pod, allNodes []*corev1.Node, nodePlans map[string]*event.NodePlan, sink *ruleSink) error {
+	pdbs, err := e.listPDBs(ctx)
+	if err != nil {
+		return err
+	}
+	sim := pdb.Simulate(all, pdb.NewIndex(pdbs), pdb.Placeable(allNodes, pf.named()))
 	pf.plan.Waves = sim.Waves
 	for _, s := range sim.Steps {
 		node := s.Pod.Spec.NodeName
@@ -161,7 +215,7 @@ func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, err
 		pf.plan.Nodes[i] = *nodePlans[pf.plan.Nodes[i].Name]
 	}
 	pf.plan.ETA = EstimateETA(pf.plan, e.cfg.GracePeriodSeconds)
-	return pf, e.surgePlan(ctx, pf)
+	return nil
 }
 
 // kubectlHelper is kubectl's drain helper, used only for its pod filters and cordoning.
