@@ -71,6 +71,7 @@ func TestNodeReadsBeforeTheFirstCordon(t *testing.T) {
 	cases := map[string]struct {
 		req      Request
 		resolve  bool // the controller's way: Resolve first, then Run with Resolved
+		plan     bool // pool move's way: Plan first, then Run with its Moves and Resolved
 		maxGets  int  // the most GETs of one node before the first cordon
 		maxLists int
 	}{
@@ -84,6 +85,9 @@ func TestNodeReadsBeforeTheFirstCordon(t *testing.T) {
 		// for its conditional cordon (a rolling run cordons each node as it starts); the
 		// LISTs: the plan's, the pools' window's, and the node watch's (before or after).
 		"a move of two nodes": {req: Request{Action: Move, Nodes: []string{"b1", "b2"}, To: "green"}, maxGets: 2, maxLists: 3},
+		// pool move and the dashboard: Plan, then Run with the plan and its resolution
+		// (Request.Moves, Request.Resolved): the same reads as a move run at once.
+		"a planned move of two nodes": {req: Request{Action: Move, Nodes: []string{"b1", "b2"}, To: "green"}, plan: true, maxGets: 2, maxLists: 3},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -99,6 +103,13 @@ func TestNodeReadsBeforeTheFirstCordon(t *testing.T) {
 					t.Fatal(err)
 				}
 				req.Resolved = rz
+			}
+			if tc.plan {
+				p, err := op.Plan(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Moves, req.Resolved = p.Move, p.Resolved
 			}
 			if _, _, err := run(t, op, ctx, req); err != nil {
 				t.Fatal(err)

@@ -104,6 +104,9 @@ type Plan struct {
 	Drain *event.Plan
 	// Move is the move's plan (Move).
 	Move *MovePlan
+	// Resolved is the resolution the plan was made from: a caller that runs the plan
+	// (Request.Moves) hands it on in Request.Resolved so that Run reads the nodes no more.
+	Resolved *Resolved
 }
 
 // NodeChange is what a cordon or an uncordon does to one node.
@@ -222,6 +225,8 @@ func (o *Operator) logger() klog.Logger {
 
 // Plan computes what req would do, changing nothing. For a move it is the label and taint
 // change per node; plan the drain it includes with a Drain request of the same nodes.
+// req.Resolved, when set, is used instead of resolving the nodes again (a move's plan
+// followed by its drain's, say); the plan carries its resolution in Plan.Resolved.
 func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 	if err := o.check(&req); err != nil {
 		return nil, err
@@ -229,18 +234,22 @@ func (o *Operator) Plan(ctx context.Context, req Request) (*Plan, error) {
 	if req.Action == Rollout {
 		return nil, usagef("a rollout has no plan of its own: plan a drain of the pool")
 	}
-	rz, err := o.resolve(ctx, req)
-	if err != nil {
-		return nil, err
+	rz := req.Resolved
+	if rz == nil {
+		var err error
+		if rz, err = o.resolve(ctx, req); err != nil {
+			return nil, err
+		}
 	}
 	names := rz.Nodes
+	var err error
 	if req.Action == Move {
 		// A move's plan is the first step of its run (Request.Moves): ask first.
 		if err := o.preflight(ctx, req, names); err != nil {
 			return nil, err
 		}
 	}
-	p := &Plan{Action: req.Action, Nodes: names}
+	p := &Plan{Action: req.Action, Nodes: names, Resolved: rz}
 	switch req.Action {
 	case Cordon, Uncordon:
 		p.Changes, err = o.planCordon(ctx, req, names)

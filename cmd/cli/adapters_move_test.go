@@ -54,13 +54,14 @@ func TestCLIAndDashboardAdaptersAgreeOnAMove(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the CLI's plan: %v", err)
 	}
-	cliReq.Moves = plan.Move
+	cliReq.Moves, cliReq.Resolved = plan.Move, plan.Resolved
 	cliEvents := runMoveAdapted(t, ctx, cliOp, cliReq)
 
 	// The dashboard: the move dialog's defaults, through the backend's own planning.
 	dashCS, dashOp := setup()
 	b := &backend{c: &Common{}}
-	dashReq, err := b.planned(ctx, dashOp, b.request(confirm.Request{Action: confirm.Move, Nodes: []string{"n1"}, Pool: "green", Options: confirm.DefaultOptions()}))
+	dialog := confirm.Request{Action: confirm.Move, Nodes: []string{"n1"}, Pool: "green", Options: confirm.DefaultOptions()}
+	dashReq, err := b.planned(ctx, dashOp, dialog, b.request(dialog))
 	if err != nil {
 		t.Fatalf("the dashboard's plan: %v", err)
 	}
@@ -90,4 +91,77 @@ func runMoveAdapted(t *testing.T, ctx context.Context, op *operation.Operator, r
 		}
 	}
 	return out
+}
+
+// Issue 32: the dashboard plans a move once. The dialog's plan (the move's changes, then
+// its drain's pods from the same resolution) is what Start carries out: no node is read
+// again between the dialog and the first cordon.
+func TestDashboardCarriesTheDialogsMovePlan(t *testing.T) {
+	cs := adapterCluster(false)
+	pools := crfake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
+		&v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "green"}, Spec: v1alpha1.NodePoolSpec{MaxUnavailable: ptr.To[int32](1)}},
+	).Build()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	op := &operation.Operator{Kube: cs, Pools: pools, Logger: klog.Background()}
+	b := &backend{ctx: ctx, c: &Common{}, op: op}
+	dialog := confirm.Request{Action: confirm.Move, Nodes: []string{"n1"}, Pool: "green", Options: confirm.DefaultOptions()}
+	other := dialog
+	other.Options.GracePeriodSeconds = 5
+
+	text, err := b.Plan(dialog)
+	if err != nil {
+		t.Fatalf("the dialog's plan: %v", err)
+	}
+	if !strings.Contains(text, "node/n1 -> green") {
+		t.Errorf("the dialog's plan does not show the move:\n%s", text)
+	}
+	// One resolution (GET n1) for both plans, and the drain's plan's one LIST of every
+	// node (where the pods may go).
+	if g, l := nodeReads(cs); g != 1 || l != 1 {
+		t.Errorf("the dialog's plan (the move's and its drain's): %d GETs and %d LISTs of nodes, want 1 and 1", g, l)
+	}
+	cs.ClearActions()
+	for _, tc := range []struct {
+		name      string
+		req       confirm.Request
+		wantReads int
+	}{
+		{"another request than the dialog showed is planned afresh", other, 1},
+		{"the request the dialog showed runs its plan", dialog, 0},
+		{"the plan is used once", dialog, 1},
+	} {
+		if tc.name == "the request the dialog showed runs its plan" {
+			if _, err := b.Plan(dialog); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs.ClearActions()
+		r, err := b.planned(ctx, op, tc.req, b.request(tc.req))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if r.Moves == nil || r.Resolved == nil {
+			t.Errorf("%s: the request carries no plan (Moves %v, Resolved %v)", tc.name, r.Moves != nil, r.Resolved != nil)
+		}
+		if g, l := nodeReads(cs); g+l != tc.wantReads {
+			t.Errorf("%s: %d GETs and %d LISTs of nodes before the run, want %d reads", tc.name, g, l, tc.wantReads)
+		}
+	}
+}
+
+// nodeReads counts the GETs and the LISTs of nodes cs answered.
+func nodeReads(cs *fake.Clientset) (gets, lists int) {
+	for _, a := range cs.Actions() {
+		if a.GetResource().Resource != "nodes" || a.GetSubresource() != "" {
+			continue
+		}
+		switch a.GetVerb() {
+		case "get":
+			gets++
+		case "list":
+			lists++
+		}
+	}
+	return gets, lists
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -30,6 +31,14 @@ type backend struct {
 	op   *operation.Operator
 	runs *operation.Runs
 	src  *dashsource.Source
+
+	mu sync.Mutex // guards shown
+	// shown is the move plan the dialog showed last (Plan), with its request's key: Start
+	// carries out what the user confirmed instead of planning again.
+	shown struct {
+		key  string
+		plan *operation.Plan
+	}
 }
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
@@ -101,10 +110,12 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 		if err != nil {
 			return "", errors.New(render.ErrorLine(err))
 		}
+		b.keep(req, p)
 		for _, mv := range p.Move.Moves {
 			fmt.Fprintf(&head, "node/%s -> %s: %v\n", mv.Node, mv.To, mv.Diff)
 		}
 		head.WriteString("\n")
+		r.Resolved = p.Resolved // the drain's plan of the same nodes: not resolved again
 	}
 	r.Action = operation.Drain
 	p, err := b.op.Plan(ctx, r)
@@ -118,7 +129,7 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 // Start implements tui.Backend: the operation runs in the layer's Runs (each node in at
 // most one running action).
 func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
-	r, err := b.planned(b.ctx, b.op, b.request(req))
+	r, err := b.planned(b.ctx, b.op, req, b.request(req))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,20 +137,46 @@ func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error)
 	return events, cancel, err
 }
 
-// planned is a move's request with its plan (Request.Moves), as the pool move command
-// runs it: planned once (the permission preflight included), then carried out. Any other
-// request is returned as it is.
-func (b *backend) planned(ctx context.Context, op *operation.Operator, r operation.Request) (operation.Request, error) {
+// planned is a move's request with its plan (Request.Moves) and the plan's resolution, as
+// the pool move command runs it: the plan the dialog showed and the user confirmed
+// (Plan), else planned now (the permission preflight included). Any other request is
+// returned as it is.
+func (b *backend) planned(ctx context.Context, op *operation.Operator, req confirm.Request, r operation.Request) (operation.Request, error) {
 	if r.Action != operation.Move {
 		return r, nil
 	}
-	p, err := op.Plan(ctx, r)
-	if err != nil {
-		return r, err
+	p := b.take(req)
+	if p == nil {
+		var err error
+		if p, err = op.Plan(ctx, r); err != nil {
+			return r, err
+		}
 	}
-	r.Moves = p.Move
+	r.Moves, r.Resolved = p.Move, p.Resolved
 	return r, nil
 }
+
+// keep remembers the move plan the dialog shows for req (the dialog shows one at a time).
+func (b *backend) keep(req confirm.Request, p *operation.Plan) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.shown.key, b.shown.plan = planKey(req), p
+}
+
+// take returns (and forgets) the plan the dialog showed for req, nil if it showed none.
+func (b *backend) take(req confirm.Request) *operation.Plan {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shown.plan == nil || b.shown.key != planKey(req) {
+		return nil
+	}
+	p := b.shown.plan
+	b.shown.key, b.shown.plan = "", nil
+	return p
+}
+
+// planKey identifies a dialog's request: the same action, nodes, pool and settings.
+func planKey(req confirm.Request) string { return fmt.Sprintf("%#v", req) }
 
 // wait waits for every action to end (after the backend's context is cancelled).
 func (b *backend) wait() { b.runs.Wait() }

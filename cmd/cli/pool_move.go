@@ -137,7 +137,7 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	for _, mv := range plan.Move.Moves {
 		render.MovePlan(o.ErrOut, mv, o.DryRun)
 	}
-	req.Moves = plan.Move
+	req.Moves, req.Resolved = plan.Move, plan.Resolved // carried out as planned: no node read again
 	p := o.eventPrinter()
 	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
