@@ -65,7 +65,7 @@ budget it waits on.
 				return err
 			}
 			if o.Rollout {
-				return o.runRollout(cmd.Context(), op)
+				return o.rollOut(cmd.Context(), op)
 			}
 			n, err := op.SyncPools(cmd.Context(), args)
 			if errors.Is(err, nodepool.ErrNotInstalled) {
@@ -80,9 +80,9 @@ budget it waits on.
 	return cmd
 }
 
-// runRollout rolls the pool's new NoExecute taints out through the operations layer,
+// rollOut rolls the pool's new NoExecute taints out through the operations layer,
 // printing the events of the drains and of the rollout's steps.
-func (o *poolSyncOptions) runRollout(ctx context.Context, op *operation.Operator) error {
+func (o *poolSyncOptions) rollOut(ctx context.Context, op *operation.Operator) error {
 	req := o.request(operation.Drain)
 	printer := o.eventPrinter()
 	var res *operation.RolloutResult
