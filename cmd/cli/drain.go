@@ -211,14 +211,9 @@ func validateOutput(o string) error {
 func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event.Event, logger klog.Logger) drain.Config {
 	return drain.Config{
 		Client: cs, Events: events, Logger: logger,
-		Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData,
-		GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector,
-		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
-		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true, ClientBurst: o.Burst,
-		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
-		Policy: o.policy(),
+		Settings: drain.Settings{Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData, GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector, SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize, DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, Policy: o.policy(), DrainOrder: o.rules, IgnoreMachineDrainRules: o.IgnoreMachineDrainRules}, RecordEvents: true, ClientBurst: o.Burst,
+		WaitInterval: o.WaitInterval,
 		// Drain order (planned maintenance).
-		DrainOrder: o.rules, IgnoreMachineDrainRules: o.IgnoreMachineDrainRules,
 	}
 }
 
