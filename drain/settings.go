@@ -55,6 +55,13 @@ type Settings struct {
 	IgnoreMachineDrainRules bool
 }
 
+// DefaultSettings are kubectl drain's defaults, the settings every front end starts
+// from: each pod's own grace period, lists in pages of DefaultChunkSize, no dry run,
+// DefaultMaxParallelNodes at once.
+func DefaultSettings() Settings {
+	return Settings{GracePeriodSeconds: -1, ChunkSize: DefaultChunkSize, DryRun: DryRunNone, MaxParallelNodes: DefaultMaxParallelNodes}
+}
+
 // Mistake is one invalid setting. Setting is the setting's name as the Maintenance spec
 // writes it ("gracePeriodSeconds"); Rule the fixed words the API server's CEL rule of
 // the same setting says after that name ("must be -1 (each pod's own) or more"); Value

@@ -64,6 +64,9 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	if err != nil {
 		return req, err
 	}
+	if err := set.Validate(); err != nil { // the settings' one validation, in the spec's names
+		return req, err
+	}
 	if s.Pool == "" && set.MaxParallelNodes == 0 {
 		set.MaxParallelNodes = drain.DefaultMaxParallelNodes
 	}
