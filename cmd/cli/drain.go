@@ -169,7 +169,7 @@ func (o *DrainOptions) Validate() error {
 	}
 	o.Settings.DryRun = drain.DryRun(o.DryRun)
 	o.pool = o.Nodes.Pool
-	if err := o.validatePolicy(&o.Settings); err != nil {
+	if err := o.readPolicy(&o.Settings); err != nil {
 		return err
 	}
 	// Windows (planned maintenance).

@@ -30,18 +30,18 @@ func TestForceFlagsValidation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			set := drain.Settings{Policy: tc.policy}
 			p := PolicyFlags{ForceFlags: ForceFlags{flags: true, DeadNodeDeleteWait: tc.dead}}
-			err := p.validatePolicy(&set)
+			err := p.readPolicy(&set)
 			if err == nil {
 				err = flagsError(set.Validate())
 			}
 			if tc.wantErr == "" {
 				if err != nil {
-					t.Fatalf("validatePolicy, Validate = %v, want nil", err)
+					t.Fatalf("readPolicy, Validate = %v, want nil", err)
 				}
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || ExitCode(err) != ExitUsage || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("validatePolicy, Validate = %v (exit %d), want one line with %q, exit 2", err, ExitCode(err), tc.wantErr)
+				t.Fatalf("readPolicy, Validate = %v (exit %d), want one line with %q, exit 2", err, ExitCode(err), tc.wantErr)
 			}
 		})
 	}

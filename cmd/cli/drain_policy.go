@@ -44,11 +44,11 @@ func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command, s *drain.Settings) {
 	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail", "force"))
 }
 
-// validatePolicy reads the policy flags into s: --not-after resolved to a time, and
+// readPolicy reads the policy flags into s: --not-after resolved to a time, and
 // --dead-node-delete-wait. It checks what only a command line can get wrong (--soak
 // without a rolling drain, a --not-after that is no time); Settings.Validate checks the
 // settings.
-func (p *PolicyFlags) validatePolicy(s *drain.Settings) error {
+func (p *PolicyFlags) readPolicy(s *drain.Settings) error {
 	if s.Soak > 0 && p.pool == "" && !p.rollingCommand {
 		return UsageErrorf("--soak needs a rolling drain: --pool POOL (or pool move)")
 	}
