@@ -34,7 +34,7 @@ func newClockRig(t *testing.T, budget *policyv1.PodDisruptionBudget) *clockRig {
 	t.Helper()
 	clock := testingclock.NewFakeClock(time.Unix(1_000_000, 0))
 	eng, err := NewEngine(Config{Client: kubefake.New(), Events: make(chan event.Event, 100), Clock: clock,
-		Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}})
+		Settings: Settings{Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // DryRun is the --dry-run mode.
@@ -69,31 +70,16 @@ type Config struct {
 	// the disruption controller counts as behind. Default DefaultPaceMargin.
 	PaceMargin time.Duration
 
-	// Force allows pods without a controller (kubectl drain --force).
-	Force bool
-	// IgnoreDaemonSets goes on when DaemonSet pods are present (never deleted).
-	IgnoreDaemonSets bool
-	// DeleteEmptyDirData allows pods with emptyDir volumes (their data is lost).
-	DeleteEmptyDirData bool
-	// GracePeriodSeconds overrides the pods' grace period; -1 keeps each pod's own.
-	GracePeriodSeconds int
-	// Timeout bounds the whole drain; 0 means no limit.
-	Timeout time.Duration
-	// PodSelector restricts the pods evicted (a label selector).
-	PodSelector string
+	// Settings are the user's drain settings (settings.go): the rest of Config is wiring.
+	Settings
+	// Origin is the run recorded on every node the drain holds: its ID (NewEngine makes
+	// one when empty), command line (or "maintenance/<name>") and user.
+	Origin noderecord.Run
+
 	// Only, when set, further restricts the pods evicted to those it accepts, after
 	// kubectl's filters (a pool's NoExecute rollout evicts only the pods the taint would
 	// remove).
 	Only func(*corev1.Pod) bool
-	// SkipWaitForDeleteTimeoutSeconds: pods whose deletionTimestamp is older than this
-	// are not waited for; 0 waits for every pod.
-	SkipWaitForDeleteTimeoutSeconds int
-	// ChunkSize pages pod lists.
-	ChunkSize int64
-	// DryRun: none, client (nothing sent) or server (sent with dryRun=All).
-	DryRun DryRun
-	// MaxParallelNodes is how many nodes are cordoned and drained at once.
-	MaxParallelNodes int
 	// Rolling, when set, makes the drain a sliding window (drain --pool): no node is
 	// cordoned up front; each is cordoned just before its drain starts, once a slot of
 	// MaxParallelNodes is free and Rolling admits it, so a node that waits long on a
@@ -117,31 +103,17 @@ type Config struct {
 	// Probe checks that the API server answers. Default: GET /version.
 	Probe func(ctx context.Context) error
 
-	// Drain rules, diagnosis and wait lines (rules.go, diagnose.go).
+	// Diagnosis and wait lines (rules.go, diagnose.go).
 	//
-	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt: "true" like
-	// any other; by default such a pod is not evicted and its node cannot finish.
-	IgnoreDoNotDisrupt bool
 	// WaitInterval is how often a wait that has not changed is said again, with how
 	// long it has lasted. Default 30 s.
 	WaitInterval time.Duration
 	// DiagnoseInterval is how often the pods of a budget that holds pods back are listed
 	// again to tell why (one List per budget, from the watch cache). Default 10 s.
 	DiagnoseInterval time.Duration
-	// Policy: --on-blocked, --blocked-after, --not-after, and the origin recorded on nodes.
-	Policy
 	// Surge, when set (--surge), moves a pod whose budget never allows a disruption by
 	// surging its one-replica Deployment (surge.go).
 	Surge Surger
-	// Drain order (planned maintenance).
-	//
-	// DrainOrder are the run's own drain rules (--drain-order, a Maintenance's
-	// spec.drain.order), tried in order before Cluster API's MachineDrainRules; a pod's
-	// cluster.x-k8s.io/drain label wins over both.
-	DrainOrder []drainrule.Rule
-	// IgnoreMachineDrainRules does not read Cluster API's MachineDrainRules (read by
-	// default, when the API server serves them).
-	IgnoreMachineDrainRules bool
 
 	// Permit, when set, is asked once the plan is made and before anything changes, with
 	// what the run will change besides nodes and evictions; an error ends the run there,
@@ -184,43 +156,14 @@ type testHooks struct {
 	pdbHandled func(key, resourceVersion string)
 }
 
-// Validate checks the user's drain settings (kubectl drain's flags, the policy) without
-// the wiring (client, events): a *ConfigError whose message names the setting (the
-// Config field, e.g. "gracePeriodSeconds must be >= -1, got -2"), not any front end's
-// flag. It is the one validation of the settings; NewEngine calls it.
+// Validate checks the configuration without calling the API: the settings
+// (Settings.Validate, the one validation of each setting) and the wiring that goes
+// together. NewEngine calls it.
 func (cfg Config) Validate() error {
-	var errs []string
-	if cfg.GracePeriodSeconds < -1 {
-		errs = append(errs, fmt.Sprintf("gracePeriodSeconds must be >= -1, got %d", cfg.GracePeriodSeconds))
-	}
-	if cfg.Timeout < 0 {
-		errs = append(errs, fmt.Sprintf("timeout must not be negative, got %s", cfg.Timeout))
-	}
-	if cfg.SkipWaitForDeleteTimeoutSeconds < 0 {
-		errs = append(errs, fmt.Sprintf("skipWaitForDeleteTimeoutSeconds must not be negative, got %d", cfg.SkipWaitForDeleteTimeoutSeconds))
-	}
-	if cfg.MaxParallelNodes < 0 {
-		errs = append(errs, fmt.Sprintf("maxParallelNodes must be 1 or more (0 for the default), got %d", cfg.MaxParallelNodes))
-	}
-	if cfg.ChunkSize < 0 {
-		errs = append(errs, fmt.Sprintf("chunkSize must not be negative, got %d", cfg.ChunkSize))
-	}
 	if cfg.Steps != nil && cfg.Rolling == nil {
-		errs = append(errs, "node steps need a rolling drain")
+		return &UsageError{msg: "node steps need a rolling drain"}
 	}
-	errs = append(errs, cfg.validatePolicy()...)
-	if _, err := drainrule.Compile(cfg.DrainOrder); err != nil {
-		errs = append(errs, err.Error())
-	}
-	switch cfg.DryRun {
-	case "", DryRunNone, DryRunClient, DryRunServer:
-	default:
-		errs = append(errs, fmt.Sprintf(`dryRun must be "none", "client" or "server", got %q`, cfg.DryRun))
-	}
-	if len(errs) > 0 {
-		return &ConfigError{msg: strings.Join(errs, "; ")}
-	}
-	return nil
+	return cfg.Settings.Validate()
 }
 
 // NewEngine validates cfg, fills defaults and returns an Engine.
@@ -277,7 +220,12 @@ type ConfigError = UsageError
 // as given (nothing was changed). It is the one usage-error type of the engines and the
 // operations layer (operation.UsageError and nodepool.UsageError are this type); the
 // commands exit 2 for it.
-type UsageError struct{ msg string }
+type UsageError struct {
+	msg string
+	// Mistakes are the invalid settings, one each, when the error is Settings.Validate's
+	// (a front end may say them in its own names: the CLI names its flags).
+	Mistakes []Mistake
+}
 
 func (e *UsageError) Error() string { return e.msg }
 
@@ -376,4 +324,10 @@ var (
 func IsUsage(err error) bool {
 	var u interface{ Usage() bool }
 	return errors.As(err, &u) && u.Usage()
+}
+
+// origin is the run recorded on the nodes (NewEngine gives it an ID).
+func (cfg *Config) origin() *noderecord.Run {
+	o := cfg.Origin
+	return &o
 }

@@ -38,7 +38,7 @@ func TestCordonsGoOutTogetherAndAreSaidInPlanOrder(t *testing.T) {
 		inFlight.Add(-1)
 	}}
 	events := make(chan event.Event, 1000)
-	eng, err := NewEngine(Config{Client: client, Events: events, MaxParallelNodes: nodes})
+	eng, err := NewEngine(Config{Client: client, Events: events, Settings: Settings{MaxParallelNodes: nodes}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (c slowNodes) Patch(ctx context.Context, name string, pt types.PatchType, d
 // in plan order are said at once, the ones after it only once it has answered.
 func TestCordonsBeforeARetriedOneAreSaid(t *testing.T) {
 	objs, names := testNodes("n%02d", 20)
-	g := newRig(t, Config{MaxParallelNodes: 20}, objs...)
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 20}}, objs...)
 	g.client.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.(k8stesting.PatchAction).GetName() == "n10" {
 			return true, nil, apierrors.NewInternalError(errors.New("failed calling webhook: context deadline exceeded"))

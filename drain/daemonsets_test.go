@@ -67,7 +67,7 @@ func TestDaemonSetsAreListedOnce(t *testing.T) {
 					return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "", errors.New("no"))
 				})
 			}
-			eng, err := NewEngine(Config{Client: client, Events: make(chan event.Event, 100), IgnoreDaemonSets: true})
+			eng, err := NewEngine(Config{Client: client, Events: make(chan event.Event, 100), Settings: Settings{IgnoreDaemonSets: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,7 +38,7 @@ func benchFirstEviction(b *testing.B, objs []runtime.Object, names []string) {
 		b.StopTimer()
 		client := kubefake.New(objs...)
 		events := make(chan event.Event, 10000)
-		eng, err := NewEngine(Config{Client: client, Events: events, MaxParallelNodes: 100, ClientBurst: 100})
+		eng, err := NewEngine(Config{Client: client, Events: events, Settings: Settings{MaxParallelNodes: 100}, ClientBurst: 100})
 		if err != nil {
 			b.Fatal(err)
 		}

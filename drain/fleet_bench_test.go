@@ -61,7 +61,7 @@ func BenchmarkPlanFleet(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			client := kubefake.New(objs...)
-			eng, err := NewEngine(Config{Client: client, Events: make(chan event.Event, 1), IgnoreDaemonSets: true})
+			eng, err := NewEngine(Config{Client: client, Events: make(chan event.Event, 1), Settings: Settings{IgnoreDaemonSets: true}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func BenchmarkDrainManyNodesAtOnce(b *testing.B) {
 					for range events {
 					}
 				}()
-				eng, err := NewEngine(Config{Client: client, Events: events, MaxParallelNodes: nodes})
+				eng, err := NewEngine(Config{Client: client, Events: events, Settings: Settings{MaxParallelNodes: nodes}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,7 +11,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -62,31 +61,6 @@ func (e *ForcedError) Error() string {
 
 // Forced marks the error for the exit-code mapping.
 func (e *ForcedError) Forced() bool { return true }
-
-// validateForce checks the force settings (messages name the setting): force needs an
-// explicit forceAfter, and forceAfter and neverForce need force.
-func (p Policy) validateForce() []string {
-	var errs []string
-	force := p.OnBlocked == OnBlockedForce
-	switch {
-	case p.ForceAfter < 0:
-		errs = append(errs, fmt.Sprintf("forceAfter must be positive, got %s", p.ForceAfter))
-	case force && p.ForceAfter == 0:
-		errs = append(errs, "onBlocked force needs an explicit forceAfter (how long a pod stays blocked before it is deleted)")
-	case !force && p.ForceAfter > 0:
-		errs = append(errs, "forceAfter needs onBlocked force")
-	}
-	if len(p.NeverForce) > 0 && !force {
-		errs = append(errs, "neverForce needs onBlocked force")
-	}
-	for _, k := range p.NeverForce {
-		ns, name, ok := strings.Cut(k, "/")
-		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-			errs = append(errs, fmt.Sprintf("neverForce entries must be NAMESPACE/NAME of a budget, got %q", k))
-		}
-	}
-	return errs
-}
 
 // forceVerdict decides whether a pod of a node blocked for ForceAfter is forced: it must
 // wait on a budget (parkedOn: pods a drain rule keeps and pods held back or in flight do

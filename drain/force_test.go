@@ -16,36 +16,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
-func TestForcePolicyValidation(t *testing.T) {
-	tests := map[string]struct {
-		in      Policy
-		wantErr string // "" when valid
-	}{
-		"force with an explicit forceAfter is accepted":  {in: Policy{OnBlocked: OnBlockedForce, ForceAfter: 5 * time.Second}},
-		"force without forceAfter is refused":            {in: Policy{OnBlocked: OnBlockedForce}, wantErr: "onBlocked force needs an explicit forceAfter"},
-		"a negative forceAfter is refused":               {in: Policy{OnBlocked: OnBlockedForce, ForceAfter: -time.Second}, wantErr: "forceAfter must be positive"},
-		"forceAfter without force is refused":            {in: Policy{OnBlocked: OnBlockedSkip, ForceAfter: time.Minute}, wantErr: "forceAfter needs onBlocked force"},
-		"neverForce without force is refused":            {in: Policy{NeverForce: []string{"shop/db"}}, wantErr: "neverForce needs onBlocked force"},
-		"neverForce entries are namespace/name":          {in: Policy{OnBlocked: OnBlockedForce, ForceAfter: time.Second, NeverForce: []string{"db"}}, wantErr: `neverForce entries must be NAMESPACE/NAME of a budget, got "db"`},
-		"neverForce of budgets is accepted":              {in: Policy{OnBlocked: OnBlockedForce, ForceAfter: time.Second, NeverForce: []string{"shop/db", "kube-system/coredns"}}},
-		"a dead-node wait is accepted without any force": {in: Policy{DeadNodeDeleteWait: time.Minute}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			errs := tc.in.validatePolicy()
-			if tc.wantErr == "" {
-				if len(errs) > 0 {
-					t.Fatalf("validatePolicy = %q, want no error", errs)
-				}
-				return
-			}
-			if len(errs) != 1 || !strings.Contains(errs[0], tc.wantErr) {
-				t.Fatalf("validatePolicy = %q, want %q", errs, tc.wantErr)
-			}
-		})
-	}
-}
-
 func TestForceVerdict(t *testing.T) {
 	never := map[string]bool{"shop/db": true}
 	tests := map[string]struct {
@@ -71,7 +41,7 @@ func TestForceVerdict(t *testing.T) {
 func TestForceDeadlineIsTheBlockedClock(t *testing.T) {
 	now := time.Unix(1000, 0)
 	parked := pendingPod{parked: true}
-	cfg := Config{Policy: Policy{OnBlocked: OnBlockedForce, ForceAfter: 5 * time.Second, BlockedAfter: time.Hour}}
+	cfg := Config{Settings: Settings{Policy: Policy{OnBlocked: OnBlockedForce, ForceAfter: 5 * time.Second, BlockedAfter: time.Hour}}}
 	tests := map[string]struct {
 		movedAt time.Time
 		pods    []pendingPod
@@ -174,7 +144,7 @@ func TestDeadNodeWaits(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := &run{e: &Engine{cfg: Config{SkipWaitForDeleteTimeoutSeconds: tc.skipSeconds, Policy: Policy{DeadNodeDeleteWait: tc.deadWait}}},
+			r := &run{e: &Engine{cfg: Config{Settings: Settings{SkipWaitForDeleteTimeoutSeconds: tc.skipSeconds, Policy: Policy{DeadNodeDeleteWait: tc.deadWait}}}},
 				planned: plannedState{dead: map[string]string{}}}
 			if tc.dead {
 				r.planned.dead["n1"] = "Ready=Unknown"
@@ -206,7 +176,7 @@ func TestForceDeletesTheBlockedPod(t *testing.T) {
 			budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 1, 1, 2
 			held := podOn("held", "n1", "u1")
 			held.Labels = map[string]string{"app": "held"}
-			g := newRig(t, Config{RecordEvents: true, Timeout: time.Minute, Policy: Policy{OnBlocked: OnBlockedForce, ForceAfter: 10 * time.Second, NeverForce: tc.never}},
+			g := newRig(t, Config{RecordEvents: true, Settings: Settings{Timeout: time.Minute, Policy: Policy{OnBlocked: OnBlockedForce, ForceAfter: 10 * time.Second, NeverForce: tc.never}}},
 				testNode("n1"), held, budget)
 			g.start("n1")
 			<-g.run

@@ -27,7 +27,7 @@ func frozenAfterItDroppedThePod(t *testing.T, before ...func(*rig)) (*rig, *run,
 	t.Helper()
 	budget := testPDB(1)
 	budget.ResourceVersion = "1"
-	g := newRig(t, Config{Timeout: 5 * time.Minute}, testNode("n1"), testNode("n2"),
+	g := newRig(t, Config{Settings: Settings{Timeout: 5 * time.Minute}}, testNode("n1"), testNode("n2"),
 		podOn("p0", "n2", "u0"), podOn("p1", "n1", "u1"), podOn("p2", "n1", "u2"), budget)
 	onlyNodePods(g.client)
 	for _, f := range before {

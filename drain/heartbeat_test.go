@@ -72,7 +72,7 @@ func TestHeartbeatsAreRenewedSeveralAtOnce(t *testing.T) {
 		objs = append(objs, podOn(fmt.Sprintf("p%02d", i), n, types.UID(fmt.Sprintf("u%02d", i))))
 	}
 	objs = append(objs, testPDB(0))
-	g := newRig(t, Config{MaxParallelNodes: nodes}, objs...)
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: nodes}}, objs...)
 	var mu sync.Mutex
 	inFlight, most, renewed := 0, 0, 0
 	// Each renewal waits until heartbeatWorkers are in flight (or a second has passed): one

@@ -54,7 +54,7 @@ func TestOrderGroupsEvictOneGroupAfterAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	batch := labelled(podOn("batch", "n1", "u-batch"), "batch")
-	g := newRig(t, Config{DrainOrder: rules}, testNode("n1"),
+	g := newRig(t, Config{Settings: Settings{DrainOrder: rules}}, testNode("n1"),
 		labelled(podOn("f1", "n1", "u-f1"), "first"), labelled(podOn("f2", "n1", "u-f2"), "first"),
 		labelled(podOn("m1", "n1", "u-m1"), "web"), labelled(podOn("l1", "n1", "u-l1"), "last"), batch)
 	onlyNodePods(g.client)
@@ -218,7 +218,7 @@ func TestCriticalPodsGoAfterEveryOrdinaryGroup(t *testing.T) {
 		p.Spec.PriorityClassName = pdb.SystemNodeCritical
 		return p
 	}
-	g := newRig(t, Config{DrainOrder: rules}, testNode("n1"), labelled(podOn("web", "n1", "u-web"), "web"),
+	g := newRig(t, Config{Settings: Settings{DrainOrder: rules}}, testNode("n1"), labelled(podOn("web", "n1", "u-web"), "web"),
 		labelled(podOn("late", "n1", "u-late"), "late"), crit("c0", "crit"), crit("c1", "crit-first"))
 	onlyNodePods(g.client)
 	var mu sync.Mutex

@@ -81,7 +81,7 @@ func TestPodWatchesDoNotGrowWithTheNodes(t *testing.T) {
 				names = append(names, n)
 				objs = append(objs, testNode(n), podOn(n+"-a", n, types.UID(n+"-a")), podOn(n+"-b", n, types.UID(n+"-b")))
 			}
-			g := newRig(t, Config{MaxParallelNodes: tc.parallel}, objs...)
+			g := newRig(t, Config{Settings: Settings{MaxParallelNodes: tc.parallel}}, objs...)
 			honourNodeSelector(g)
 			g.start(names...)
 			res := g.finish()
@@ -121,7 +121,7 @@ func TestPodWatchesDoNotGrowWithTheNodes(t *testing.T) {
 func TestSharedInformerEvictsAPodThatAppears(t *testing.T) {
 	names, objs := sharedNodes(testPDB(0))
 	objs = append(objs, podOn("p1", "n00", "u1"))
-	g := newRig(t, Config{MaxParallelNodes: sharedPodsAt}, objs...)
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: sharedPodsAt}}, objs...)
 	g.start(names...)
 	g.next(event.EventEvictionBlocked, 0) // p1 waits on its budget
 	for _, late := range []*corev1.Pod{podOn("late", "n00", "u-late"), podOn("bound-later", "", "u-bound")} {
@@ -253,7 +253,7 @@ func TestDiagnosisSeesACrashLoopingReplacement(t *testing.T) {
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
 			names, objs := sharedNodes(budget, repl, testNode("spare"))
 			objs = append(objs, podOn("web-old", "n00", "u-old"))
-			g := newRig(t, Config{MaxParallelNodes: tc.maxParallel}, objs...)
+			g := newRig(t, Config{Settings: Settings{MaxParallelNodes: tc.maxParallel}}, objs...)
 			onlyNodePods(g.client) // the fake ignores field selectors
 			g.start(names...)
 			blockedWith(g, string(pdb.Exhausted), 0)

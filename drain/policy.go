@@ -2,7 +2,6 @@ package drain
 
 import (
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"time"
 
@@ -51,9 +50,6 @@ type Policy struct {
 	// the workloads settled elsewhere. 0: the next starts at once. A node the run leaves
 	// with nothing pending after it does not soak.
 	Soak time.Duration
-	// Origin is the run recorded on every node the drain holds: its ID (NewEngine makes
-	// one when empty), command line (or "maintenance/<name>") and user.
-	Origin noderecord.Run
 
 	// Dead nodes and force (planned maintenance).
 	//
@@ -70,24 +66,6 @@ type Policy struct {
 	DeadNodeDeleteWait time.Duration
 }
 
-// validatePolicy checks the policy (messages name the setting).
-func (p Policy) validatePolicy() []string {
-	var errs []string
-	switch p.OnBlocked {
-	case "", OnBlockedWait, OnBlockedSkip, OnBlockedFail, OnBlockedForce:
-	default:
-		errs = append(errs, fmt.Sprintf(`onBlocked must be "wait", "skip", "fail" or "force", got %q`, p.OnBlocked))
-	}
-	errs = append(errs, p.validateForce()...)
-	if p.BlockedAfter < 0 {
-		errs = append(errs, fmt.Sprintf("blockedAfter must be positive, got %s", p.BlockedAfter))
-	}
-	if p.Soak < 0 {
-		errs = append(errs, fmt.Sprintf("soak must not be negative, got %s", p.Soak))
-	}
-	return errs
-}
-
 // fillPolicy fills the policy's defaults.
 func (p *Policy) fillPolicy() {
 	if p.OnBlocked == "" {
@@ -96,12 +74,6 @@ func (p *Policy) fillPolicy() {
 	if p.BlockedAfter == 0 {
 		p.BlockedAfter = DefaultBlockedAfter
 	}
-}
-
-// origin is the run recorded on the nodes (NewEngine gives it an ID).
-func (p *Policy) origin() *noderecord.Run {
-	o := p.Origin
-	return &o
 }
 
 // BlockedNode is a node a drain gave up (--on-blocked=skip), with the pods it left and

@@ -18,32 +18,24 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
-func TestPolicyValidation(t *testing.T) {
+// The policy's defaults (its validation is Settings.Validate's: settings_test.go).
+func TestPolicyDefaults(t *testing.T) {
 	tests := map[string]struct {
 		in        Policy
-		wantErr   string
 		wantOn    OnBlocked
 		wantAfter time.Duration
 	}{
 		"the zero value waits, with the default blocked-after": {in: Policy{}, wantOn: OnBlockedWait, wantAfter: DefaultBlockedAfter},
 		"skip keeps its blocked-after":                         {in: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}, wantOn: OnBlockedSkip, wantAfter: 10 * time.Second},
 		"fail is accepted":                                     {in: Policy{OnBlocked: OnBlockedFail}, wantOn: OnBlockedFail, wantAfter: DefaultBlockedAfter},
-		"an unknown policy is named":                           {in: Policy{OnBlocked: "retry"}, wantErr: `onBlocked must be "wait", "skip", "fail" or "force", got "retry"`},
-		"a negative blocked-after is refused":                  {in: Policy{BlockedAfter: -time.Second}, wantErr: "blockedAfter must be positive"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := tc.in
-			errs := p.validatePolicy()
+			err := Settings{Policy: p}.Validate()
 			p.fillPolicy()
-			if tc.wantErr != "" {
-				if len(errs) != 1 || !strings.Contains(errs[0], tc.wantErr) {
-					t.Fatalf("validatePolicy = %q, want %q", errs, tc.wantErr)
-				}
-				return
-			}
-			if len(errs) > 0 || p.OnBlocked != tc.wantOn || p.BlockedAfter != tc.wantAfter {
-				t.Errorf("validatePolicy, fillPolicy = %q, policy %+v; want %s after %s", errs, p, tc.wantOn, tc.wantAfter)
+			if err != nil || p.OnBlocked != tc.wantOn || p.BlockedAfter != tc.wantAfter {
+				t.Errorf("Validate, fillPolicy = %v, policy %+v; want %s after %s", err, p, tc.wantOn, tc.wantAfter)
 			}
 		})
 	}
@@ -86,8 +78,8 @@ func TestSkipGivesUpTheBlockedNode(t *testing.T) {
 	budget.Status.CurrentHealthy, budget.Status.DesiredHealthy, budget.Status.ExpectedPods = 1, 1, 2
 	held := podOn("held", "n1", "u1")
 	held.Labels = map[string]string{"app": "held"}
-	g := newRig(t, Config{RecordEvents: true, Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second,
-		Origin: noderecord.Run{Command: "kubectl maintenance drain n1 n2", User: "jane"}}},
+	g := newRig(t, Config{RecordEvents: true, Settings: Settings{Policy: Policy{OnBlocked: OnBlockedSkip, BlockedAfter: 10 * time.Second}},
+		Origin: noderecord.Run{Command: "kubectl maintenance drain n1 n2", User: "jane"}},
 		testNode("n1"), held, budget)
 	g.start("n1")
 	<-g.run
@@ -125,7 +117,7 @@ func TestSkipGivesUpTheBlockedNode(t *testing.T) {
 func TestFailStopsBeforeAnythingIsCordoned(t *testing.T) {
 	budget := testPDB(0)
 	budget.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(0))
-	g := newRig(t, Config{Policy: Policy{OnBlocked: OnBlockedFail}}, testNode("n1"), testNode("n2"),
+	g := newRig(t, Config{Settings: Settings{Policy: Policy{OnBlocked: OnBlockedFail}}}, testNode("n1"), testNode("n2"),
 		podOn("p1", "n1", "u1"), podOn("p2", "n2", "u2"), budget)
 	g.start("n1", "n2")
 	res := g.finish()
@@ -161,7 +153,7 @@ func TestNotAfterPassedStartsNothing(t *testing.T) {
 // not started, and the cordon this run made on it is undone.
 func TestNotAfterStopsTheNextNodeAndUndoesItsCordon(t *testing.T) {
 	budget := testPDB(0)
-	g := newRig(t, Config{MaxParallelNodes: 1}, testNode("n1"), testNode("n2"), podOn("p1", "n1", "u1"), budget)
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1}}, testNode("n1"), testNode("n2"), podOn("p1", "n1", "u1"), budget)
 	g.eng.cfg.NotAfter = g.clock.Now().Add(time.Minute)
 	g.start("n1", "n2")
 	r := <-g.run
@@ -192,7 +184,7 @@ func TestNotAfterStopsTheNextNodeAndUndoesItsCordon(t *testing.T) {
 func TestFailMetDuringTheRunStopsNewNodes(t *testing.T) {
 	budget := testPDB(0)
 	budget.ResourceVersion = "1"
-	g := newRig(t, Config{MaxParallelNodes: 1, Policy: Policy{OnBlocked: OnBlockedFail}}, testNode("n1"), testNode("n2"), testNode("spare"), podOn("p1", "n1", "u1"), budget)
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1, Policy: Policy{OnBlocked: OnBlockedFail}}}, testNode("n1"), testNode("n2"), testNode("spare"), podOn("p1", "n1", "u1"), budget)
 	g.start("n1", "n2")
 	<-g.run
 	g.next(event.EventEvictionBlocked, 0)

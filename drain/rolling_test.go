@@ -75,7 +75,7 @@ func TestRollingDrainCordonsEachNodeAsItStarts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			adm := &admitLog{deny: tt.deny}
-			g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("n3"))
+			g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1}, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("n3"))
 			adm.client = g.client
 			g.start("n1", "n2", "n3")
 			res := <-g.done
@@ -112,7 +112,7 @@ func TestRollingDrainCordonsEachNodeAsItStarts(t *testing.T) {
 // and only then does n1 start (and wait); interrupted, both n1 and n3 are pending.
 func TestRollingDrainStartsTheFreeNodeFirst(t *testing.T) {
 	adm := &admitLog{}
-	g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("n3"), testNode("spare"),
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1}, Rolling: adm}, testNode("n1"), testNode("n2"), testNode("n3"), testNode("spare"),
 		podOn("p1", "n1", "u1"), podOn("p3", "n3", "u3"), testPDB(0))
 	onlyNodePods(g.client) // else n2's pod list would hold n1's pod
 	adm.client = g.client
@@ -139,7 +139,7 @@ func TestRollingDrainStartsTheFreeNodeFirst(t *testing.T) {
 // next node starts; the last node does not soak (the run ends when it is drained).
 func TestRollingDrainSoaksADrainedNode(t *testing.T) {
 	adm := &admitLog{}
-	cfg := Config{MaxParallelNodes: 1, Rolling: adm, Policy: Policy{Soak: 10 * time.Minute}}
+	cfg := Config{Settings: Settings{MaxParallelNodes: 1, Policy: Policy{Soak: 10 * time.Minute}}, Rolling: adm}
 	g := newRig(t, cfg, testNode("n1"), testNode("n2"))
 	adm.client = g.client
 	g.start("n1", "n2")
@@ -175,7 +175,7 @@ func TestRollingDrainSoaksADrainedNode(t *testing.T) {
 // of its soak, counted from its record's since, not for a whole soak again.
 func TestRollingDrainSoaksWhatIsLeft(t *testing.T) {
 	adm := &admitLog{}
-	cfg := Config{MaxParallelNodes: 1, Rolling: adm, Policy: Policy{Soak: 10 * time.Minute}}
+	cfg := Config{Settings: Settings{MaxParallelNodes: 1, Policy: Policy{Soak: 10 * time.Minute}}, Rolling: adm}
 	n1 := testNode("n1")
 	g := newRig(t, cfg, n1, testNode("n2"))
 	drainedAt := g.clock.Now().Add(-8 * time.Minute)

@@ -79,7 +79,7 @@ func TestRuleFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := &Engine{cfg: Config{IgnoreDoNotDisrupt: c.ignore, Clock: clocktesting.NewFakeClock(ruleNow)}}
+			e := &Engine{cfg: Config{Settings: Settings{IgnoreDoNotDisrupt: c.ignore}, Clock: clocktesting.NewFakeClock(ruleNow)}}
 			sink := &ruleSink{}
 			st := e.ruleFilter(sink)(*c.pod)
 			if st.Delete != c.delete || st.Reason != c.reason {
@@ -204,7 +204,7 @@ func TestDoNotDisruptBlocksTheNodeUntilTheAnnotationGoes(t *testing.T) {
 // With IgnoreDoNotDisrupt the annotation is not a blocker.
 func TestIgnoreDoNotDisrupt(t *testing.T) {
 	dnd := withAnnotation(podOn("dnd", "n1", "u-dnd"), AnnotationDoNotDisrupt, "true")
-	g := newRig(t, Config{IgnoreDoNotDisrupt: true}, testNode("n1"), dnd)
+	g := newRig(t, Config{Settings: Settings{IgnoreDoNotDisrupt: true}}, testNode("n1"), dnd)
 	onlyNodePods(g.client)
 	g.start("n1")
 	if plan := g.next(event.EventPlan, 0); len(plan.Plan.Blocked()) != 0 {

@@ -64,7 +64,7 @@ func TestReservationsAreReleasedByEvidenceOnly(t *testing.T) {
 func TestInterruptAtEachStep(t *testing.T) {
 	for _, step := range []event.Type{event.EventPlan, event.EventNodeCordoned, event.EventEvictionStarted, event.EventEvictionBlocked} {
 		t.Run(string(step), func(t *testing.T) {
-			g := newRig(t, Config{MaxParallelNodes: 1}, testNode("n1"), testNode("n2"), testNode("n3"),
+			g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1}}, testNode("n1"), testNode("n2"), testNode("n3"),
 				podOn("p1", "n1", "u1"), testPDB(0))
 			if step == event.EventEvictionStarted {
 				g = newRig(t, Config{}, testNode("n1"), podOn("p1", "n1", "u1"), testPDB(1))
@@ -183,7 +183,7 @@ func TestReplacementThatReturnsIsReportedNotEvictedAgain(t *testing.T) {
 func TestStaleBudgetStatusIsSaidAndTimeoutNamesIt(t *testing.T) {
 	budget := testPDB(1)
 	budget.ResourceVersion = "1"
-	g := newRig(t, Config{Timeout: 5 * time.Minute}, testNode("n1"), podOn("p1", "n1", "u1"), podOn("p2", "n1", "u2"), budget)
+	g := newRig(t, Config{Settings: Settings{Timeout: 5 * time.Minute}}, testNode("n1"), podOn("p1", "n1", "u1"), podOn("p2", "n1", "u2"), budget)
 	g.answer = func(int, *policyv1.Eviction) error { return nil }
 	g.start("n1")
 	r := <-g.run

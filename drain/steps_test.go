@@ -74,7 +74,7 @@ func TestNodeStepsRunAroundEachNode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			adm := &admitLog{}
 			steps := &stepLog{fail: tt.fail}
-			g := newRig(t, Config{MaxParallelNodes: 1, Rolling: adm, Steps: steps}, testNode("n1"), testNode("n2"))
+			g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1}, Rolling: adm, Steps: steps}, testNode("n1"), testNode("n2"))
 			adm.client, steps.g = g.client, g
 			g.start("n1", "n2")
 			res := <-g.done

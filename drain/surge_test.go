@@ -140,7 +140,7 @@ func TestSurgeHooks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := append([]runtime.Object{testNode("n1"), tc.budget}, tc.pods...)
-			g := newRig(t, Config{Surge: tc.surger, Policy: Policy{OnBlocked: tc.onBlocked}}, objs...)
+			g := newRig(t, Config{Surge: tc.surger, Settings: Settings{Policy: Policy{OnBlocked: tc.onBlocked}}}, objs...)
 			g.start("n1")
 			var got []event.Type
 			if tc.opens {

@@ -22,7 +22,7 @@ import (
 func TestFinalErrorSaysTheWaitAsItStandsNow(t *testing.T) {
 	budget := testPDB(1)
 	budget.ResourceVersion = "1"
-	g := newRig(t, Config{Timeout: 2 * time.Minute, WaitInterval: 10 * time.Second},
+	g := newRig(t, Config{Settings: Settings{Timeout: 2 * time.Minute}, WaitInterval: 10 * time.Second},
 		testNode("n1"), testNode("n2"), podOn("web-a", "n1", "u-a"), podOn("web-b", "n1", "u-b"), podOn("web-c", "n2", "u-c"), budget)
 	onlyNodePods(g.client)
 	g.answer = func(int, *policyv1.Eviction) error { return nil } // accepted; the pod goes later

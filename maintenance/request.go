@@ -32,9 +32,10 @@ func Origin(name string) string { return OriginPrefix + name }
 // other identity is still respected until its heartbeat expires).
 func RunID(m *v1alpha1.Maintenance) string { return "maintenance-" + string(m.UID) }
 
-// Request turns m's spec into the operations layer's request. The CRD's rules have
-// refused what can never run; Request checks again what it relies on (an object stored
-// before a rule existed) and returns an operation.UsageError-like error for it.
+// Request turns m's spec into the operations layer's request, its drain settings by
+// SettingsFromSpec. The CRD's rules have refused what can never run; Request checks
+// again the names it relies on (an object stored before a rule existed), and the
+// engine's Settings.Validate the settings.
 func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	s := m.Spec
 	// Command is the origin operation records on the nodes (it decides the origin).
@@ -59,40 +60,17 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	default:
 		return req, fmt.Errorf("spec.action: unknown action %q", s.Action)
 	}
-	d := s.Drain
-	cfg := drain.Config{
-		Force: d.Force, IgnoreDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData,
-		GracePeriodSeconds: -1, PodSelector: d.PodSelector, SkipWaitForDeleteTimeoutSeconds: int(d.SkipWaitForDeleteTimeoutSeconds),
-		ChunkSize: drain.DefaultChunkSize, MaxParallelNodes: int(s.Policy.MaxParallelNodes), RecordEvents: true,
-		IgnoreDoNotDisrupt: d.IgnoreDoNotDisrupt,
-		Policy:             drain.Policy{OnBlocked: drain.OnBlocked(s.Policy.OnBlocked), Origin: noderecord.Run{ID: RunID(m), Command: Origin(m.Name)}},
-	}
-	if d.GracePeriodSeconds != nil {
-		cfg.GracePeriodSeconds = int(*d.GracePeriodSeconds)
-	}
-	cfg.DrainOrder = drainOrder(d.Order) // Drain order (planned maintenance)
-	if d.ChunkSize != nil {
-		cfg.ChunkSize = *d.ChunkSize
-	}
-	var err error
-	if cfg.Timeout, err = d.Timeout.Parse("spec.drain.timeout"); err != nil {
+	set, err := SettingsFromSpec(s) // settings.go
+	if err != nil {
 		return req, err
 	}
-	if cfg.BlockedAfter, err = s.Policy.BlockedAfter.Parse("spec.policy.blockedAfter"); err != nil {
+	if err := set.Validate(); err != nil { // the settings' one validation, in the spec's names
 		return req, err
 	}
-	if cfg.Soak, err = s.Policy.Soak.Parse("spec.policy.soak"); err != nil {
-		return req, err
+	if s.Pool == "" && set.MaxParallelNodes == 0 {
+		set.MaxParallelNodes = drain.DefaultMaxParallelNodes
 	}
-	if s.Policy.NotAfter != nil {
-		cfg.NotAfter = s.Policy.NotAfter.Time
-	}
-	if err := forceSettings(s, &cfg); err != nil { // request_force.go
-		return req, err
-	}
-	if s.Pool == "" && cfg.MaxParallelNodes == 0 {
-		cfg.MaxParallelNodes = drain.DefaultMaxParallelNodes
-	}
+	cfg := drain.Config{Settings: set, RecordEvents: true, Origin: noderecord.Run{ID: RunID(m), Command: Origin(m.Name)}}
 	req.Drain = cfg
 	return req, nil
 }
@@ -119,11 +97,6 @@ func checkNames(s v1alpha1.MaintenanceSpec) error {
 	if s.Selector != "" {
 		if _, err := labels.Parse(s.Selector); err != nil {
 			return fmt.Errorf("spec.selector: %w", err)
-		}
-	}
-	if s.Drain.PodSelector != "" {
-		if _, err := labels.Parse(s.Drain.PodSelector); err != nil {
-			return fmt.Errorf("spec.drain.podSelector: %w", err)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func (a *AutoRollout) run(ctx context.Context, pool string) {
 	// DaemonSet pods stay (the taint removes them); only the pods the taint would
 	// remove leave.
 	sum, err := a.Operator.Run(ctx, Request{Action: Rollout, Pool: pool,
-		Drain: drain.Config{IgnoreDaemonSets: true, GracePeriodSeconds: -1, RecordEvents: true}}, events)
+		Drain: drain.Config{Settings: drain.Settings{IgnoreDaemonSets: true, GracePeriodSeconds: -1}, RecordEvents: true}}, events)
 	close(events)
 	<-logged
 	if err != nil {

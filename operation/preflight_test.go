@@ -61,7 +61,7 @@ func TestPreflight(t *testing.T) {
 		pod("kube-system", "static", nil, mirror),
 	}
 	drainReq := func(dry drain.DryRun, podSelector string) Request {
-		return Request{Action: Drain, DryRun: dry, Drain: drain.Config{PodSelector: podSelector}}
+		return Request{Action: Drain, DryRun: dry, Drain: drain.Config{Settings: drain.Settings{PodSelector: podSelector}}}
 	}
 	tests := []struct {
 		name        string

@@ -76,7 +76,7 @@ func TestPoolDrainStartsTheNextNodeWhenOneFinishes(t *testing.T) {
 	blue := map[string]string{nodepool.RoleLabel("blue"): ""}
 	op := cluster(t, node("b1", false, blue), node("b2", false, blue), notReady(node("x", false, blue)), pod("p1", "b1"), pod("p2", "b2"))
 	events := make(chan event.Event, 1000)
-	eng, err := drain.NewEngine(drain.Config{Client: op.Kube, Events: events, MaxParallelNodes: 2,
+	eng, err := drain.NewEngine(drain.Config{Client: op.Kube, Events: events, Settings: drain.Settings{MaxParallelNodes: 2},
 		Rolling: blueWindow(op, 2, "b1", "b2")})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestPoolDrainStartsAMemberOutOfServiceFirst(t *testing.T) {
 	blue := map[string]string{nodepool.RoleLabel("blue"): ""}
 	op := cluster(t, node("b2", false, blue), notReady(node("b1", false, blue)))
 	events := make(chan event.Event, 1000)
-	eng, err := drain.NewEngine(drain.Config{Client: op.Kube, Events: events, MaxParallelNodes: 1,
+	eng, err := drain.NewEngine(drain.Config{Client: op.Kube, Events: events, Settings: drain.Settings{MaxParallelNodes: 1},
 		Rolling: blueWindow(op, 1, "b1", "b2")})
 	if err != nil {
 		t.Fatal(err)

@@ -196,7 +196,7 @@ func (o *Operator) collectStatus(ctx context.Context, names []string, nodes []*c
 // left out.
 func (o *Operator) planLeft(ctx context.Context, names []string) (map[string]event.NodePlan, error) {
 	eng, err := o.engine(Request{DryRun: drain.DryRunNone, Drain: drain.Config{Logger: o.logger(),
-		Force: true, IgnoreDaemonSets: true, DeleteEmptyDirData: true, GracePeriodSeconds: -1}}, make(chan event.Event))
+		Settings: drain.Settings{Force: true, IgnoreDaemonSets: true, DeleteEmptyDirData: true, GracePeriodSeconds: -1}}}, make(chan event.Event))
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}

@@ -5,6 +5,7 @@
 package tui
 
 import (
+	"reflect"
 	"slices"
 	"time"
 
@@ -240,7 +241,7 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // sameRequest tells whether a plan answers the dialog's current request (a plan for
 // options since changed is dropped).
 func sameRequest(a, b confirm.Request) bool {
-	return a.Action == b.Action && a.Pool == b.Pool && a.Options == b.Options && slices.Equal(a.Nodes, b.Nodes)
+	return a.Action == b.Action && a.Pool == b.Pool && reflect.DeepEqual(a.Options, b.Options) && slices.Equal(a.Nodes, b.Nodes)
 }
 
 func errText(err error) string {

@@ -47,7 +47,7 @@ func TestCLIAndDashboardAdaptersAgreeOnAMove(t *testing.T) {
 	// The CLI: pool move's flags, planned then run as PoolMoveOptions.Run does.
 	cliCS, cliOp := setup()
 	mo := &PoolMoveOptions{DrainOptions: NewDrainOptions(&Common{}), To: "green"}
-	mo.Nodes.Names, mo.IgnoreDaemonSets = []string{"n1"}, true
+	mo.Nodes.Names, mo.Settings.IgnoreDaemonSets = []string{"n1"}, true
 	cliReq := mo.request(operation.Move)
 	cliReq.To = mo.To
 	plan, err := cliOp.Plan(ctx, cliReq)

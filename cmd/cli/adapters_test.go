@@ -108,7 +108,7 @@ func TestCLIAndDashboardAdaptersAgree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The CLI: drain's flags, as a user would give them to match the dialog.
 			d := NewDrainOptions(&Common{})
-			d.Nodes.Names, d.IgnoreDaemonSets = []string{"n1"}, true
+			d.Nodes.Names, d.Settings.IgnoreDaemonSets = []string{"n1"}, true
 			cliReq := d.request(operation.Action(tc.action))
 			if tc.action != confirm.Drain {
 				cliReq = operation.Request{Action: operation.Action(tc.action), Nodes: []string{"n1"}, DryRun: "none", Command: cliReq.Command}

@@ -71,15 +71,10 @@ func DashboardBackend(ctx context.Context, c *Common) (backend tui.Backend, wait
 }
 
 // request turns a confirmed dialog into the operations layer's request: the drain
-// settings start from the commands' defaults (NewDrainOptions), with the dialog's.
+// settings are the dialog's (which start from drain.DefaultSettings, as the commands').
 func (b *backend) request(req confirm.Request) operation.Request {
 	d := NewDrainOptions(b.c)
-	o := req.Options
-	d.GracePeriod, d.Timeout, d.IgnoreDaemonSets = o.GracePeriodSeconds, o.Timeout, o.IgnoreDaemonSets
-	d.DeleteEmptyDirData, d.Force = o.DeleteEmptyDirData, o.Force
-	if o.OnBlocked != "" {
-		d.OnBlocked = o.OnBlocked
-	}
+	d.Settings = req.Options.Settings // the dialog fills the drain's settings
 	d.Nodes.Names = req.Nodes
 	r := d.request(operation.Action(req.Action))
 	r.To = req.Pool

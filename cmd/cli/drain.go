@@ -3,10 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -25,18 +23,16 @@ type DrainOptions struct {
 	// DrainRuleOptions: --ignore-do-not-disrupt, --wait-interval (drain_rules.go).
 	DrainRuleOptions
 
-	Force                    bool
-	IgnoreDaemonSets         bool
-	DeleteEmptyDirData       bool
-	GracePeriod              int
-	Timeout                  time.Duration
-	PodSelector              string
-	DisableEviction          bool
-	SkipWaitForDeleteTimeout int
-	ChunkSize                int64
-	DryRun                   string
-	MaxParallelNodes         int
-	Output                   string
+	// Settings are the drain's settings, the one type every front end fills: the flags
+	// bind to its fields, Validate checks them once (Settings.Validate, its messages
+	// naming the flags), and the run and the Maintenance spec are made from it.
+	Settings drain.Settings
+
+	DisableEviction bool
+	// DryRun is --dry-run as given (kubectl's true and false too); Validate normalizes
+	// it into Settings.DryRun.
+	DryRun string
+	Output string
 	// Progress is auto (the live progress view when stdin and stdout are terminals and
 	// no -o is given), tty (always that view) or plain (kubectl-style lines).
 	Progress string
@@ -59,8 +55,7 @@ type DrainOptions struct {
 // NewDrainOptions returns the drain settings every command starts from (drain, plan,
 // pool move, pool sync, the dashboard): kubectl drain's defaults, set in this one place.
 func NewDrainOptions(c *Common) DrainOptions {
-	return DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none",
-		MaxParallelNodes: drain.DefaultMaxParallelNodes}
+	return DrainOptions{Common: c, Settings: drain.DefaultSettings(), DryRun: string(drain.DryRunNone)}
 }
 
 // NewCmdDrain builds "kubectl maintenance drain".
@@ -124,22 +119,22 @@ running the same command again, and "uncordon" restores a node as it was.
 
 // addFlags adds kubectl drain's flags, plus --max-parallel-nodes and -o.
 func (o *DrainOptions) addFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.BoolVar(&o.Force, "force", o.Force, "continue even if there are pods that do not declare a controller")
-	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", o.IgnoreDaemonSets, "ignore DaemonSet-managed pods")
-	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", o.DeleteEmptyDirData, "continue even if there are pods using emptyDir (local data that will be deleted when the node is drained)")
-	f.IntVar(&o.GracePeriod, "grace-period", o.GracePeriod, "period of time in seconds given to each pod to terminate gracefully; if negative, the pod's own value is used")
-	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "the length of time to wait before giving up (exit 124), zero means infinite")
-	f.StringVar(&o.PodSelector, "pod-selector", o.PodSelector, "label selector to filter pods on the node")
+	f, s := cmd.Flags(), &o.Settings
+	f.BoolVar(&s.Force, "force", s.Force, "continue even if there are pods that do not declare a controller")
+	f.BoolVar(&s.IgnoreDaemonSets, "ignore-daemonsets", s.IgnoreDaemonSets, "ignore DaemonSet-managed pods")
+	f.BoolVar(&s.DeleteEmptyDirData, "delete-emptydir-data", s.DeleteEmptyDirData, "continue even if there are pods using emptyDir (local data that will be deleted when the node is drained)")
+	f.IntVar(&s.GracePeriodSeconds, "grace-period", s.GracePeriodSeconds, "period of time in seconds given to each pod to terminate gracefully; if negative, the pod's own value is used")
+	f.DurationVar(&s.Timeout, "timeout", s.Timeout, "the length of time to wait before giving up (exit 124), zero means infinite")
+	f.StringVar(&s.PodSelector, "pod-selector", s.PodSelector, "label selector to filter pods on the node")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", o.DisableEviction, "not supported: this tool never bypasses PodDisruptionBudgets (use kubectl drain --disable-eviction)")
-	f.IntVar(&o.SkipWaitForDeleteTimeout, "skip-wait-for-delete-timeout", o.SkipWaitForDeleteTimeout, "if a pod's DeletionTimestamp is older than N seconds, skip waiting for it")
-	f.Int64Var(&o.ChunkSize, "chunk-size", o.ChunkSize, "return large lists in chunks rather than all at once")
+	f.IntVar(&s.SkipWaitForDeleteTimeoutSeconds, "skip-wait-for-delete-timeout", s.SkipWaitForDeleteTimeoutSeconds, "if a pod's DeletionTimestamp is older than N seconds, skip waiting for it")
+	f.Int64Var(&s.ChunkSize, "chunk-size", s.ChunkSize, "return large lists in chunks rather than all at once")
 	addDryRunFlag(cmd, &o.DryRun, `"none", "client" (print what would happen) or "server" (send every change with dryRun=All)`)
-	f.IntVar(&o.MaxParallelNodes, "max-parallel-nodes", o.MaxParallelNodes, "how many nodes are cordoned and drained at once")
+	f.IntVar(&s.MaxParallelNodes, "max-parallel-nodes", s.MaxParallelNodes, "how many nodes are cordoned and drained at once")
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
-	o.addRuleFlags(f)
-	o.addPolicyFlags(cmd)
+	o.addRuleFlags(f, s)
+	o.addPolicyFlags(cmd, s)
 	o.addSurgeFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
@@ -153,7 +148,7 @@ func (o *DrainOptions) Validate() error {
 	if err := validateOutput(o.Output); err != nil {
 		return err
 	}
-	if err := o.validateRules(); err != nil {
+	if err := o.validateRules(&o.Settings); err != nil {
 		return err
 	}
 	switch o.Progress {
@@ -165,29 +160,16 @@ func (o *DrainOptions) Validate() error {
 	default:
 		return UsageErrorf(`invalid --progress %q: must be "auto", "tty" or "plain"`, o.Progress)
 	}
-	if o.MaxParallelNodes < 1 {
-		return UsageErrorf("--max-parallel-nodes must be at least 1, got %d", o.MaxParallelNodes)
-	}
-	if o.ChunkSize < 0 {
-		return UsageErrorf("--chunk-size must not be negative, got %d", o.ChunkSize)
-	}
-	if o.Timeout < 0 {
-		return UsageErrorf("invalid --timeout %s: must not be negative (0 means no limit)", o.Timeout)
-	}
-	if o.GracePeriod < -1 {
-		return UsageErrorf("invalid --grace-period %d: must be -1 (each pod's own) or more", o.GracePeriod)
-	}
-	if o.SkipWaitForDeleteTimeout < 0 {
-		return UsageErrorf("invalid --skip-wait-for-delete-timeout %d: must not be negative", o.SkipWaitForDeleteTimeout)
-	}
-	if _, err := labels.Parse(o.PodSelector); err != nil {
-		return UsageErrorf("invalid --pod-selector %q: %v", o.PodSelector, err)
+	// The flag's 0 is no "default" (the setting's 0 is: a pool's maxUnavailable).
+	if o.Settings.MaxParallelNodes < 1 {
+		return UsageErrorf("--max-parallel-nodes must be at least 1, got %d", o.Settings.MaxParallelNodes)
 	}
 	if err := normalizeDryRun(o.ErrOut, &o.DryRun); err != nil {
 		return err
 	}
+	o.Settings.DryRun = drain.DryRun(o.DryRun)
 	o.pool = o.Nodes.Pool
-	if err := o.validatePolicy(); err != nil {
+	if err := o.readPolicy(&o.Settings); err != nil {
 		return err
 	}
 	// Windows (planned maintenance).
@@ -195,7 +177,11 @@ func (o *DrainOptions) Validate() error {
 		return err
 	}
 	if t := o.localNotAfter(); !t.IsZero() {
-		o.notAfter = t // a local run's --end is its --not-after
+		o.Settings.NotAfter = t // a local run's --end is its --not-after
+	}
+	// The settings' one validation, its messages naming the flags.
+	if err := flagsError(o.Settings.Validate()); err != nil {
+		return err
 	}
 	return o.Nodes.Validate()
 }
@@ -207,19 +193,10 @@ func validateOutput(o string) error {
 	return nil
 }
 
-// engineConfig turns the flags into the engine's configuration.
+// engineConfig is the engine's configuration: the settings and the command's wiring.
 func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event.Event, logger klog.Logger) drain.Config {
-	return drain.Config{
-		Client: cs, Events: events, Logger: logger,
-		Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData,
-		GracePeriodSeconds: o.GracePeriod, Timeout: o.Timeout, PodSelector: o.PodSelector,
-		SkipWaitForDeleteTimeoutSeconds: o.SkipWaitForDeleteTimeout, ChunkSize: o.ChunkSize,
-		DryRun: drain.DryRun(o.DryRun), MaxParallelNodes: o.MaxParallelNodes, RecordEvents: true, ClientBurst: o.Burst,
-		IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, WaitInterval: o.WaitInterval,
-		Policy: o.policy(),
-		// Drain order (planned maintenance).
-		DrainOrder: o.rules, IgnoreMachineDrainRules: o.IgnoreMachineDrainRules,
-	}
+	return drain.Config{Client: cs, Events: events, Logger: logger, Settings: o.Settings,
+		RecordEvents: true, ClientBurst: o.Burst, WaitInterval: o.WaitInterval}
 }
 
 // Run drains the selected nodes through the operations layer (which resolves them, asks

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,7 +36,8 @@ func TestDrainOrderFlags(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := DrainRuleOptions{DrainOrderFlags: DrainOrderFlags{DrainOrder: tc.flag, DrainOrderFile: tc.file}}
-			err := o.validateRules()
+			var set drain.Settings
+			err := o.validateRules(&set)
 			if tc.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {
 					t.Fatalf("error %v, want one line starting %q", err, tc.wantErr)
@@ -48,8 +50,8 @@ func TestDrainOrderFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(o.rules) != tc.rules {
-				t.Fatalf("%d rules, want %d", len(o.rules), tc.rules)
+			if len(set.DrainOrder) != tc.rules {
+				t.Fatalf("%d rules, want %d", len(set.DrainOrder), tc.rules)
 			}
 		})
 	}
@@ -59,7 +61,7 @@ func TestDrainOrderFlags(t *testing.T) {
 func TestServerSideCarriesTheDrainOrder(t *testing.T) {
 	o := NewDrainOptions(&Common{})
 	o.DrainOrder = "app=fluentd:10,app=backup:wait-completed"
-	if err := o.validateDrainOrder(); err != nil {
+	if err := o.validateDrainOrder(&o.Settings); err != nil {
 		t.Fatal(err)
 	}
 	spec := o.maintenanceSpec("Drain")

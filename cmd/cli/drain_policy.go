@@ -11,24 +11,20 @@ import (
 )
 
 // PolicyFlags are drain's policy flags: what to do with blocked nodes (--on-blocked,
-// --blocked-after) and a deadline for starting nodes (--not-after). DrainOptions embeds
-// them, so drain, drain --pool and pool move share them. The zero value is the engine's
-// defaults (wait, drain.DefaultBlockedAfter, no deadline), as the flags' defaults say.
+// --blocked-after), a deadline for starting nodes (--not-after) and the soak of a rolling
+// drain (--soak). DrainOptions embeds them, so drain, drain --pool and pool move share
+// them. The flags that are settings bind to drain.Settings (addPolicyFlags); these are
+// the ones that need reading first.
 type PolicyFlags struct {
-	OnBlocked    string
-	BlockedAfter time.Duration
-	// NotAfter is an RFC 3339 time or a duration from now; "" for none.
+	// NotAfter is an RFC 3339 time or a duration from now; "" for none. validatePolicy
+	// resolves it into Settings.NotAfter.
 	NotAfter string
-	// Soak is how long a drained node of a rolling drain keeps its slot (--soak).
-	Soak time.Duration
 	// rollingCommand: the command is rolling whatever its nodes (pool move), so --soak
 	// needs no --pool.
 	rollingCommand bool
 	// pool is the --pool of the command's nodes ("" for none), for --soak's check.
 	pool string
 
-	// notAfter is NotAfter resolved when the flags were validated.
-	notAfter time.Time
 	// now is the clock NotAfter durations count from (time.Now when nil).
 	now func() time.Time
 
@@ -37,42 +33,31 @@ type PolicyFlags struct {
 	ForceFlags
 }
 
-// addPolicyFlags adds --on-blocked, --blocked-after and --not-after.
-func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command) {
+// addPolicyFlags adds --on-blocked, --blocked-after, --soak (bound to s) and --not-after.
+func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command, s *drain.Settings) {
 	f := cmd.Flags()
-	f.StringVar(&p.OnBlocked, "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3), "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3) or "force" (delete, not evict, a pod blocked for --force-after; exit 5)`)
-	f.DurationVar(&p.BlockedAfter, "blocked-after", drain.DefaultBlockedAfter, "with --on-blocked=skip: how long every pod left on a node must have been blocked, by budgets whose status did not move, before the node is given up")
+	f.StringVar((*string)(&s.OnBlocked), "on-blocked", string(drain.OnBlockedWait), `what to do with a node whose pods a PodDisruptionBudget does not let go: "wait" (until --timeout), "skip" (give it up after --blocked-after, leave it cordoned in state blocked, go on with the others; exit 3), "fail" (stop before anything is cordoned if the plan has a pod that can never go; exit 3) or "force" (delete, not evict, a pod blocked for --force-after; exit 5)`)
+	f.DurationVar(&s.BlockedAfter, "blocked-after", drain.DefaultBlockedAfter, "with --on-blocked=skip: how long every pod left on a node must have been blocked, by budgets whose status did not move, before the node is given up")
 	f.StringVar(&p.NotAfter, "not-after", "", "no node starts draining after this time (RFC 3339, e.g. 2026-11-25T06:00:00Z, or a duration from now, e.g. 2h); nodes in progress finish; nodes not started are listed (exit 4)")
-	f.DurationVar(&p.Soak, "soak", 0, "in a rolling drain (--pool) or a pool move: how long a drained node keeps its slot before the next node starts (e.g. 2m, to see the workloads settle); 0: at once")
-	p.addForceFlags(f)
+	f.DurationVar(&s.Soak, "soak", 0, "in a rolling drain (--pool) or a pool move: how long a drained node keeps its slot before the next node starts (e.g. 2m, to see the workloads settle); 0: at once")
+	p.addForceFlags(f, s)
 	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail", "force"))
 }
 
-// validatePolicy checks the policy flags and resolves --not-after to a time.
-func (p *PolicyFlags) validatePolicy() error {
-	switch drain.OnBlocked(p.OnBlocked) {
-	case "", drain.OnBlockedWait, drain.OnBlockedSkip, drain.OnBlockedFail, drain.OnBlockedForce:
-	default:
-		return UsageErrorf(`invalid --on-blocked %q: must be "wait", "skip", "fail" or "force"`, p.OnBlocked)
-	}
-	if err := p.validateForce(drain.OnBlocked(p.OnBlocked) == drain.OnBlockedForce); err != nil {
-		return err
-	}
-	if p.BlockedAfter < 0 {
-		return UsageErrorf("invalid --blocked-after %s: must be positive (0 for the default, %s)", p.BlockedAfter, drain.DefaultBlockedAfter)
-	}
-	if p.Soak < 0 {
-		return UsageErrorf("invalid --soak %s: must not be negative", p.Soak)
-	}
-	if p.Soak > 0 && p.pool == "" && !p.rollingCommand {
+// readPolicy reads the policy flags into s: --not-after resolved to a time, and
+// --dead-node-delete-wait. It checks what only a command line can get wrong (--soak
+// without a rolling drain, a --not-after that is no time); Settings.Validate checks the
+// settings.
+func (p *PolicyFlags) readPolicy(s *drain.Settings) error {
+	if s.Soak > 0 && p.pool == "" && !p.rollingCommand {
 		return UsageErrorf("--soak needs a rolling drain: --pool POOL (or pool move)")
 	}
 	t, err := parseNotAfter(p.NotAfter, p.clock())
 	if err != nil {
 		return err
 	}
-	p.notAfter = t
-	return nil
+	s.NotAfter = t
+	return p.readForce(s)
 }
 
 func (p *PolicyFlags) clock() time.Time {
@@ -99,13 +84,6 @@ func parseNotAfter(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, UsageErrorf("invalid --not-after %q: a duration must be positive", s)
 	}
 	return now.Add(d), nil
-}
-
-// policy is the engine's Policy from the flags (the operations layer adds the origin).
-func (p *PolicyFlags) policy() drain.Policy {
-	pol := drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), BlockedAfter: p.BlockedAfter, NotAfter: p.notAfter, Soak: p.Soak}
-	p.forcePolicy(&pol)
-	return pol
 }
 
 // fallbackUser names the user as far as the kubeconfig can tell (the client

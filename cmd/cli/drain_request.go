@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -83,18 +85,36 @@ func runPrinted(ctx context.Context, view bool, p render.Printer, run func(event
 	return res.sum, res.err
 }
 
-// settingFlags names the flag of each drain setting (drain.Config's names, which the
-// settings' own validation uses): the CLI says its flags in its error lines.
-var settingFlags = strings.NewReplacer(
-	"gracePeriodSeconds", "--grace-period", "skipWaitForDeleteTimeoutSeconds", "--skip-wait-for-delete-timeout",
-	"maxParallelNodes", "--max-parallel-nodes", "chunkSize", "--chunk-size", "dryRun", "--dry-run",
-	"onBlocked", "--on-blocked", "blockedAfter", "--blocked-after", "timeout", "--timeout")
+// settingFlags names the flag of each drain setting (the names of drain.Settings'
+// mistakes, the Maintenance spec's): the CLI says its flags in its error lines.
+var settingFlags = map[string]string{
+	"gracePeriodSeconds": "--grace-period", "timeout": "--timeout", "podSelector": "--pod-selector",
+	"skipWaitForDeleteTimeoutSeconds": "--skip-wait-for-delete-timeout", "chunkSize": "--chunk-size",
+	"dryRun": "--dry-run", "maxParallelNodes": "--max-parallel-nodes", "onBlocked": "--on-blocked",
+	"blockedAfter": "--blocked-after", "soak": "--soak", "forceAfter": "--force-after", "neverForce": "--never-force",
+	"drainOrder": "--drain-order",
+}
 
-// settingsError is the drain settings' validation error as a usage error naming the
-// flags (nil when the settings are valid).
-func settingsError(err error) error {
-	if err == nil {
-		return nil
+// flagWords says a rule between settings in flags ("forceAfter needs onBlocked force":
+// "--force-after needs --on-blocked=force").
+var flagWords = strings.NewReplacer("onBlocked force", "--on-blocked=force", "onBlocked", "--on-blocked",
+	"forceAfter", "--force-after", "neverForce", "--never-force", "drainOrder", "--drain-order")
+
+// flagsError is the drain settings' validation error (Settings.Validate) as one usage
+// line naming the flags: "invalid --grace-period -2: must be -1 (each pod's own) or
+// more", the rule in the same words as the settings' (and the CRD's). nil when err is.
+func flagsError(err error) error {
+	var u *drain.UsageError
+	if err == nil || !errors.As(err, &u) || len(u.Mistakes) == 0 {
+		return err
 	}
-	return UsageErrorf("%s", settingFlags.Replace(err.Error()))
+	lines := make([]string, 0, len(u.Mistakes))
+	for _, m := range u.Mistakes {
+		if flag, ok := settingFlags[m.Setting]; ok && m.Value != "" {
+			lines = append(lines, fmt.Sprintf("invalid %s %s: %s", flag, m.Value, m.Rule))
+			continue
+		}
+		lines = append(lines, flagWords.Replace(m.String()))
+	}
+	return UsageErrorf("%s", strings.Join(lines, "; "))
 }

@@ -173,7 +173,7 @@ func TestPlanOutput(t *testing.T) {
 			var out bytes.Buffer
 			c := &Common{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}
 			po := &PlanOptions{Printer: NewOutputFlags(false)}
-			po.DrainOptions = DrainOptions{Common: c, GracePeriod: -1, ChunkSize: drain.DefaultChunkSize, DryRun: "none", MaxParallelNodes: drain.DefaultMaxParallelNodes}
+			po.DrainOptions = DrainOptions{Common: c, Settings: drain.DefaultSettings(), DryRun: "none"}
 			po.Printer.Format = format
 			po.Nodes.Names = []string{"node-a"}
 			if err := po.Validate(); err != nil {

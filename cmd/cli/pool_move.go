@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
@@ -108,15 +107,12 @@ func (o *PoolMoveOptions) Validate() error {
 	if len(o.Nodes.Names) == 0 {
 		return UsageErrorf("name the nodes to move (NODE...)")
 	}
-	if o.PodSelector != "" {
+	if o.Settings.PodSelector != "" {
 		return UsageErrorf("--pod-selector is not supported by pool move: a move must empty the node (pods left behind would be deleted by the new pool's NoExecute taints without any budget check)")
 	}
-	if err := o.DrainOptions.Validate(); err != nil {
-		return err
-	}
-	// The drain settings' one validation (negative --timeout, --grace-period below -1,
-	// ...), its messages naming the flags.
-	return settingsError(o.engineConfig(nil, nil, klog.Background()).Validate())
+	// The drain's flags, and the drain settings' one validation (negative --timeout,
+	// --grace-period below -1, ...), its messages naming the flags.
+	return o.DrainOptions.Validate()
 }
 
 // Run plans the move through the operations layer (changing nothing on bad input or a

@@ -53,7 +53,7 @@ budget it waits on.
 			}
 			if o.Rollout {
 				o.Nodes.Pool = args[0]
-				if o.PodSelector != "" {
+				if o.Settings.PodSelector != "" {
 					return UsageErrorf("--pod-selector is not supported by a rollout: pods left on a node would be deleted by the NoExecute taint without any budget check")
 				}
 				if err := o.Validate(); err != nil {

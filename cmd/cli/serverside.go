@@ -8,9 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
@@ -68,32 +66,18 @@ func (f *ServerSideFlags) validateServerSide(dryRun string) error {
 	return nil
 }
 
-// maintenanceSpec turns the drain flags into a Maintenance's spec.
+// maintenanceSpec is the Maintenance's spec of the command: its nodes, and its drain
+// settings by maintenance.SpecFromSettings (the one translation). Unless
+// --max-parallel-nodes was given, the spec leaves parallelism to the controller's
+// default (5, or the pool's maxUnavailable).
 func (o *DrainOptions) maintenanceSpec(action mntv1.Action) mntv1.MaintenanceSpec {
-	s := mntv1.MaintenanceSpec{Action: action, Nodes: o.Nodes.Names, Selector: o.Nodes.Selector, Pool: o.Nodes.Pool,
-		Drain: mntv1.DrainSettings{Force: o.Force, IgnoreDaemonSets: o.IgnoreDaemonSets, DeleteEmptyDirData: o.DeleteEmptyDirData,
-			GracePeriodSeconds: ptr.To(int32(o.GracePeriod)), PodSelector: o.PodSelector,
-			SkipWaitForDeleteTimeoutSeconds: int32(o.SkipWaitForDeleteTimeout), ChunkSize: ptr.To(o.ChunkSize),
-			IgnoreDoNotDisrupt: o.IgnoreDoNotDisrupt, IncludeDisrupting: o.IncludeDisrupting,
-			Order: maintenance.SpecOrder(o.rules)}, // Drain order (planned maintenance)
-		Policy: mntv1.Policy{OnBlocked: o.OnBlocked, Surge: o.Surge},
+	s := mntv1.MaintenanceSpec{Action: action, Nodes: o.Nodes.Names, Selector: o.Nodes.Selector, Pool: o.Nodes.Pool}
+	set := o.Settings
+	if !o.maxParallelSet {
+		set.MaxParallelNodes = 0
 	}
-	if o.Timeout > 0 {
-		s.Drain.Timeout = mntv1.DurationOf(o.Timeout)
-	}
-	if o.BlockedAfter > 0 {
-		s.Policy.BlockedAfter = mntv1.DurationOf(o.BlockedAfter)
-	}
-	if !o.notAfter.IsZero() {
-		s.Policy.NotAfter = &metav1.Time{Time: o.notAfter}
-	}
-	if o.Soak > 0 {
-		s.Policy.Soak = mntv1.DurationOf(o.Soak)
-	}
-	if o.maxParallelSet {
-		s.Policy.MaxParallelNodes = int32(o.MaxParallelNodes)
-	}
-	o.forceSpec(&s) // drain_force.go
+	maintenance.SpecFromSettings(set, &s)
+	s.Drain.IncludeDisrupting, s.Policy.Surge = o.IncludeDisrupting, o.Surge
 	return s
 }
 

@@ -12,6 +12,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
 // Action is what the user asked for.
@@ -25,21 +27,20 @@ const (
 	Move     Action = "move"
 )
 
-// Options are the drain options a user can set in the dialog (kubectl drain's meanings,
-// plus the drain's --on-blocked).
+// Options are the drain settings the dialog fills: a drain.Settings (the one settings
+// type of every front end), of which the user sets the grace period, the timeout,
+// --ignore-daemonsets, --delete-emptydir-data, --force and --on-blocked ("wait", the
+// default, "skip" or "fail"); the rest keep kubectl drain's defaults.
 type Options struct {
-	GracePeriodSeconds int
-	Timeout            time.Duration
-	IgnoreDaemonSets   bool
-	DeleteEmptyDirData bool
-	Force              bool
-	// OnBlocked is --on-blocked: "wait" (the default), "skip" or "fail".
-	OnBlocked string
+	drain.Settings
 }
 
-// DefaultOptions are what a dashboard user most often wants: DaemonSet pods ignored.
+// DefaultOptions are what a dashboard user most often wants: kubectl drain's defaults,
+// with DaemonSet pods ignored.
 func DefaultOptions() Options {
-	return Options{GracePeriodSeconds: -1, IgnoreDaemonSets: true, OnBlocked: onBlocked[0]}
+	s := drain.DefaultSettings()
+	s.IgnoreDaemonSets, s.OnBlocked = true, onBlocked[0]
+	return Options{Settings: s}
 }
 
 // Flags are the command-line flags that give the same options to drain or pool move,
@@ -63,7 +64,7 @@ func (o Options) Flags() []string {
 		out = append(out, "--timeout="+o.Timeout.String())
 	}
 	if o.OnBlocked != "" && o.OnBlocked != onBlocked[0] {
-		out = append(out, "--on-blocked="+o.OnBlocked)
+		out = append(out, "--on-blocked="+string(o.OnBlocked))
 	}
 	return out
 }
@@ -95,7 +96,7 @@ type Model struct {
 var (
 	graces    = []int{-1, 0, 30, 60, 300}
 	timeouts  = []time.Duration{0, time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour}
-	onBlocked = []string{"wait", "skip", "fail"}
+	onBlocked = []drain.OnBlocked{drain.OnBlockedWait, drain.OnBlockedSkip, drain.OnBlockedFail}
 )
 
 // New opens the dialog for req; pools are the move targets to pick from and current the

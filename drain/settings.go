@@ -1,0 +1,184 @@
+package drain
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
+)
+
+// Settings are the user's drain settings and nothing else: no clients, no callbacks, no
+// printers (those are Config's wiring). Every front end fills this one type: the CLI
+// binds its flags to it, the Maintenance spec converts to and from it
+// (maintenance.SettingsFromSpec, maintenance.SpecFromSettings) and the dashboard's
+// dialog fills it. Validate is the one validation of each setting.
+type Settings struct {
+	// Force allows pods without a controller (kubectl drain --force).
+	Force bool
+	// IgnoreDaemonSets goes on when DaemonSet pods are present (never deleted).
+	IgnoreDaemonSets bool
+	// DeleteEmptyDirData allows pods with emptyDir volumes (their data is lost).
+	DeleteEmptyDirData bool
+	// GracePeriodSeconds overrides the pods' grace period; -1 keeps each pod's own.
+	GracePeriodSeconds int
+	// Timeout bounds the whole drain; 0 means no limit.
+	Timeout time.Duration
+	// PodSelector restricts the pods evicted (a label selector).
+	PodSelector string
+	// SkipWaitForDeleteTimeoutSeconds: pods whose deletionTimestamp is older than this
+	// are not waited for; 0 waits for every pod.
+	SkipWaitForDeleteTimeoutSeconds int
+	// ChunkSize pages pod lists. 0: DefaultChunkSize.
+	ChunkSize int64
+	// DryRun: none, client (nothing sent) or server (sent with dryRun=All).
+	DryRun DryRun
+	// MaxParallelNodes is how many nodes are cordoned and drained at once. 0: the default
+	// (DefaultMaxParallelNodes, or a pool's maxUnavailable).
+	MaxParallelNodes int
+	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt: "true" like
+	// any other; by default such a pod is not evicted and its node cannot finish.
+	IgnoreDoNotDisrupt bool
+	// Policy: what to do with blocked nodes, deadlines, soak, force and dead nodes.
+	Policy
+	// Drain order (planned maintenance).
+	//
+	// DrainOrder are the run's own drain rules (--drain-order, a Maintenance's
+	// spec.drain.order), tried in order before Cluster API's MachineDrainRules; a pod's
+	// cluster.x-k8s.io/drain label wins over both.
+	DrainOrder []drainrule.Rule
+	// IgnoreMachineDrainRules does not read Cluster API's MachineDrainRules (read by
+	// default, when the API server serves them).
+	IgnoreMachineDrainRules bool
+}
+
+// DefaultSettings are kubectl drain's defaults, the settings every front end starts
+// from: each pod's own grace period, lists in pages of DefaultChunkSize, no dry run,
+// DefaultMaxParallelNodes at once.
+func DefaultSettings() Settings {
+	return Settings{GracePeriodSeconds: -1, ChunkSize: DefaultChunkSize, DryRun: DryRunNone, MaxParallelNodes: DefaultMaxParallelNodes}
+}
+
+// Mistake is one invalid setting. Setting is the setting's name as the Maintenance spec
+// writes it ("gracePeriodSeconds"); Rule the fixed words the API server's CEL rule of
+// the same setting says after that name ("must be -1 (each pod's own) or more"); Value
+// the value given ("" for a rule between two settings). A front end may name its own
+// flag instead of Setting, but says the same Rule.
+type Mistake struct {
+	Setting, Rule, Value string
+}
+
+// String is the mistake in the settings' words: "gracePeriodSeconds must be -1 (each
+// pod's own) or more, got -2", the CEL rule's message followed by the value.
+func (m Mistake) String() string {
+	if m.Value == "" {
+		return m.Setting + " " + m.Rule
+	}
+	return m.Setting + " " + m.Rule + ", got " + m.Value
+}
+
+// The rules, in the words of the CEL rules of the Maintenance CRD (maintenance/api).
+const (
+	ruleGracePeriod    = "must be -1 (each pod's own) or more"
+	ruleTimeout        = "must not be negative (0 means no limit)"
+	ruleNotNegative    = "must not be negative"
+	ruleMaxParallel    = "must not be negative (0 means the default)"
+	ruleDryRun         = `must be "none", "client" or "server"`
+	ruleOnBlocked      = "must be wait, skip, fail or force"
+	ruleForceNeedsTime = "force needs an explicit forceAfter (how long a pod stays blocked before it is deleted)"
+	ruleNeedsForce     = "needs onBlocked force"
+	ruleNeverForce     = "must be NAMESPACE/NAME of a budget"
+	rulePodSelector    = "must be a label selector"
+)
+
+// Validate checks the settings: nil, or a *UsageError with one Mistake (and one
+// message) per invalid setting, in the order of the fields. It is the one validation
+// of the settings, used by every front end; Config.Validate (so NewEngine) calls it.
+func (s Settings) Validate() error {
+	ms := s.mistakes()
+	if len(ms) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(ms))
+	for i, m := range ms {
+		msgs[i] = m.String()
+	}
+	return &UsageError{msg: strings.Join(msgs, "; "), Mistakes: ms}
+}
+
+func (s Settings) mistakes() []Mistake {
+	var ms []Mistake
+	add := func(setting, rule, value string) {
+		ms = append(ms, Mistake{Setting: setting, Rule: rule, Value: value})
+	}
+	if s.GracePeriodSeconds < -1 {
+		add("gracePeriodSeconds", ruleGracePeriod, fmt.Sprint(s.GracePeriodSeconds))
+	}
+	if s.Timeout < 0 {
+		add("timeout", ruleTimeout, s.Timeout.String())
+	}
+	if _, err := labels.Parse(s.PodSelector); err != nil {
+		add("podSelector", rulePodSelector+" ("+err.Error()+")", fmt.Sprintf("%q", s.PodSelector))
+	}
+	if s.SkipWaitForDeleteTimeoutSeconds < 0 {
+		add("skipWaitForDeleteTimeoutSeconds", ruleNotNegative, fmt.Sprint(s.SkipWaitForDeleteTimeoutSeconds))
+	}
+	if s.ChunkSize < 0 {
+		add("chunkSize", ruleNotNegative, fmt.Sprint(s.ChunkSize))
+	}
+	switch s.DryRun {
+	case "", DryRunNone, DryRunClient, DryRunServer:
+	default:
+		add("dryRun", ruleDryRun, fmt.Sprintf("%q", s.DryRun))
+	}
+	if s.MaxParallelNodes < 0 {
+		add("maxParallelNodes", ruleMaxParallel, fmt.Sprint(s.MaxParallelNodes))
+	}
+	ms = append(ms, s.Policy.mistakes()...)
+	if _, err := drainrule.Compile(s.DrainOrder); err != nil {
+		add("drainOrder", "has a bad rule: "+err.Error(), "")
+	}
+	return ms
+}
+
+// mistakes checks the policy: onBlocked, blockedAfter, soak, and force (force needs an
+// explicit forceAfter; forceAfter and neverForce need force).
+func (p Policy) mistakes() []Mistake {
+	var ms []Mistake
+	add := func(setting, rule, value string) {
+		ms = append(ms, Mistake{Setting: setting, Rule: rule, Value: value})
+	}
+	switch p.OnBlocked {
+	case "", OnBlockedWait, OnBlockedSkip, OnBlockedFail, OnBlockedForce:
+	default:
+		add("onBlocked", ruleOnBlocked, fmt.Sprintf("%q", p.OnBlocked))
+	}
+	if p.BlockedAfter < 0 {
+		add("blockedAfter", ruleNotNegative, p.BlockedAfter.String())
+	}
+	if p.Soak < 0 {
+		add("soak", ruleNotNegative, p.Soak.String())
+	}
+	force := p.OnBlocked == OnBlockedForce
+	switch {
+	case p.ForceAfter < 0:
+		add("forceAfter", ruleNotNegative, p.ForceAfter.String())
+	case force && p.ForceAfter == 0:
+		add("onBlocked", ruleForceNeedsTime, "")
+	case !force && p.ForceAfter > 0:
+		add("forceAfter", ruleNeedsForce, "")
+	}
+	if len(p.NeverForce) > 0 && !force {
+		add("neverForce", ruleNeedsForce, "")
+	}
+	for _, k := range p.NeverForce {
+		ns, name, ok := strings.Cut(k, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			add("neverForce", ruleNeverForce, fmt.Sprintf("%q", k))
+		}
+	}
+	return ms
+}

@@ -1,0 +1,101 @@
+package maintenance
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+)
+
+// SettingsFromSpec is the drain settings of a Maintenance's spec (spec.drain and
+// spec.policy): the one translation from the spec to drain.Settings, the inverse of
+// SpecFromSettings. Unset fields are the engine's defaults (gracePeriodSeconds -1,
+// chunkSize 500). It reads, it does not validate: the CRD's rules refused what they can,
+// and Settings.Validate names what is left (a duration Go cannot read is an error
+// naming its field). MaxParallelNodes stays 0 when unset: the request's default (5, or
+// a pool's maxUnavailable).
+func SettingsFromSpec(s v1alpha1.MaintenanceSpec) (drain.Settings, error) {
+	d, p := s.Drain, s.Policy
+	set := drain.Settings{
+		Force: d.Force, IgnoreDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData,
+		GracePeriodSeconds: -1, PodSelector: d.PodSelector, SkipWaitForDeleteTimeoutSeconds: int(d.SkipWaitForDeleteTimeoutSeconds),
+		ChunkSize: drain.DefaultChunkSize, MaxParallelNodes: int(p.MaxParallelNodes), IgnoreDoNotDisrupt: d.IgnoreDoNotDisrupt,
+		DrainOrder: drainOrder(d.Order), // Drain order (planned maintenance)
+		Policy:     drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), NeverForce: p.NeverForce},
+	}
+	if d.GracePeriodSeconds != nil {
+		set.GracePeriodSeconds = int(*d.GracePeriodSeconds)
+	}
+	if d.ChunkSize != nil {
+		set.ChunkSize = *d.ChunkSize
+	}
+	if p.NotAfter != nil {
+		set.NotAfter = p.NotAfter.Time
+	}
+	durations := []struct {
+		field string
+		in    *v1alpha1.Duration
+		out   *time.Duration
+	}{
+		{"spec.drain.timeout", d.Timeout, &set.Timeout},
+		{"spec.policy.blockedAfter", p.BlockedAfter, &set.BlockedAfter},
+		{"spec.policy.soak", p.Soak, &set.Soak},
+		{"spec.policy.forceAfter", p.ForceAfter, &set.ForceAfter},
+		{"spec.drain.deadNodeDeleteWait", d.DeadNodeDeleteWait, &set.DeadNodeDeleteWait},
+	}
+	for _, f := range durations {
+		v, err := f.in.Parse(f.field)
+		if err != nil {
+			return set, err
+		}
+		*f.out = v
+	}
+	// deadNodeDeleteWait: unset is the engine's default (0), "0" is for ever (-1).
+	if d.DeadNodeDeleteWait != nil && set.DeadNodeDeleteWait == 0 {
+		set.DeadNodeDeleteWait = -1
+	}
+	return set, nil
+}
+
+// SpecFromSettings writes the drain settings into spec.drain and spec.policy: the one
+// translation from drain.Settings to the spec (drain --server-side), the inverse of
+// SettingsFromSpec. The settings a Maintenance does not carry are left out: DryRun
+// (--server-side refuses --dry-run) and IgnoreMachineDrainRules (the controller reads
+// Cluster API's MachineDrainRules when the cluster serves them).
+func SpecFromSettings(set drain.Settings, s *v1alpha1.MaintenanceSpec) {
+	s.Drain.Force, s.Drain.IgnoreDaemonSets, s.Drain.DeleteEmptyDirData = set.Force, set.IgnoreDaemonSets, set.DeleteEmptyDirData
+	s.Drain.GracePeriodSeconds = ptr.To(int32(set.GracePeriodSeconds))
+	s.Drain.PodSelector = set.PodSelector
+	s.Drain.SkipWaitForDeleteTimeoutSeconds = int32(set.SkipWaitForDeleteTimeoutSeconds)
+	s.Drain.ChunkSize = ptr.To(set.ChunkSize)
+	s.Drain.IgnoreDoNotDisrupt = set.IgnoreDoNotDisrupt
+	s.Drain.Order = SpecOrder(set.DrainOrder) // Drain order (planned maintenance)
+	s.Drain.Timeout = durationOrNil(set.Timeout)
+	switch {
+	case set.DeadNodeDeleteWait < 0:
+		s.Drain.DeadNodeDeleteWait = v1alpha1.DurationOf(0) // for ever
+	default:
+		s.Drain.DeadNodeDeleteWait = durationOrNil(set.DeadNodeDeleteWait)
+	}
+	s.Policy.OnBlocked = string(set.OnBlocked)
+	s.Policy.MaxParallelNodes = int32(set.MaxParallelNodes)
+	s.Policy.BlockedAfter = durationOrNil(set.BlockedAfter)
+	s.Policy.Soak = durationOrNil(set.Soak)
+	s.Policy.ForceAfter = durationOrNil(set.ForceAfter)
+	s.Policy.NeverForce = set.NeverForce
+	s.Policy.NotAfter = nil
+	if !set.NotAfter.IsZero() {
+		s.Policy.NotAfter = &metav1.Time{Time: set.NotAfter}
+	}
+}
+
+// durationOrNil is d as a spec duration, nil for 0 (unset: the default).
+func durationOrNil(d time.Duration) *v1alpha1.Duration {
+	if d == 0 {
+		return nil
+	}
+	return v1alpha1.DurationOf(d)
+}
