@@ -10,6 +10,14 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
+// blockedClock runs --blocked-after: each node's clock of no progress, restarted by a
+// move, a budget found not current or an outage, and what is done when it runs out. Its fields are guarded by run.mu (the package doc's
+// contract): the ...Locked methods are called with it held, make no API call and send on
+// no channel; effects go through run.later, events to the outbox.
+type blockedClock struct {
+	r *run
+}
+
 // The blocked clock of --on-blocked=skip: how long a node's drain has waited, without
 // moving, on budgets whose current status blocks it. A status that is not current (it
 // counts as disrupted a pod that is gone, its observedGeneration is behind its generation,
@@ -46,16 +54,18 @@ func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pend
 
 // watchBlocked gives up blocked nodes (--on-blocked=skip), checking a few times per
 // BlockedAfter.
-func (r *run) watchBlocked(ctx context.Context) {
-	r.every(ctx, r.blockedEvery(), func() {
+func (bc *blockedClock) watchBlocked(ctx context.Context) {
+	r := bc.r
+	r.every(ctx, r.blocked.blockedEvery(), func() {
 		r.lock()
 		defer r.unlock()
-		r.checkBlockedLocked()
+		r.blocked.checkBlockedLocked()
 	})
 }
 
 // blockedEvery is the blocked watcher's period: a few times per BlockedAfter.
-func (r *run) blockedEvery() time.Duration {
+func (bc *blockedClock) blockedEvery() time.Duration {
+	r := bc.r
 	return min(max(r.e.cfg.blockedAfter()/5, 100*time.Millisecond), 5*time.Second)
 }
 
@@ -64,11 +74,12 @@ func (r *run) blockedEvery() time.Duration {
 // since their statuses last changed and within the last two periods, show those statuses
 // current (a List is asked for, and the node waits for the next tick, otherwise). Each
 // budget waited on is looked at once per tick.
-func (r *run) checkBlockedLocked() {
+func (bc *blockedClock) checkBlockedLocked() {
+	r := bc.r
 	now := r.e.cfg.Clock.Now()
 	notCurrent := map[string]bool{}
-	for key, ps := range r.parked {
-		if len(ps) > 0 && r.lookCurrentLocked(key) {
+	for key, ps := range r.book.parked {
+		if len(ps) > 0 && r.blocked.lookCurrentLocked(key) {
 			notCurrent[key] = true
 		}
 	}
@@ -76,13 +87,13 @@ func (r *run) checkBlockedLocked() {
 		if ns.finished || ns.pol.skipping {
 			continue
 		}
-		if r.outageLocked(ns, notCurrent) {
+		if r.blocked.outageLocked(ns, notCurrent) {
 			if !ns.pol.movedAt.IsZero() {
 				ns.pol.movedAt = now // nothing counts until the status is current again
 			}
 			continue
 		}
-		if r.blockedLocked(ns) && r.verifiedLocked(ns, now) {
+		if r.blocked.blockedLocked(ns) && r.blocked.verifiedLocked(ns, now) {
 			r.giveUpLocked(ns) // skip, or force (force.go)
 		}
 	}
@@ -92,7 +103,8 @@ func (r *run) checkBlockedLocked() {
 // lately enough to call its status current: its pods listed (or a List tried and failed)
 // after its status last changed and within two watcher periods. The others are marked due
 // for a List (waitLines takes it within a second).
-func (r *run) verifiedLocked(ns *nodeState, now time.Time) bool {
+func (bc *blockedClock) verifiedLocked(ns *nodeState, now time.Time) bool {
+	r := bc.r
 	ok := true
 	for _, st := range ns.byUID {
 		if st.phase == finished {
@@ -111,7 +123,7 @@ func (r *run) verifiedLocked(ns *nodeState, now time.Time) bool {
 			if sel.failed.After(looked) {
 				looked = sel.failed
 			}
-			if looked.IsZero() || looked.Before(r.movedAt[key]) || now.Sub(looked) > 2*r.blockedEvery() {
+			if looked.IsZero() || looked.Before(r.watch.movedAt[key]) || now.Sub(looked) > 2*r.blocked.blockedEvery() {
 				sel.due, ok = true, false
 			}
 		}
@@ -122,7 +134,8 @@ func (r *run) verifiedLocked(ns *nodeState, now time.Time) bool {
 // outageLocked reports whether the node's wait is an outage rather than a budget's
 // verdict: the API server does not answer, or a budget one of its pods waits on has a
 // status that is not current (notCurrent).
-func (r *run) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
+func (bc *blockedClock) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
+	r := bc.r
 	if r.pol.apiDown {
 		return true
 	}
@@ -142,8 +155,9 @@ func (r *run) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
 // lookCurrentLocked looks again at whether key's status is current, and reports whether
 // it is not. A status found current again restarts the blocked clocks of the nodes whose
 // pods wait on the budget.
-func (r *run) lookCurrentLocked(key string) bool {
-	if r.notCurrentWhyLocked(key) != "" {
+func (bc *blockedClock) lookCurrentLocked(key string) bool {
+	r := bc.r
+	if r.watch.notCurrentWhyLocked(key) != "" {
 		if r.pol.notCurrent == nil {
 			r.pol.notCurrent = map[string]bool{}
 		}
@@ -152,7 +166,7 @@ func (r *run) lookCurrentLocked(key string) bool {
 	}
 	if r.pol.notCurrent[key] {
 		delete(r.pol.notCurrent, key)
-		for _, st := range r.parked[key] {
+		for _, st := range r.book.parked[key] {
 			r.movedLocked(st.node)
 		}
 	}
@@ -161,7 +175,8 @@ func (r *run) lookCurrentLocked(key string) bool {
 
 // restartClocksLocked restarts the blocked clock of every node in progress (the API server
 // answers again: what the run sees of the budgets is current only from now).
-func (r *run) restartClocksLocked() {
+func (bc *blockedClock) restartClocksLocked() {
+	r := bc.r
 	for _, ns := range r.nodes {
 		if ns.started && !ns.finished && !ns.pol.movedAt.IsZero() {
 			r.movedLocked(ns.name)
@@ -175,25 +190,26 @@ func (r *run) restartClocksLocked() {
 // is gone, or its pods as last listed disagree with it (the disruption controller has not
 // caught up, or is not running). Unlike the watchdog's warning (StaleAfter, which names
 // kube-controller-manager), this waits for nothing: it is evidence at once.
-func (r *run) notCurrentWhyLocked(key string) string {
-	if m, ok := r.stale[key]; ok {
+func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
+	r := bw.r
+	if m, ok := r.watch.stale[key]; ok {
 		return m.why
 	}
-	b := r.budgetLocked(key)
+	b := r.book.budgetLocked(key)
 	if b == nil {
 		return ""
 	}
 	if b.Stale() {
 		return fmt.Sprintf("pdb %s: status.observedGeneration %d is behind generation %d", key, b.PDB.Status.ObservedGeneration, b.PDB.Generation)
 	}
-	if name := r.goneListedNowLocked(b); name != "" {
+	if name := r.watch.goneListedNowLocked(b); name != "" {
 		return fmt.Sprintf("pdb %s: status.disruptedPods still counts pod %s, which is gone", key, name)
 	}
 	// Its pods, listed after the status last changed and lately, disagree with it (a
 	// Ready replacement not counted): the disruption controller has not caught up.
 	now := r.e.cfg.Clock.Now()
-	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(r.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
-		if d := diagnose.Disagreement(b, r.liveLocked(sel), sel.at); d != "" {
+	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(r.watch.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
+		if d := diagnose.Disagreement(b, r.diag.liveLocked(sel), sel.at); d != "" {
 			return fmt.Sprintf("pdb %s: %s", key, d)
 		}
 	}
@@ -202,7 +218,8 @@ func (r *run) notCurrentWhyLocked(key string) string {
 
 // goneListedNowLocked returns the first pod (by name) the budget's status lists in
 // disruptedPods that is gone now, "" when none is known to be.
-func (r *run) goneListedNowLocked(b *pdb.Budget) string {
+func (bw *budgetWatch) goneListedNowLocked(b *pdb.Budget) string {
+	r := bw.r
 	listed := b.PDB.Status.DisruptedPods
 	names := make([]string, 0, len(listed))
 	for name := range listed {
@@ -211,7 +228,7 @@ func (r *run) goneListedNowLocked(b *pdb.Budget) string {
 	sort.Strings(names)
 	for _, name := range names {
 		key := b.PDB.Namespace + "/" + name
-		if r.podGoneLocked(b.Key(), key, listed[name].Time) {
+		if r.watch.podGoneLocked(b.Key(), key, listed[name].Time) {
 			return key
 		}
 	}
@@ -224,7 +241,8 @@ func (r *run) goneListedNowLocked(b *pdb.Budget) string {
 // after the run saw the pod go) tell; else the run's own record of the pods it saw go. A
 // pod of that name that exists again (a StatefulSet's) is not gone: the disruption
 // controller keeps the entry for it until the entry expires, and its status is current.
-func (r *run) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
+func (bw *budgetWatch) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
+	r := bw.r
 	if idx := r.shared.indexer(); idx != nil {
 		_, exists, err := idx.GetByKey(key)
 		return err == nil && !exists
@@ -232,7 +250,7 @@ func (r *run) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
 	if st := r.pods[key]; st != nil && st.phase != finished {
 		return false
 	}
-	goneAt, seenGone := r.goneAt[key]
+	goneAt, seenGone := r.watch.goneAt[key]
 	if sel := r.diag.selected[pdbKey]; sel != nil && !sel.at.IsZero() && sel.at.After(listedAt) && (!seenGone || sel.at.After(goneAt)) {
 		for _, p := range sel.pods {
 			if p.Namespace+"/"+p.Name == key {
@@ -244,7 +262,8 @@ func (r *run) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
 	return seenGone
 }
 
-func (r *run) blockedLocked(ns *nodeState) bool {
+func (bc *blockedClock) blockedLocked(ns *nodeState) bool {
+	r := bc.r
 	if !ns.started || ns.finished || ns.finishing || ns.failing || ns.looking || ns.pol.skipping || ns.remaining == 0 {
 		return false
 	}

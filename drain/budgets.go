@@ -12,35 +12,54 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
+// budgetBook is the run's bookkeeping of the PodDisruptionBudgets: the namespaces'
+// indexes of them, the pods parked on each and the allowances reserved on each. Its fields are guarded by run.mu (the package doc's
+// contract): the ...Locked methods are called with it held, make no API call and send on
+// no channel; effects go through run.later, events to the outbox.
+type budgetBook struct {
+	r        *run
+	pdbs     cache.Indexer                   // the PDB informer's store
+	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
+	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
+	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
+}
+
+func newBudgetBook() budgetBook {
+	return budgetBook{parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{}, index: map[string]*pdb.Index{}}
+}
+
 // reserveLocked takes one of the budget's allowances for st's eviction.
-func (r *run) reserveLocked(pdbKey string, st *podState) {
-	if r.reserved[pdbKey] == nil {
-		r.reserved[pdbKey] = map[string]bool{}
+func (bk *budgetBook) reserveLocked(pdbKey string, st *podState) {
+	r := bk.r
+	if r.book.reserved[pdbKey] == nil {
+		r.book.reserved[pdbKey] = map[string]bool{}
 	}
-	r.reserved[pdbKey][st.key] = true
+	r.book.reserved[pdbKey][st.key] = true
 	st.reservedOn = pdbKey
 }
 
 // releaseLocked gives back st's reservation, on evidence only (the request failed, the
 // pod is gone, or the budget's status lists it), and wakes pods the room goes to.
-func (r *run) releaseLocked(st *podState) {
+func (bk *budgetBook) releaseLocked(st *podState) {
+	r := bk.r
 	key := st.reservedOn
 	if key == "" {
 		return
 	}
 	st.reservedOn = ""
-	delete(r.reserved[key], st.key)
-	r.wakeBudgetLocked(key)
+	delete(r.book.reserved[key], st.key)
+	r.book.wakeBudgetLocked(key)
 }
 
 // parkLocked makes the pod wait until one of budgets changes.
-func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
-	r.unparkLocked(st)
+func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
+	r := bk.r
+	r.book.unparkLocked(st)
 	for _, b := range budgets {
-		if r.parked[b.Key()] == nil {
-			r.parked[b.Key()] = map[string]*podState{}
+		if r.book.parked[b.Key()] == nil {
+			r.book.parked[b.Key()] = map[string]*podState{}
 		}
-		r.parked[b.Key()][st.key] = st
+		r.book.parked[b.Key()][st.key] = st
 		st.parkedOn = append(st.parkedOn, b.Key())
 	}
 	keys := pdb.JoinKeys(budgets)
@@ -51,13 +70,13 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 	st.blockMsg = message
 	if keys+"|"+class != st.block {
 		st.block = keys + "|" + class
-		r.e.emit(r.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
+		r.e.emit(r.diag.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
 			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts}))
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
 			node, msg := st.node, "pod "+st.key+": "+message
 			r.later(func() { r.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
 			r.stopOnNeverLocked(st, reason, message)
-			r.sayEndlessWaitLocked(reason, budgets)
+			r.diag.sayEndlessWaitLocked(reason, budgets)
 		}
 	}
 	if len(budgets) == 0 {
@@ -68,19 +87,21 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 	}
 }
 
-func (r *run) unparkLocked(st *podState) {
+func (bk *budgetBook) unparkLocked(st *podState) {
+	r := bk.r
 	for _, key := range st.parkedOn {
-		delete(r.parked[key], st.key)
+		delete(r.book.parked[key], st.key)
 	}
 	st.parkedOn = nil
 }
 
 // wakeIfChangedLocked requeues a pod at once if a budget it waits on changed while the
 // refused request was in flight (its change event was then already handled).
-func (r *run) wakeIfChangedLocked(st *podState, before map[string]string) {
+func (bk *budgetBook) wakeIfChangedLocked(st *podState, before map[string]string) {
+	r := bk.r
 	for _, key := range st.parkedOn {
-		if b := r.budgetLocked(key); b == nil || b.PDB.ResourceVersion != before[key] {
-			r.wakePodLocked(st)
+		if b := r.book.budgetLocked(key); b == nil || b.PDB.ResourceVersion != before[key] {
+			r.book.wakePodLocked(st)
 			return
 		}
 	}
@@ -103,10 +124,10 @@ func (r *run) pdbChanged(obj any) {
 	}
 	r.lock()
 	defer r.unlock()
-	delete(r.index, p.Namespace)
-	r.movedAt[key] = r.e.cfg.Clock.Now()
+	delete(r.book.index, p.Namespace)
+	r.watch.movedAt[key] = r.e.cfg.Clock.Now()
 	moved := r.budgetMovedLocked(key, p)
-	for podKey := range r.reserved[key] {
+	for podKey := range r.book.reserved[key] {
 		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
 		_, shown := p.Status.DisruptedPods[name]
 		st := r.pods[podKey]
@@ -115,35 +136,36 @@ func (r *run) pdbChanged(obj any) {
 		// (or, for a pod it did not count, wrote none), so those numbers hold it. A status
 		// that only changed elsewhere (a condition) proves nothing.
 		if shown || st == nil || (moved && st.phase != waiting) {
-			delete(r.reserved[key], podKey)
+			delete(r.book.reserved[key], podKey)
 			if st != nil {
 				st.reservedOn = ""
 			}
 		}
 	}
-	r.paceBudgetLocked(p)
-	if m, ok := r.stale[key]; ok && p.ResourceVersion != m.rv && !r.listsGoneLocked(p) {
-		delete(r.stale, key) // the disruption controller caught up
+	r.pace.paceBudgetLocked(p)
+	if m, ok := r.watch.stale[key]; ok && p.ResourceVersion != m.rv && !r.watch.listsGoneLocked(p) {
+		delete(r.watch.stale, key) // the disruption controller caught up
 	}
 	if r.pol.notCurrent[key] {
-		r.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
+		r.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
 	}
-	r.wakeBudgetLocked(key)
+	r.book.wakeBudgetLocked(key)
 }
 
 // wakeBudgetLocked wakes the pods waiting on a budget: as many as it has room for (its
 // allowance less the reservations), in wave order, plus those under several budgets
 // (whose 500 may have changed). The cost is O(pods parked on that budget).
-func (r *run) wakeBudgetLocked(key string) {
-	parked := r.parked[key]
+func (bk *budgetBook) wakeBudgetLocked(key string) {
+	r := bk.r
+	parked := r.book.parked[key]
 	if len(parked) == 0 {
 		return
 	}
 	room := len(parked)
-	if b := r.budgetLocked(key); b != nil {
+	if b := r.book.budgetLocked(key); b != nil {
 		room = 0
-		if _, stale := r.stale[key]; !stale && !b.Stale() {
-			room = int(b.Allowed()) - len(r.reserved[key])
+		if _, stale := r.watch.stale[key]; !stale && !b.Stale() {
+			room = int(b.Allowed()) - len(r.book.reserved[key])
 		}
 	}
 	var best []*podState // the room first pods, in (wave, key) order
@@ -169,7 +191,7 @@ func (r *run) wakeBudgetLocked(key string) {
 	now := r.e.cfg.Clock.Now()
 	for _, st := range append(best, multi...) {
 		st.wokenAt = now
-		r.wakePodLocked(st)
+		r.book.wakePodLocked(st)
 	}
 }
 
@@ -182,8 +204,9 @@ func before(a, b *podState) bool {
 
 // wakePodLocked takes a pod off every budget it waits on and queues it: at once, or when
 // the backoff of its last refusal (at least Retry-After) has passed.
-func (r *run) wakePodLocked(st *podState) {
-	r.unparkLocked(st)
+func (bk *budgetBook) wakePodLocked(st *podState) {
+	r := bk.r
+	r.book.unparkLocked(st)
 	r.addAfter(st.key, st.notBefore.Sub(r.e.cfg.Clock.Now()))
 }
 
@@ -205,12 +228,12 @@ func (r *run) blockersLocked() []event.Blocker {
 		sort.Strings(keys)
 		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
 	}
-	out = r.explainBlockersLocked(out)
+	out = r.diag.explainBlockersLocked(out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
 	said := map[string]bool{} // causes said in a message already: once per budget is enough
 	for i, b := range out {
 		if st := r.pods[b.Pod]; st != nil && st.node == b.Node {
-			out[i] = r.waitingBlockerLocked(st, b, said) // as the wait line says it now
+			out[i] = r.diag.waitingBlockerLocked(st, b, said) // as the wait line says it now
 		}
 	}
 	return out

@@ -99,7 +99,7 @@ func (r *run) cordonPatch(ctx context.Context, name string) (already bool, err e
 func (r *run) cordoned(ctx context.Context, name string, already bool, err error) bool {
 	if held := asHeld(err); held != nil {
 		r.lock()
-		wait := r.heldByLocked(r.nodes[name], held)
+		wait := r.hold.heldByLocked(r.nodes[name], held)
 		r.unlock()
 		return wait // the node's drain waits for it (takeNode)
 	}

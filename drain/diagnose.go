@@ -16,6 +16,15 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"
 )
 
+// waitDiag says why pods wait: the diagnosis of a budget's wait, the wait lines, the
+// pods held by drain rules and those stuck terminating. Its fields are guarded by run.mu (the package doc's
+// contract): the ...Locked methods are called with it held, make no API call and send on
+// no channel; effects go through run.later, events to the outbox.
+type waitDiag struct {
+	r *run
+	diagState
+}
+
 // Defaults of the diagnosis and the wait lines.
 const (
 	// DefaultWaitInterval is how often a wait that has not changed is said again.
@@ -69,9 +78,10 @@ type waitLine struct {
 
 // diagnoseLocked completes a wait event with its cause and remedy, and remembers the
 // wait so that it is said again while it lasts. Called where the wait is said.
-func (r *run) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
+func (wd *waitDiag) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
-	d := r.diagnosisLocked(st, budgets)
+	d := r.diag.diagnosisLocked(st, budgets)
 	ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine = d.Cause, d.Remedy, string(d.Kind), d.Routine
 	if r.diag.waits == nil {
 		r.diag.waits = map[string]*waitLine{}
@@ -97,7 +107,8 @@ func signature(d diagnose.Diagnosis) string {
 
 // diagnosisLocked explains st's wait from the caches: the budgets' statuses and the
 // pods last listed for them.
-func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diagnosis {
+func (wd *waitDiag) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diagnosis {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
 	cur, ok := r.currentLocked(st)
 	if !ok {
@@ -110,16 +121,16 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 	}
 	if len(budgets) == 1 {
 		key := budgets[0].Key()
-		in.StaleWhy = r.stale[key].why
+		in.StaleWhy = r.watch.stale[key].why
 		if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() {
-			in.Selected = r.liveLocked(sel) // listed, so never nil
+			in.Selected = r.diag.liveLocked(sel) // listed, so never nil
 			in.ListedAt = sel.at
 			in.NodeNotReady = func(n string) bool { return sel.notReady[n] }
 			// As staleWhyLocked: a disagreement counts only between pods listed after the
 			// status last changed and a status that has not changed for as long (during a
 			// drain's turnover each list may catch another pod in flight).
-			if !sel.at.Before(r.movedAt[key]) {
-				in.StaleFor = min(r.diag.tracker.Since(key, now), now.Sub(r.movedAt[key]))
+			if !sel.at.Before(r.watch.movedAt[key]) {
+				in.StaleFor = min(r.diag.tracker.Since(key, now), now.Sub(r.watch.movedAt[key]))
 			}
 		}
 	}
@@ -130,7 +141,8 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 // saw gone since the List is left out, and a pod the run tracks is taken from its node's
 // informer, so that a snapshot up to DiagnoseInterval old never calls a pod that is gone
 // stuck, nor its replacement missing.
-func (r *run) liveLocked(sel *selection) []*corev1.Pod {
+func (wd *waitDiag) liveLocked(sel *selection) []*corev1.Pod {
+	r := wd.r
 	out := make([]*corev1.Pod, 0, len(sel.pods))
 	for _, p := range sel.pods {
 		key := p.Namespace + "/" + p.Name
@@ -154,28 +166,30 @@ func (r *run) liveLocked(sel *selection) []*corev1.Pod {
 // rule holds), so that a drain is never silent for long, even while the API server or the
 // controller-manager is away. It also lists the pods of the budgets that hold pods back,
 // every DiagnoseInterval, and says a wait again at once when its cause changes.
-func (r *run) waitLines(ctx context.Context) {
+func (wd *waitDiag) waitLines(ctx context.Context) {
+	r := wd.r
 	r.every(ctx, waitTick, func() {
 		r.lock()
-		keys := r.toListLocked()
+		keys := r.diag.toListLocked()
 		r.unlock()
 		for _, key := range keys {
 			if ctx.Err() != nil {
 				return
 			}
-			r.list(ctx, key)
+			r.diag.list(ctx, key)
 		}
 		r.lock()
-		r.sayWaitsLocked()
+		r.diag.sayWaitsLocked()
 		r.unlock()
 	})
 }
 
 // toListLocked picks the budgets with waiting pods whose pods are due to be listed.
-func (r *run) toListLocked() []string {
+func (wd *waitDiag) toListLocked() []string {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
 	var keys []string
-	for key, ps := range r.parked {
+	for key, ps := range r.book.parked {
 		if len(ps) == 0 {
 			continue
 		}
@@ -205,9 +219,10 @@ func (r *run) toListLocked() []string {
 // outside the lock. With the run's shared pod informer (many nodes at once) the pods come
 // from its cache, which holds every pod already: no request. Otherwise they are listed
 // from the API server's watch cache.
-func (r *run) list(ctx context.Context, key string) {
+func (wd *waitDiag) list(ctx context.Context, key string) {
+	r := wd.r
 	r.lock()
-	b := r.budgetLocked(key)
+	b := r.book.budgetLocked(key)
 	r.unlock()
 	var pods []*corev1.Pod // once listed, empty is known to be empty (nil: unknown)
 	notReady := map[string]bool{}
@@ -245,12 +260,12 @@ func (r *run) list(ctx context.Context, key string) {
 		sel.failed = r.e.cfg.Clock.Now()
 		return // keep what we had; the next tick after DiagnoseInterval tries again
 	}
-	if b := r.budgetLocked(key); b != nil {
+	if b := r.book.budgetLocked(key); b != nil {
 		sel.pods, sel.notReady, sel.at = pods, notReady, r.e.cfg.Clock.Now()
 		disagrees := diagnose.Disagreement(b, pods, sel.at) != ""
 		r.diag.tracker.Observe(key, disagrees, sel.at)
 		if !disagrees {
-			r.agreesLocked(key)
+			r.watch.agreesLocked(key)
 		}
 	}
 }
@@ -259,7 +274,8 @@ func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }
 
 // sayWaitsLocked says again the waits whose cause changed, and those not said for
 // WaitInterval.
-func (r *run) sayWaitsLocked() {
+func (wd *waitDiag) sayWaitsLocked() {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
 	groups := map[string][]*podState{}
 	for key := range r.diag.waits {
@@ -284,15 +300,15 @@ func (r *run) sayWaitsLocked() {
 			}
 		}
 		w := r.diag.waits[st.key]
-		budgets := r.budgetsOfLocked(st)
-		d := r.diagnosisLocked(st, budgets)
+		budgets := r.book.budgetsOfLocked(st)
+		d := r.diag.diagnosisLocked(st, budgets)
 		changed := signature(d) != w.sig
 		if !changed && now.Sub(w.said) < r.e.cfg.WaitInterval-waitTick/2 {
 			continue
 		}
 		ev := w.ev
 		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
-		ev.Message = r.blockMsgLocked(st) // as it stands now
+		ev.Message = r.diag.blockMsgLocked(st) // as it stands now
 		ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine, ev.Waited = d.Cause, d.Remedy, string(d.Kind), d.Routine, now.Sub(w.since)
 		for _, o := range sts {
 			if ow := r.diag.waits[o.key]; ow != nil {
@@ -310,15 +326,16 @@ func (r *run) sayWaitsLocked() {
 	}
 	sort.Slice(held, func(i, j int) bool { return held[i].key < held[j].key })
 	for _, h := range held {
-		r.sayHeldLocked(h, now.Sub(h.since))
+		r.diag.sayHeldLocked(h, now.Sub(h.since))
 	}
-	r.sayStuckLocked(now)
+	r.diag.sayStuckLocked(now)
 }
 
 // stuckLocked completes the warning of an evicted pod still terminating with its cause
 // (its finalizers, when it has any) and remedy, and remembers it so that the wait is said
 // again every WaitInterval while the pod is there.
-func (r *run) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.Event {
+func (wd *waitDiag) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.Event {
+	r := wd.r
 	ev.Cause = fmt.Sprintf("pod %s was evicted %s ago and is still there", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))
 	ev.Remedy = "check its node's kubelet (it confirms the deletion), or raise --skip-wait-for-delete-timeout to stop waiting for it"
 	if len(cur.Finalizers) > 0 {
@@ -335,7 +352,8 @@ func (r *run) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.E
 }
 
 // sayStuckLocked says again, every WaitInterval, each evicted pod still terminating.
-func (r *run) sayStuckLocked(now time.Time) {
+func (wd *waitDiag) sayStuckLocked(now time.Time) {
+	r := wd.r
 	keys := make([]string, 0, len(r.diag.stuck))
 	for key, w := range r.diag.stuck {
 		st := r.pods[key]

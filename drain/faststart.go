@@ -52,7 +52,7 @@ func (c *Config) cordonsAtOnce() int {
 // current; when it is not (409), or nothing is known, it reads the node and patches
 // (CordonForDrainAs, which retries conflicts).
 func (r *run) cordonKnown(ctx context.Context, name string, known *corev1.Node) (already bool, err error) {
-	now, origin := r.e.cfg.Clock.Now(), r.self()
+	now, origin := r.e.cfg.Clock.Now(), r.hold.self()
 	if known != nil {
 		patch, err := cordonDecide(known, now, origin)
 		if err != nil {

@@ -11,12 +11,23 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
+// pacing applies the pacer (pace.go) to the run: the pace of each eviction, what an
+// accepted eviction, a pod gone and a budget's status teach it, and the pace said when
+// it changes. Its fields are guarded by run.mu (the package doc's
+// contract): the ...Locked methods are called with it held, make no API call and send on
+// no channel; effects go through run.later, events to the outbox.
+type pacing struct {
+	r *run
+	*pacer
+}
+
 // The run's side of pacing (pace.go): asking the pacer for an eviction's turn, telling it
 // what the run saw, and saying its changes.
 
 // paceLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
 // else how long it waits (when the pace quickens or stops, it is woken sooner).
-func (r *run) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
+func (pc *pacing) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
+	r := pc.r
 	if d.Budget() == nil || !d.Consumes() {
 		return 0 // no budget's allowance taken: the disruption controller does no work for it
 	}
@@ -24,12 +35,13 @@ func (r *run) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Dur
 }
 
 // paceAcceptedLocked follows an accepted eviction that took a budget's allowance.
-func (r *run) paceAcceptedLocked(ev *eviction) {
+func (pc *pacing) paceAcceptedLocked(ev *eviction) {
+	r := pc.r
 	if ev.budget == "" {
 		return
 	}
 	listed := false
-	if b := r.budgetLocked(ev.budget); b != nil {
+	if b := r.book.budgetLocked(ev.budget); b != nil {
 		_, listed = b.PDB.Status.DisruptedPods[ev.pod.Name]
 	}
 	now := r.e.cfg.Clock.Now()
@@ -40,27 +52,31 @@ func (r *run) paceAcceptedLocked(ev *eviction) {
 }
 
 // paceGoneLocked tells the pacer a pod is gone.
-func (r *run) paceGoneLocked(st *podState) {
+func (pc *pacing) paceGoneLocked(st *podState) {
+	r := pc.r
 	r.pace.gone(st.key, r.e.cfg.Clock.Now())
 }
 
 // paceBudgetLocked tells the pacer a budget's status changed.
-func (r *run) paceBudgetLocked(p *policyv1.PodDisruptionBudget) {
-	r.sayPaceLocked(r.pace.budgetSeen(p, r.e.cfg.Clock.Now()))
+func (pc *pacing) paceBudgetLocked(p *policyv1.PodDisruptionBudget) {
+	r := pc.r
+	r.pace.sayPaceLocked(r.pace.budgetSeen(p, r.e.cfg.Clock.Now()))
 }
 
 // paceTicks looks every paceTick at entries that outlive their pods.
-func (r *run) paceTicks(ctx context.Context) {
+func (pc *pacing) paceTicks(ctx context.Context) {
+	r := pc.r
 	r.every(ctx, paceTick, func() {
 		r.lock()
-		r.sayPaceLocked(r.pace.check(r.e.cfg.Clock.Now()))
+		r.pace.sayPaceLocked(r.pace.check(r.e.cfg.Clock.Now()))
 		r.unlock()
 	})
 }
 
 // sayPaceLocked says the pacer's changes in the event stream and the -v log; pacing that
 // lasts is said once as a warning (the normal output).
-func (r *run) sayPaceLocked(cs []paceChange) {
+func (pc *pacing) sayPaceLocked(cs []paceChange) {
+	r := pc.r
 	for _, key := range r.pace.turns.woken() {
 		r.add(key) // its turn came sooner: ask again now
 	}
