@@ -56,10 +56,10 @@ func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pend
 // BlockedAfter.
 func (bc *blockedClock) watchBlocked(ctx context.Context) {
 	r := bc.r
-	r.every(ctx, r.blocked.blockedEvery(), func() {
+	r.every(ctx, bc.blockedEvery(), func() {
 		r.lock()
 		defer r.unlock()
-		r.blocked.checkBlockedLocked()
+		bc.checkBlockedLocked()
 	})
 }
 
@@ -79,7 +79,7 @@ func (bc *blockedClock) checkBlockedLocked() {
 	now := r.e.cfg.Clock.Now()
 	notCurrent := map[string]bool{}
 	for key, ps := range r.book.parked {
-		if len(ps) > 0 && r.blocked.lookCurrentLocked(key) {
+		if len(ps) > 0 && bc.lookCurrentLocked(key) {
 			notCurrent[key] = true
 		}
 	}
@@ -87,13 +87,13 @@ func (bc *blockedClock) checkBlockedLocked() {
 		if ns.finished || ns.pol.skipping {
 			continue
 		}
-		if r.blocked.outageLocked(ns, notCurrent) {
+		if bc.outageLocked(ns, notCurrent) {
 			if !ns.pol.movedAt.IsZero() {
 				ns.pol.movedAt = now // nothing counts until the status is current again
 			}
 			continue
 		}
-		if r.blocked.blockedLocked(ns) && r.blocked.verifiedLocked(ns, now) {
+		if bc.blockedLocked(ns) && bc.verifiedLocked(ns, now) {
 			r.giveUpLocked(ns) // skip, or force (force.go)
 		}
 	}
@@ -123,7 +123,7 @@ func (bc *blockedClock) verifiedLocked(ns *nodeState, now time.Time) bool {
 			if sel.failed.After(looked) {
 				looked = sel.failed
 			}
-			if looked.IsZero() || looked.Before(r.watch.movedAt[key]) || now.Sub(looked) > 2*r.blocked.blockedEvery() {
+			if looked.IsZero() || looked.Before(r.watch.movedAt[key]) || now.Sub(looked) > 2*bc.blockedEvery() {
 				sel.due, ok = true, false
 			}
 		}
@@ -192,7 +192,7 @@ func (bc *blockedClock) restartClocksLocked() {
 // kube-controller-manager), this waits for nothing: it is evidence at once.
 func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
 	r := bw.r
-	if m, ok := r.watch.stale[key]; ok {
+	if m, ok := bw.stale[key]; ok {
 		return m.why
 	}
 	b := r.book.budgetLocked(key)
@@ -202,13 +202,13 @@ func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
 	if b.Stale() {
 		return fmt.Sprintf("pdb %s: status.observedGeneration %d is behind generation %d", key, b.PDB.Status.ObservedGeneration, b.PDB.Generation)
 	}
-	if name := r.watch.goneListedNowLocked(b); name != "" {
+	if name := bw.goneListedNowLocked(b); name != "" {
 		return fmt.Sprintf("pdb %s: status.disruptedPods still counts pod %s, which is gone", key, name)
 	}
 	// Its pods, listed after the status last changed and lately, disagree with it (a
 	// Ready replacement not counted): the disruption controller has not caught up.
 	now := r.e.cfg.Clock.Now()
-	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(r.watch.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
+	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(bw.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
 		if d := diagnose.Disagreement(b, r.diag.liveLocked(sel), sel.at); d != "" {
 			return fmt.Sprintf("pdb %s: %s", key, d)
 		}
@@ -219,7 +219,6 @@ func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
 // goneListedNowLocked returns the first pod (by name) the budget's status lists in
 // disruptedPods that is gone now, "" when none is known to be.
 func (bw *budgetWatch) goneListedNowLocked(b *pdb.Budget) string {
-	r := bw.r
 	listed := b.PDB.Status.DisruptedPods
 	names := make([]string, 0, len(listed))
 	for name := range listed {
@@ -228,7 +227,7 @@ func (bw *budgetWatch) goneListedNowLocked(b *pdb.Budget) string {
 	sort.Strings(names)
 	for _, name := range names {
 		key := b.PDB.Namespace + "/" + name
-		if r.watch.podGoneLocked(b.Key(), key, listed[name].Time) {
+		if bw.podGoneLocked(b.Key(), key, listed[name].Time) {
 			return key
 		}
 	}
@@ -250,7 +249,7 @@ func (bw *budgetWatch) podGoneLocked(pdbKey, key string, listedAt time.Time) boo
 	if st := r.pods[key]; st != nil && st.phase != finished {
 		return false
 	}
-	goneAt, seenGone := r.watch.goneAt[key]
+	goneAt, seenGone := bw.goneAt[key]
 	if sel := r.diag.selected[pdbKey]; sel != nil && !sel.at.IsZero() && sel.at.After(listedAt) && (!seenGone || sel.at.After(goneAt)) {
 		for _, p := range sel.pods {
 			if p.Namespace+"/"+p.Name == key {

@@ -30,36 +30,34 @@ func newBudgetBook() budgetBook {
 
 // reserveLocked takes one of the budget's allowances for st's eviction.
 func (bk *budgetBook) reserveLocked(pdbKey string, st *podState) {
-	r := bk.r
-	if r.book.reserved[pdbKey] == nil {
-		r.book.reserved[pdbKey] = map[string]bool{}
+	if bk.reserved[pdbKey] == nil {
+		bk.reserved[pdbKey] = map[string]bool{}
 	}
-	r.book.reserved[pdbKey][st.key] = true
+	bk.reserved[pdbKey][st.key] = true
 	st.reservedOn = pdbKey
 }
 
 // releaseLocked gives back st's reservation, on evidence only (the request failed, the
 // pod is gone, or the budget's status lists it), and wakes pods the room goes to.
 func (bk *budgetBook) releaseLocked(st *podState) {
-	r := bk.r
 	key := st.reservedOn
 	if key == "" {
 		return
 	}
 	st.reservedOn = ""
-	delete(r.book.reserved[key], st.key)
-	r.book.wakeBudgetLocked(key)
+	delete(bk.reserved[key], st.key)
+	bk.wakeBudgetLocked(key)
 }
 
 // parkLocked makes the pod wait until one of budgets changes.
 func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
 	r := bk.r
-	r.book.unparkLocked(st)
+	bk.unparkLocked(st)
 	for _, b := range budgets {
-		if r.book.parked[b.Key()] == nil {
-			r.book.parked[b.Key()] = map[string]*podState{}
+		if bk.parked[b.Key()] == nil {
+			bk.parked[b.Key()] = map[string]*podState{}
 		}
-		r.book.parked[b.Key()][st.key] = st
+		bk.parked[b.Key()][st.key] = st
 		st.parkedOn = append(st.parkedOn, b.Key())
 	}
 	keys := pdb.JoinKeys(budgets)
@@ -88,9 +86,8 @@ func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, me
 }
 
 func (bk *budgetBook) unparkLocked(st *podState) {
-	r := bk.r
 	for _, key := range st.parkedOn {
-		delete(r.book.parked[key], st.key)
+		delete(bk.parked[key], st.key)
 	}
 	st.parkedOn = nil
 }
@@ -98,10 +95,9 @@ func (bk *budgetBook) unparkLocked(st *podState) {
 // wakeIfChangedLocked requeues a pod at once if a budget it waits on changed while the
 // refused request was in flight (its change event was then already handled).
 func (bk *budgetBook) wakeIfChangedLocked(st *podState, before map[string]string) {
-	r := bk.r
 	for _, key := range st.parkedOn {
-		if b := r.book.budgetLocked(key); b == nil || b.PDB.ResourceVersion != before[key] {
-			r.book.wakePodLocked(st)
+		if b := bk.budgetLocked(key); b == nil || b.PDB.ResourceVersion != before[key] {
+			bk.wakePodLocked(st)
 			return
 		}
 	}
@@ -157,15 +153,15 @@ func (r *run) pdbChanged(obj any) {
 // (whose 500 may have changed). The cost is O(pods parked on that budget).
 func (bk *budgetBook) wakeBudgetLocked(key string) {
 	r := bk.r
-	parked := r.book.parked[key]
+	parked := bk.parked[key]
 	if len(parked) == 0 {
 		return
 	}
 	room := len(parked)
-	if b := r.book.budgetLocked(key); b != nil {
+	if b := bk.budgetLocked(key); b != nil {
 		room = 0
 		if _, stale := r.watch.stale[key]; !stale && !b.Stale() {
-			room = int(b.Allowed()) - len(r.book.reserved[key])
+			room = int(b.Allowed()) - len(bk.reserved[key])
 		}
 	}
 	var best []*podState // the room first pods, in (wave, key) order
@@ -191,7 +187,7 @@ func (bk *budgetBook) wakeBudgetLocked(key string) {
 	now := r.e.cfg.Clock.Now()
 	for _, st := range append(best, multi...) {
 		st.wokenAt = now
-		r.book.wakePodLocked(st)
+		bk.wakePodLocked(st)
 	}
 }
 
@@ -206,7 +202,7 @@ func before(a, b *podState) bool {
 // the backoff of its last refusal (at least Retry-After) has passed.
 func (bk *budgetBook) wakePodLocked(st *podState) {
 	r := bk.r
-	r.book.unparkLocked(st)
+	bk.unparkLocked(st)
 	r.addAfter(st.key, st.notBefore.Sub(r.e.cfg.Clock.Now()))
 }
 

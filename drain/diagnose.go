@@ -81,15 +81,15 @@ type waitLine struct {
 func (wd *waitDiag) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
 	r := wd.r
 	now := r.e.cfg.Clock.Now()
-	d := r.diag.diagnosisLocked(st, budgets)
+	d := wd.diagnosisLocked(st, budgets)
 	ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine = d.Cause, d.Remedy, string(d.Kind), d.Routine
-	if r.diag.waits == nil {
-		r.diag.waits = map[string]*waitLine{}
+	if wd.waits == nil {
+		wd.waits = map[string]*waitLine{}
 	}
-	w := r.diag.waits[st.key]
+	w := wd.waits[st.key]
 	if w == nil {
 		w = &waitLine{since: now}
-		r.diag.waits[st.key] = w
+		wd.waits[st.key] = w
 	}
 	ev.Waited = now.Sub(w.since)
 	w.said, w.ev, w.sig = now, ev, signature(d)
@@ -116,21 +116,21 @@ func (wd *waitDiag) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnos
 	}
 	in := diagnose.Input{Pod: cur, Budgets: budgets, Now: now, StaleAfter: r.e.cfg.StaleAfter,
 		Ours: func(key string) bool { s := r.pods[key]; return s != nil && s.attempts > 0 }}
-	if w := r.diag.waits[st.key]; w != nil {
+	if w := wd.waits[st.key]; w != nil {
 		in.Waited = now.Sub(w.since)
 	}
 	if len(budgets) == 1 {
 		key := budgets[0].Key()
 		in.StaleWhy = r.watch.stale[key].why
-		if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() {
-			in.Selected = r.diag.liveLocked(sel) // listed, so never nil
+		if sel := wd.selected[key]; sel != nil && !sel.at.IsZero() {
+			in.Selected = wd.liveLocked(sel) // listed, so never nil
 			in.ListedAt = sel.at
 			in.NodeNotReady = func(n string) bool { return sel.notReady[n] }
 			// As staleWhyLocked: a disagreement counts only between pods listed after the
 			// status last changed and a status that has not changed for as long (during a
 			// drain's turnover each list may catch another pod in flight).
 			if !sel.at.Before(r.watch.movedAt[key]) {
-				in.StaleFor = min(r.diag.tracker.Since(key, now), now.Sub(r.watch.movedAt[key]))
+				in.StaleFor = min(wd.tracker.Since(key, now), now.Sub(r.watch.movedAt[key]))
 			}
 		}
 	}
@@ -170,16 +170,16 @@ func (wd *waitDiag) waitLines(ctx context.Context) {
 	r := wd.r
 	r.every(ctx, waitTick, func() {
 		r.lock()
-		keys := r.diag.toListLocked()
+		keys := wd.toListLocked()
 		r.unlock()
 		for _, key := range keys {
 			if ctx.Err() != nil {
 				return
 			}
-			r.diag.list(ctx, key)
+			wd.list(ctx, key)
 		}
 		r.lock()
-		r.diag.sayWaitsLocked()
+		wd.sayWaitsLocked()
 		r.unlock()
 	})
 }
@@ -193,7 +193,7 @@ func (wd *waitDiag) toListLocked() []string {
 		if len(ps) == 0 {
 			continue
 		}
-		sel := r.diag.selected[key]
+		sel := wd.selected[key]
 		if sel != nil && (sel.listing || (!sel.due && !sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
 			continue
 		}
@@ -203,14 +203,14 @@ func (wd *waitDiag) toListLocked() []string {
 	if len(keys) > maxListsPerTick {
 		keys = keys[:maxListsPerTick]
 	}
-	if r.diag.selected == nil {
-		r.diag.selected = map[string]*selection{}
+	if wd.selected == nil {
+		wd.selected = map[string]*selection{}
 	}
 	for _, key := range keys {
-		if r.diag.selected[key] == nil {
-			r.diag.selected[key] = &selection{}
+		if wd.selected[key] == nil {
+			wd.selected[key] = &selection{}
 		}
-		r.diag.selected[key].listing, r.diag.selected[key].due = true, false
+		wd.selected[key].listing, wd.selected[key].due = true, false
 	}
 	return keys
 }
@@ -254,7 +254,7 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 	}
 	r.lock()
 	defer r.unlock()
-	sel := r.diag.selected[key]
+	sel := wd.selected[key]
 	sel.listing = false
 	if !ok {
 		sel.failed = r.e.cfg.Clock.Now()
@@ -263,7 +263,7 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 	if b := r.book.budgetLocked(key); b != nil {
 		sel.pods, sel.notReady, sel.at = pods, notReady, r.e.cfg.Clock.Now()
 		disagrees := diagnose.Disagreement(b, pods, sel.at) != ""
-		r.diag.tracker.Observe(key, disagrees, sel.at)
+		wd.tracker.Observe(key, disagrees, sel.at)
 		if !disagrees {
 			r.watch.agreesLocked(key)
 		}
@@ -278,10 +278,10 @@ func (wd *waitDiag) sayWaitsLocked() {
 	r := wd.r
 	now := r.e.cfg.Clock.Now()
 	groups := map[string][]*podState{}
-	for key := range r.diag.waits {
+	for key := range wd.waits {
 		st := r.pods[key]
 		if st == nil || st.phase != waiting || r.nodes[st.node].finished || st.block == "" {
-			delete(r.diag.waits, key)
+			delete(wd.waits, key)
 			continue
 		}
 		groups[st.block] = append(groups[st.block], st)
@@ -299,19 +299,19 @@ func (wd *waitDiag) sayWaitsLocked() {
 				st = o
 			}
 		}
-		w := r.diag.waits[st.key]
+		w := wd.waits[st.key]
 		budgets := r.book.budgetsOfLocked(st)
-		d := r.diag.diagnosisLocked(st, budgets)
+		d := wd.diagnosisLocked(st, budgets)
 		changed := signature(d) != w.sig
 		if !changed && now.Sub(w.said) < r.e.cfg.WaitInterval-waitTick/2 {
 			continue
 		}
 		ev := w.ev
 		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
-		ev.Message = r.diag.blockMsgLocked(st) // as it stands now
+		ev.Message = wd.blockMsgLocked(st) // as it stands now
 		ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine, ev.Waited = d.Cause, d.Remedy, string(d.Kind), d.Routine, now.Sub(w.since)
 		for _, o := range sts {
-			if ow := r.diag.waits[o.key]; ow != nil {
+			if ow := wd.waits[o.key]; ow != nil {
 				ow.said, ow.sig = now, signature(d)
 			}
 		}
@@ -319,16 +319,16 @@ func (wd *waitDiag) sayWaitsLocked() {
 		r.e.emit(ev)
 	}
 	var held []*heldPod
-	for _, h := range r.diag.held {
+	for _, h := range wd.held {
 		if ns := r.nodes[h.node]; ns != nil && !ns.finished && now.Sub(h.said) >= r.e.cfg.WaitInterval-waitTick/2 {
 			held = append(held, h)
 		}
 	}
 	sort.Slice(held, func(i, j int) bool { return held[i].key < held[j].key })
 	for _, h := range held {
-		r.diag.sayHeldLocked(h, now.Sub(h.since))
+		wd.sayHeldLocked(h, now.Sub(h.since))
 	}
-	r.diag.sayStuckLocked(now)
+	wd.sayStuckLocked(now)
 }
 
 // stuckLocked completes the warning of an evicted pod still terminating with its cause
@@ -343,22 +343,22 @@ func (wd *waitDiag) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) e
 		ev.Message += "; it has finalizers " + strings.Join(cur.Finalizers, ", ")
 		ev.Remedy = "find the controller that owns the finalizer and why it does not remove it (remove the finalizer only if that controller is gone)"
 	}
-	if r.diag.stuck == nil {
-		r.diag.stuck = map[string]*waitLine{}
+	if wd.stuck == nil {
+		wd.stuck = map[string]*waitLine{}
 	}
 	now := r.e.cfg.Clock.Now()
-	r.diag.stuck[st.key] = &waitLine{since: st.acceptedAt, said: now, ev: ev}
+	wd.stuck[st.key] = &waitLine{since: st.acceptedAt, said: now, ev: ev}
 	return ev
 }
 
 // sayStuckLocked says again, every WaitInterval, each evicted pod still terminating.
 func (wd *waitDiag) sayStuckLocked(now time.Time) {
 	r := wd.r
-	keys := make([]string, 0, len(r.diag.stuck))
-	for key, w := range r.diag.stuck {
+	keys := make([]string, 0, len(wd.stuck))
+	for key, w := range wd.stuck {
 		st := r.pods[key]
 		if st == nil || st.phase != terminating || r.nodes[st.node].finished {
-			delete(r.diag.stuck, key)
+			delete(wd.stuck, key)
 			continue
 		}
 		if now.Sub(w.said) >= r.e.cfg.WaitInterval-waitTick/2 {
@@ -367,7 +367,7 @@ func (wd *waitDiag) sayStuckLocked(now time.Time) {
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		w := r.diag.stuck[key]
+		w := wd.stuck[key]
 		ev := w.ev
 		ev.Time, ev.Waited = time.Time{}, now.Sub(w.since)
 		ev.Message = fmt.Sprintf("pod %s is still terminating %s after its eviction", key, ev.Waited.Round(time.Second))

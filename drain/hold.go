@@ -48,8 +48,7 @@ func (nh *nodeHolds) self() *noderecord.Run { return nh.r.e.cfg.origin() }
 
 // ours reports whether the node's record names this run.
 func (nh *nodeHolds) ours(n *corev1.Node) bool {
-	r := nh.r
-	return noderecord.Read(n, "").Run.ID == r.hold.self().ID
+	return noderecord.Read(n, "").Run.ID == nh.self().ID
 }
 
 // asHeld returns the HeldError in err, if any.
@@ -90,9 +89,9 @@ func (nh *nodeHolds) heldByLocked(ns *nodeState, held *noderecord.HeldError) boo
 // --not-after deadline passed (the node is then not started).
 func (nh *nodeHolds) waitHeld(ctx context.Context, ns *nodeState) bool {
 	r := nh.r
-	id := r.hold.self().ID
+	id := nh.self().ID
 	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
-		if n.Annotations[noderecord.AnnotationWaiting] == id || r.hold.ours(n) {
+		if n.Annotations[noderecord.AnnotationWaiting] == id || nh.ours(n) {
 			return nil, nil
 		}
 		return map[string]any{"metadata": map[string]any{"annotations": map[string]any{noderecord.AnnotationWaiting: id}}}, nil
@@ -125,7 +124,7 @@ func (nh *nodeHolds) waitHeld(ctx context.Context, ns *nodeState) bool {
 func (nh *nodeHolds) setState(ctx context.Context, ns *nodeState, state, why string) error {
 	r := nh.r
 	err := r.retryTransient(ctx, func() error {
-		return SetState(ctx, r.e.cfg.Client, ns.name, state, r.e.cfg.Clock.Now(), why, r.hold.self())
+		return SetState(ctx, r.e.cfg.Client, ns.name, state, r.e.cfg.Clock.Now(), why, nh.self())
 	})
 	r.lock()
 	defer r.unlock()
@@ -170,7 +169,7 @@ func (nh *nodeHolds) heartbeat(ctx context.Context) {
 		}
 		sort.Slice(held, func(i, j int) bool { return held[i].pol.beatAt.Before(held[j].pol.beatAt) })
 		r.unlock()
-		atOnce(held, heartbeatWorkers, func(ns *nodeState) { r.hold.renew(ctx, ns, now) })
+		atOnce(held, heartbeatWorkers, func(ns *nodeState) { nh.renew(ctx, ns, now) })
 	})
 }
 
@@ -184,7 +183,7 @@ func (nh *nodeHolds) renew(ctx context.Context, ns *nodeState, now time.Time) {
 	if !still {
 		return
 	}
-	if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *r.hold.self(), now); err == nil {
+	if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *nh.self(), now); err == nil {
 		r.lock()
 		ns.pol.beatAt = now
 		r.unlock()
@@ -199,7 +198,7 @@ func (nh *nodeHolds) renew(ctx context.Context, ns *nodeState, now time.Time) {
 		switch {
 		case !still:
 			return nil, nil // let go meanwhile (released, not started, ...): no heartbeat
-		case rec.Run.ID == r.hold.self().ID:
+		case rec.Run.ID == nh.self().ID:
 			return map[string]any{"metadata": noderecord.HeartbeatPatch(r.e.cfg.Clock.Now())}, nil
 		case rec.Run.ID == "":
 			return nil, nil // the record was removed (uncordon): the drain cordons it again
@@ -243,10 +242,10 @@ func (nh *nodeHolds) releaseUnfinished(result error) {
 	defer cancel()
 	atOnce(held, cordonsAtOnce, func(ns *nodeState) {
 		_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
-			if !r.hold.ours(n) {
+			if !nh.ours(n) {
 				return nil, nil
 			}
-			return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateFailed, r.e.cfg.Clock.Now(), r.hold.self(), why)}, nil
+			return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateFailed, r.e.cfg.Clock.Now(), nh.self(), why)}, nil
 		})
 		if err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
@@ -286,7 +285,7 @@ func (nh *nodeHolds) releaseNotStarted(name string, cordonedHere bool) {
 	defer cancel()
 	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), name, false, func(n *corev1.Node) (map[string]any, error) {
 		waiter, other, uncordoned = "", "", false
-		if rec := noderecord.Read(n, ""); !r.hold.ours(n) {
+		if rec := noderecord.Read(n, ""); !nh.ours(n) {
 			if rec.Run.ID != "" {
 				other = rec.Run.String()
 			}
@@ -336,7 +335,7 @@ func (nh *nodeHolds) takeNode(ctx context.Context, ns *nodeState) error {
 				return nil
 			}
 			node, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})
-			if err != nil || (node.Spec.Unschedulable && node.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining && r.hold.ours(node)) {
+			if err != nil || (node.Spec.Unschedulable && node.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining && nh.ours(node)) {
 				return err
 			}
 			r.lock()
@@ -347,7 +346,7 @@ func (nh *nodeHolds) takeNode(ctx context.Context, ns *nodeState) error {
 				r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
 					Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
 			}
-			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), r.hold.self())
+			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), nh.self())
 			if err == nil {
 				r.lock()
 				if !had {
@@ -364,9 +363,9 @@ func (nh *nodeHolds) takeNode(ctx context.Context, ns *nodeState) error {
 			return err
 		}
 		r.lock()
-		wait := r.hold.heldByLocked(ns, held)
+		wait := nh.heldByLocked(ns, held)
 		r.unlock()
-		if !wait || !r.hold.waitHeld(ctx, ns) {
+		if !wait || !nh.waitHeld(ctx, ns) {
 			return errNodeEnded
 		}
 	}

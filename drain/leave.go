@@ -35,7 +35,7 @@ func (nh *nodeHolds) watchLeaves(ctx context.Context) {
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
 			if n, ok := obj.(*corev1.Node); ok {
-				r.hold.checkLeft(n)
+				nh.checkLeft(n)
 			}
 		},
 		// A node that no longer carries noderecord.LabelState left the watch's selection: its record
@@ -49,8 +49,8 @@ func (nh *nodeHolds) watchLeaves(ctx context.Context) {
 			case cache.DeletedFinalStateUnknown:
 				name = nameOfKey(o.Key)
 			}
-			if name != "" && r.hold.holds(name) {
-				r.goroutine(func() { r.hold.checkLeftNow(ctx, name) })
+			if name != "" && nh.holds(name) {
+				r.goroutine(func() { nh.checkLeftNow(ctx, name) })
 			}
 		},
 	})
@@ -79,7 +79,7 @@ func (nh *nodeHolds) checkLeftNow(ctx context.Context, name string) {
 	n, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		r.hold.checkLeft(n)
+		nh.checkLeft(n)
 	case ctx.Err() == nil && apierrors.IsNotFound(err):
 		r.nodeGone(name) // its drain ends, gone, not failed (deadnode.go)
 	}
@@ -88,11 +88,11 @@ func (nh *nodeHolds) checkLeftNow(ctx context.Context, name string) {
 // checkLeft ends the node for this run when n says someone took it.
 func (nh *nodeHolds) checkLeft(n *corev1.Node) {
 	r := nh.r
-	if !r.hold.holds(n.Name) {
+	if !nh.holds(n.Name) {
 		return
 	}
-	if why := leftBecause(n, r.hold.self().ID, r.e.cfg.Clock.Now()); why != "" {
-		r.hold.leave(n.Name, why)
+	if why := leftBecause(n, nh.self().ID, r.e.cfg.Clock.Now()); why != "" {
+		nh.leave(n.Name, why)
 	}
 }
 

@@ -31,7 +31,7 @@ func (pc *pacing) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time
 	if d.Budget() == nil || !d.Consumes() {
 		return 0 // no budget's allowance taken: the disruption controller does no work for it
 	}
-	return r.pace.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
+	return pc.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
 }
 
 // paceAcceptedLocked follows an accepted eviction that took a budget's allowance.
@@ -45,22 +45,22 @@ func (pc *pacing) paceAcceptedLocked(ev *eviction) {
 		_, listed = b.PDB.Status.DisruptedPods[ev.pod.Name]
 	}
 	now := r.e.cfg.Clock.Now()
-	r.pace.acceptedEviction(ev.st.key, ev.pod.Name, ev.budget, recreatedUnderItsName(ev.pod), listed, now)
+	pc.acceptedEviction(ev.st.key, ev.pod.Name, ev.budget, recreatedUnderItsName(ev.pod), listed, now)
 	if ev.st.phase == finished { // its informer saw it go before the answer came
-		r.pace.gone(ev.st.key, now)
+		pc.gone(ev.st.key, now)
 	}
 }
 
 // paceGoneLocked tells the pacer a pod is gone.
 func (pc *pacing) paceGoneLocked(st *podState) {
 	r := pc.r
-	r.pace.gone(st.key, r.e.cfg.Clock.Now())
+	pc.gone(st.key, r.e.cfg.Clock.Now())
 }
 
 // paceBudgetLocked tells the pacer a budget's status changed.
 func (pc *pacing) paceBudgetLocked(p *policyv1.PodDisruptionBudget) {
 	r := pc.r
-	r.pace.sayPaceLocked(r.pace.budgetSeen(p, r.e.cfg.Clock.Now()))
+	pc.sayPaceLocked(pc.budgetSeen(p, r.e.cfg.Clock.Now()))
 }
 
 // paceTicks looks every paceTick at entries that outlive their pods.
@@ -68,7 +68,7 @@ func (pc *pacing) paceTicks(ctx context.Context) {
 	r := pc.r
 	r.every(ctx, paceTick, func() {
 		r.lock()
-		r.pace.sayPaceLocked(r.pace.check(r.e.cfg.Clock.Now()))
+		pc.sayPaceLocked(pc.check(r.e.cfg.Clock.Now()))
 		r.unlock()
 	})
 }
@@ -77,7 +77,7 @@ func (pc *pacing) paceTicks(ctx context.Context) {
 // lasts is said once as a warning (the normal output).
 func (pc *pacing) sayPaceLocked(cs []paceChange) {
 	r := pc.r
-	for _, key := range r.pace.turns.woken() {
+	for _, key := range pc.turns.woken() {
 		r.add(key) // its turn came sooner: ask again now
 	}
 	for _, c := range cs {

@@ -101,7 +101,7 @@ func (ro *roller) before(ctx context.Context, node string) bool {
 	}
 	if ctx.Err() == nil {
 		r.lock()
-		r.roller.stepFailedLocked(r.nodes[node], err)
+		ro.stepFailedLocked(r.nodes[node], err)
 		r.unlock()
 	}
 	return false
@@ -111,8 +111,8 @@ func (ro *roller) before(ctx context.Context, node string) bool {
 // result.
 func (ro *roller) stepFailedLocked(ns *nodeState, err error) {
 	r := ro.r
-	if r.roller.stepErr == nil {
-		r.roller.stepErr = err
+	if ro.stepErr == nil {
+		ro.stepErr = err
 	}
 	r.failNodeLocked(ns, err.Error())
 }
@@ -121,10 +121,10 @@ func (ro *roller) stepFailedLocked(ns *nodeState, err error) {
 // error, so that its kind (blocked by policy, ...) reaches the caller.
 func (ro *roller) stepResultLocked() error {
 	r := ro.r
-	if r.roller.stepErr == nil {
+	if ro.stepErr == nil {
 		return fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
 	}
-	return fmt.Errorf("%d of %d nodes failed: %w", r.sum.NodesFailed, len(r.pf.plan.Nodes), r.roller.stepErr)
+	return fmt.Errorf("%d of %d nodes failed: %w", r.sum.NodesFailed, len(r.pf.plan.Nodes), ro.stepErr)
 }
 
 // ReasonRoom is the Reason of the warning a rolling drain gives while no node may start.
@@ -149,7 +149,7 @@ func (ro *roller) admit(ctx context.Context, w *rolling, node string, pending []
 	for {
 		var why string
 		err := r.retryTransient(ctx, func() (err error) {
-			why, err = r.e.cfg.Rolling.Room(ctx, r.roller.admission(node))
+			why, err = r.e.cfg.Rolling.Room(ctx, ro.admission(node))
 			return err
 		})
 		if err != nil {
@@ -253,23 +253,23 @@ func (ro *roller) drainRolling(ctx context.Context) {
 			return
 		}
 		r.lock()
-		stopped := r.roller.stopLocked(pending)
+		stopped := ro.stopLocked(pending)
 		i := -1
 		if !stopped {
-			i = r.roller.nextLocked(pending)
+			i = ro.nextLocked(pending)
 		}
 		r.unlock()
 		if stopped {
 			return
 		}
 		np := r.pf.plan.Nodes[i]
-		admitted := r.roller.admit(ctx, w, np.Name, pending)
+		admitted := ro.admit(ctx, w, np.Name, pending)
 		if ctx.Err() != nil {
 			return
 		}
 		r.lock()
 		failed := r.nodes[np.Name].finished // admission failed for good
-		stopped = !failed && r.roller.stopLocked(pending)
+		stopped = !failed && ro.stopLocked(pending)
 		if admitted && !stopped {
 			r.nodes[np.Name].cordoning = true // counted as running from now on
 		}
@@ -283,7 +283,7 @@ func (ro *roller) drainRolling(ctx context.Context) {
 			continue
 		}
 		pending = slices.DeleteFunc(pending, func(j int) bool { return j == i })
-		if !r.roller.before(ctx, np.Name) || !r.cordon(ctx, np.Name) {
+		if !ro.before(ctx, np.Name) || !r.cordon(ctx, np.Name) {
 			<-slots
 			continue
 		}
@@ -297,7 +297,7 @@ func (ro *roller) drainRolling(ctx context.Context) {
 				}
 			}()
 			r.drainNode(ctx, ns)
-			r.roller.soak(ctx, w, ns)
+			ro.soak(ctx, w, ns)
 		})
 	}
 }
@@ -307,7 +307,7 @@ func (ro *roller) drainRolling(ctx context.Context) {
 // halts or is cancelled.
 func (ro *roller) soak(ctx context.Context, w *rolling, ns *nodeState) {
 	r := ro.r
-	d := r.e.cfg.Soak - r.roller.drainedBefore(ns.name)
+	d := r.e.cfg.Soak - ro.drainedBefore(ns.name)
 	r.lock()
 	waiting := false
 	for _, other := range r.nodes {
@@ -376,7 +376,7 @@ func (ro *roller) nextLocked(pending []int) int {
 	}
 	best, fewest := pending[0], -1
 	for _, i := range pending {
-		held := r.roller.heldLocked(r.pf.plan.Nodes[i])
+		held := ro.heldLocked(r.pf.plan.Nodes[i])
 		if held == 0 {
 			return i
 		}

@@ -243,7 +243,7 @@ func (r *run) ruledPodChanged(ns *nodeState, oldObj, obj any) {
 func (wd *waitDiag) heldBlockersLocked() []event.Blocker {
 	r := wd.r
 	var out []event.Blocker
-	for _, h := range r.diag.held {
+	for _, h := range wd.held {
 		if r.nodes[h.node] != nil && r.nodes[h.node].finished {
 			continue
 		}
@@ -260,11 +260,10 @@ func (wd *waitDiag) heldBlockersLocked() []event.Blocker {
 // explainBlockersLocked adds to the summary's blockers the cause and remedy last said of
 // each wait, and the pods rules hold.
 func (wd *waitDiag) explainBlockersLocked(bs []event.Blocker) []event.Blocker {
-	r := wd.r
 	for i := range bs {
-		if w := r.diag.waits[bs[i].Pod]; w != nil {
+		if w := wd.waits[bs[i].Pod]; w != nil {
 			bs[i].Cause, bs[i].Remedy = w.ev.Cause, w.ev.Remedy
 		}
 	}
-	return append(bs, r.diag.heldBlockersLocked()...)
+	return append(bs, wd.heldBlockersLocked()...)
 }

@@ -287,29 +287,26 @@ func (r *run) startPDBInformer(ctx context.Context) (informers.SharedInformerFac
 // budgetsFor returns the budgets selecting pod. The index of a namespace is built once
 // per PDB change there.
 func (bk *budgetBook) budgetsForLocked(pod *corev1.Pod) []*pdb.Budget {
-	r := bk.r
-	return r.book.indexLocked(pod.Namespace).For(pod)
+	return bk.indexLocked(pod.Namespace).For(pod)
 }
 
 func (bk *budgetBook) indexLocked(ns string) *pdb.Index {
-	r := bk.r
-	ix := r.book.index[ns]
+	ix := bk.index[ns]
 	if ix == nil {
-		objs, _ := r.book.pdbs.ByIndex(cache.NamespaceIndex, ns)
+		objs, _ := bk.pdbs.ByIndex(cache.NamespaceIndex, ns)
 		pdbs := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
 		for _, o := range objs {
 			pdbs = append(pdbs, o.(*policyv1.PodDisruptionBudget))
 		}
 		ix = pdb.NewIndex(pdbs)
-		r.book.index[ns] = ix
+		bk.index[ns] = ix
 	}
 	return ix
 }
 
 func (bk *budgetBook) budgetLocked(key string) *pdb.Budget {
-	r := bk.r
 	ns, _, _ := cache.SplitMetaNamespaceKey(key)
-	return r.book.indexLocked(ns).Get(key)
+	return bk.indexLocked(ns).Get(key)
 }
 
 func trimManagedFields(obj any) (any, error) {

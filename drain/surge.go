@@ -149,14 +149,14 @@ func (sg *surger) resumeSurges(ctx context.Context) {
 			continue
 		}
 		if !alive {
-			r.surges.restore(ctx, t, "Resumed")
+			sg.restore(ctx, t, "Resumed")
 			continue
 		}
 		r.lock()
-		if r.surges.byUID == nil {
-			r.surges.byUID = map[string]*surgeState{}
+		if sg.byUID == nil {
+			sg.byUID = map[string]*surgeState{}
 		}
-		r.surges.byUID[t.PodUID] = &surgeState{target: t}
+		sg.byUID[t.PodUID] = &surgeState{target: t}
 		r.e.emit(event.Event{Type: event.EventSurgeStarted, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "Resumed",
 			Message: fmt.Sprintf("deployment %s was scaled from %d to %d replicas by an interrupted run to move pod %s; finishing it", t.Key(), t.Replicas, t.Replicas+1, t.Pod)})
 		r.unlock()
@@ -173,17 +173,17 @@ func (sg *surger) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool
 	if r.e.cfg.Surge == nil || !r.e.cfg.Surge.Starts() || b == nil {
 		return false
 	}
-	if r.surges.byUID == nil {
-		r.surges.byUID = map[string]*surgeState{}
+	if sg.byUID == nil {
+		sg.byUID = map[string]*surgeState{}
 	}
-	ss := r.surges.byUID[string(pod.UID)]
+	ss := sg.byUID[string(pod.UID)]
 	switch {
 	case ss == nil:
 		ss = &surgeState{}
-		r.surges.byUID[string(pod.UID)] = ss
+		sg.byUID[string(pod.UID)] = ss
 		st.blockMsg = "surging its deployment"
 		p, budget := pod, b.PDB
-		r.goroutine(func() { r.surges.surge(st, p, budget, ss) })
+		r.goroutine(func() { sg.surge(st, p, budget, ss) })
 		return true
 	case ss.refused:
 		return false
@@ -250,13 +250,13 @@ func (sg *surger) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruption
 // already have created for it from ever becoming Ready (see the README's --surge section).
 func (sg *surger) surgeAnsweredLocked(st *podState, o outcome) {
 	r := sg.r
-	ss := r.surges.byUID[string(st.pod.UID)]
+	ss := sg.byUID[string(st.pod.UID)]
 	if (o != accepted && o != gone) || ss == nil || ss.target == nil || ss.restoring {
 		return
 	}
 	ss.restoring = true
 	t := ss.target
-	r.goroutine(func() { r.surges.restore(r.ctx, t, "") })
+	r.goroutine(func() { sg.restore(r.ctx, t, "") })
 }
 
 // restore brings t's Deployment back and says so; it runs even after an interrupt. A

@@ -24,7 +24,7 @@ func (bk *budgetBook) numbersLocked(b *pdb.Budget) string {
 	r := bk.r
 	s := "pdb " + b.Key() + " " + b.Numbers()
 	taken := map[string]bool{}
-	for key := range r.book.reserved[b.Key()] {
+	for key := range bk.reserved[b.Key()] {
 		if st := r.pods[key]; st == nil || st.phase != finished {
 			taken[key] = true
 		}
@@ -54,14 +54,13 @@ func (bk *budgetBook) numbersLocked(b *pdb.Budget) string {
 
 // budgetsOfLocked returns the budgets a waiting pod's last wait named.
 func (bk *budgetBook) budgetsOfLocked(st *podState) []*pdb.Budget {
-	r := bk.r
 	keys, _, _ := strings.Cut(st.block, "|")
 	var out []*pdb.Budget
 	for _, k := range strings.Split(keys, ",") {
 		if k == "" {
 			continue
 		}
-		if b := r.book.budgetLocked(k); b != nil {
+		if b := bk.budgetLocked(k); b != nil {
 			out = append(out, b)
 		}
 	}
@@ -90,12 +89,12 @@ func (wd *waitDiag) waitingBlockerLocked(st *podState, b event.Blocker, said map
 	if st.phase != waiting || st.block == "" {
 		return b
 	}
-	b.Message = r.diag.blockMsgLocked(st)
+	b.Message = wd.blockMsgLocked(st)
 	budgets := r.book.budgetsOfLocked(st)
 	if len(budgets) == 0 {
 		return b
 	}
-	d := r.diag.diagnosisLocked(st, budgets)
+	d := wd.diagnosisLocked(st, budgets)
 	b.Cause, b.Remedy = d.Cause, d.Remedy
 	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) && !said[d.Cause] {
 		said[d.Cause] = true

@@ -76,7 +76,7 @@ func (bw *budgetWatch) watchdog(ctx context.Context) {
 			r.blocked.restartClocksLocked() // --blocked-after counts again from now
 		}
 		r.pol.apiDown = down
-		r.watch.checkStaleLocked()
+		bw.checkStaleLocked()
 		r.unlock()
 	})
 }
@@ -113,14 +113,14 @@ func (bw *budgetWatch) checkStaleLocked() {
 	}
 	sort.Strings(sorted)
 	for _, key := range sorted {
-		if _, already := r.watch.stale[key]; already {
+		if _, already := bw.stale[key]; already {
 			continue
 		}
 		b := r.book.budgetLocked(key)
 		if b == nil {
 			continue
 		}
-		why, fromPods := r.watch.staleWhyLocked(key, b)
+		why, fromPods := bw.staleWhyLocked(key, b)
 		if why == "" {
 			continue
 		}
@@ -129,7 +129,7 @@ func (bw *budgetWatch) checkStaleLocked() {
 			ask = "running, or far behind?"
 		}
 		msg := fmt.Sprintf("pdb %s: its status is stale: %s; is kube-controller-manager (the disruption controller) %s Its pods wait and are not asked again until the status changes", key, why, ask)
-		r.watch.stale[key] = staleMark{why: msg, rv: b.PDB.ResourceVersion, fromPods: fromPods}
+		bw.stale[key] = staleMark{why: msg, rv: b.PDB.ResourceVersion, fromPods: fromPods}
 		r.e.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
 		for _, st := range r.book.parked[key] {
 			st.blockMsg = msg
@@ -142,7 +142,7 @@ func (bw *budgetWatch) checkStaleLocked() {
 // it still lists.
 func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
 	r := bw.r
-	if name, since := r.watch.goneListedLocked(b.PDB); name != "" {
+	if name, since := bw.goneListedLocked(b.PDB); name != "" {
 		return fmt.Sprintf("it still counts as disrupted pod %s, gone for %s", name, since.Round(time.Second)), false
 	}
 	sel := r.diag.selected[key]
@@ -152,12 +152,12 @@ func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) 
 	// The status as it stands against the pods as they stand: listed after the status
 	// last changed, and lately.
 	now := r.e.cfg.Clock.Now()
-	if sel.at.Before(r.watch.movedAt[key]) || now.Sub(sel.at) > 2*r.e.cfg.DiagnoseInterval {
+	if sel.at.Before(bw.movedAt[key]) || now.Sub(sel.at) > 2*r.e.cfg.DiagnoseInterval {
 		return "", false
 	}
 	// A busy controller-manager lags its pods too, but it goes on writing the status: a
 	// disagreement counts only once the status has not changed for as long.
-	lasted := min(r.diag.tracker.Since(key, now), now.Sub(r.watch.movedAt[key]))
+	lasted := min(r.diag.tracker.Since(key, now), now.Sub(bw.movedAt[key]))
 	if lasted < r.e.cfg.StaleAfter {
 		return "", false
 	}
@@ -172,10 +172,10 @@ func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) 
 // up without a change of this status), and its pods may be asked again.
 func (bw *budgetWatch) agreesLocked(key string) {
 	r := bw.r
-	if !r.watch.stale[key].fromPods {
+	if !bw.stale[key].fromPods {
 		return
 	}
-	delete(r.watch.stale, key)
+	delete(bw.stale, key)
 	r.book.wakeBudgetLocked(key)
 }
 
@@ -203,7 +203,7 @@ func (bw *budgetWatch) goneListedLocked(p *policyv1.PodDisruptionBudget) (string
 	sort.Strings(names)
 	for _, name := range names {
 		key := p.Namespace + "/" + name
-		at, ok := r.watch.goneAt[key]
+		at, ok := bw.goneAt[key]
 		if !ok {
 			continue
 		}
@@ -224,8 +224,7 @@ func (bw *budgetWatch) goneListedLocked(p *policyv1.PodDisruptionBudget) (string
 }
 
 func (bw *budgetWatch) listsGoneLocked(p *policyv1.PodDisruptionBudget) bool {
-	r := bw.r
-	name, _ := r.watch.goneListedLocked(p)
+	name, _ := bw.goneListedLocked(p)
 	return name != ""
 }
 
