@@ -277,7 +277,7 @@ func (r *run) policyResultLocked() error {
 	case len(r.pol.stopped) > 0:
 		return &StoppedError{Blockers: r.pol.stopped}
 	case r.sum.NodesFailed > 0:
-		return r.roller.stepResultLocked()
+		return r.steps.resultLocked()
 	case len(r.sum.Skipped) > 0:
 		return &SkippedError{Nodes: r.sum.Skipped}
 	case len(r.sum.NotStarted) > 0:

@@ -2,18 +2,12 @@ package drain
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"time"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // blockedClock runs --blocked-after: each node's clock of no progress, restarted by a
-// move, a budget found not current or an outage, and what is done when it runs out. Its fields are guarded by run.mu (the package doc's
-// contract): the ...Locked methods are called with it held, make no API call and send on
-// no channel; effects go through run.later, events to the outbox.
+// move, a budget found not current or an outage, and what is done when it runs out. It
+// keeps its state in run.pol and nodeState.pol, guarded by run.mu (doc.go's contract).
 type blockedClock struct {
 	r *run
 }
@@ -182,83 +176,6 @@ func (bc *blockedClock) restartClocksLocked() {
 			r.movedLocked(ns.name)
 		}
 	}
-}
-
-// notCurrentWhyLocked says why key's status is not current ("" when it is, or when the
-// budget is unknown): the watchdog called it stale, its observedGeneration is behind its
-// generation (the server refuses evictions then), it still counts as disrupted a pod that
-// is gone, or its pods as last listed disagree with it (the disruption controller has not
-// caught up, or is not running). Unlike the watchdog's warning (StaleAfter, which names
-// kube-controller-manager), this waits for nothing: it is evidence at once.
-func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
-	r := bw.r
-	if m, ok := bw.stale[key]; ok {
-		return m.why
-	}
-	b := r.book.budgetLocked(key)
-	if b == nil {
-		return ""
-	}
-	if b.Stale() {
-		return fmt.Sprintf("pdb %s: status.observedGeneration %d is behind generation %d", key, b.PDB.Status.ObservedGeneration, b.PDB.Generation)
-	}
-	if name := bw.goneListedNowLocked(b); name != "" {
-		return fmt.Sprintf("pdb %s: status.disruptedPods still counts pod %s, which is gone", key, name)
-	}
-	// Its pods, listed after the status last changed and lately, disagree with it (a
-	// Ready replacement not counted): the disruption controller has not caught up.
-	now := r.e.cfg.Clock.Now()
-	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(bw.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
-		if d := diagnose.Disagreement(b, r.diag.liveLocked(sel), sel.at); d != "" {
-			return fmt.Sprintf("pdb %s: %s", key, d)
-		}
-	}
-	return ""
-}
-
-// goneListedNowLocked returns the first pod (by name) the budget's status lists in
-// disruptedPods that is gone now, "" when none is known to be.
-func (bw *budgetWatch) goneListedNowLocked(b *pdb.Budget) string {
-	listed := b.PDB.Status.DisruptedPods
-	names := make([]string, 0, len(listed))
-	for name := range listed {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		key := b.PDB.Namespace + "/" + name
-		if bw.podGoneLocked(b.Key(), key, listed[name].Time) {
-			return key
-		}
-	}
-	return ""
-}
-
-// podGoneLocked reports whether no pod of that key exists, as far as the run can tell: the
-// shared pod informer holds every pod; else a pod tracked on its node is there until the
-// run saw it go; else the budget's pods as last listed (after the entry was written, and
-// after the run saw the pod go) tell; else the run's own record of the pods it saw go. A
-// pod of that name that exists again (a StatefulSet's) is not gone: the disruption
-// controller keeps the entry for it until the entry expires, and its status is current.
-func (bw *budgetWatch) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
-	r := bw.r
-	if idx := r.shared.indexer(); idx != nil {
-		_, exists, err := idx.GetByKey(key)
-		return err == nil && !exists
-	}
-	if st := r.pods[key]; st != nil && st.phase != finished {
-		return false
-	}
-	goneAt, seenGone := bw.goneAt[key]
-	if sel := r.diag.selected[pdbKey]; sel != nil && !sel.at.IsZero() && sel.at.After(listedAt) && (!seenGone || sel.at.After(goneAt)) {
-		for _, p := range sel.pods {
-			if p.Namespace+"/"+p.Name == key {
-				return false
-			}
-		}
-		return true
-	}
-	return seenGone
 }
 
 func (bc *blockedClock) blockedLocked(ns *nodeState) bool {

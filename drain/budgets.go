@@ -13,9 +13,8 @@ import (
 )
 
 // budgetBook is the run's bookkeeping of the PodDisruptionBudgets: the namespaces'
-// indexes of them, the pods parked on each and the allowances reserved on each. Its fields are guarded by run.mu (the package doc's
-// contract): the ...Locked methods are called with it held, make no API call and send on
-// no channel; effects go through run.later, events to the outbox.
+// indexes of them, the pods parked on each and the allowances reserved on each. Its
+// fields are guarded by run.mu; its methods keep doc.go's contract.
 type budgetBook struct {
 	r        *run
 	pdbs     cache.Indexer                   // the PDB informer's store
@@ -241,4 +240,29 @@ func resourceVersions(bs []*pdb.Budget) map[string]string {
 		out[b.Key()] = b.PDB.ResourceVersion
 	}
 	return out
+}
+
+// budgetsFor returns the budgets selecting pod. The index of a namespace is built once
+// per PDB change there.
+func (bk *budgetBook) budgetsForLocked(pod *corev1.Pod) []*pdb.Budget {
+	return bk.indexLocked(pod.Namespace).For(pod)
+}
+
+func (bk *budgetBook) indexLocked(ns string) *pdb.Index {
+	ix := bk.index[ns]
+	if ix == nil {
+		objs, _ := bk.pdbs.ByIndex(cache.NamespaceIndex, ns)
+		pdbs := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
+		for _, o := range objs {
+			pdbs = append(pdbs, o.(*policyv1.PodDisruptionBudget))
+		}
+		ix = pdb.NewIndex(pdbs)
+		bk.index[ns] = ix
+	}
+	return ix
+}
+
+func (bk *budgetBook) budgetLocked(key string) *pdb.Budget {
+	ns, _, _ := cache.SplitMetaNamespaceKey(key)
+	return bk.indexLocked(ns).Get(key)
 }

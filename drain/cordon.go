@@ -84,12 +84,12 @@ func (r *run) cordon(ctx context.Context, name string) bool {
 func (r *run) cordonPatch(ctx context.Context, name string) (already bool, err error) {
 	known := r.pf.nodes[name] // the plan's node: one PATCH when it has not changed since (faststart.go)
 	err = r.retryTransient(ctx, func() (err error) {
-		already, err = r.cordonKnown(ctx, name, known) // faststart.go
+		already, err = r.e.cordonKnown(ctx, name, known) // faststart.go
 		known = nil
 		return err
 	})
 	if err == nil {
-		r.cordonedAt(name)
+		r.fast.cordoned(name, r.e.cfg.Clock.Now())
 	}
 	return already, err
 }

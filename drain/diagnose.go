@@ -17,9 +17,8 @@ import (
 )
 
 // waitDiag says why pods wait: the diagnosis of a budget's wait, the wait lines, the
-// pods held by drain rules and those stuck terminating. Its fields are guarded by run.mu (the package doc's
-// contract): the ...Locked methods are called with it held, make no API call and send on
-// no channel; effects go through run.later, events to the outbox.
+// pods held by drain rules and those stuck terminating. Its fields are guarded by
+// run.mu; its methods keep doc.go's contract.
 type waitDiag struct {
 	r *run
 	diagState

@@ -17,10 +17,8 @@ import (
 
 // nodeHolds keeps the node records this run holds: it takes a node (waiting for
 // another run's hold to end), renews its heartbeat, writes its state and lets it go,
-// and notices a node another run took over (leave.go). The per-node state it keeps is
-// in nodeState.pol; the methods that take the lock take run.mu. Its fields are guarded by run.mu (the package doc's
-// contract): the ...Locked methods are called with it held, make no API call and send on
-// no channel; effects go through run.later, events to the outbox.
+// and notices a node another run took over (leave.go). Its per-node state is in
+// nodeState.pol, guarded by run.mu; its methods keep doc.go's contract.
 type nodeHolds struct {
 	r *run
 }
@@ -331,7 +329,7 @@ func (nh *nodeHolds) takeNode(ctx context.Context, ns *nodeState) error {
 	for {
 		var already bool
 		err := r.retryTransient(ctx, func() error {
-			if r.justCordoned(ns.name) { // this run cordoned it a moment ago (faststart.go)
+			if r.fast.justCordoned(ns.name, r.e.cfg.Clock.Now()) { // this run cordoned it a moment ago (faststart.go)
 				return nil
 			}
 			node, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})

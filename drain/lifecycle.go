@@ -309,7 +309,7 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 		var after []event.Event
 		var stepErr error
 		if err == nil && r.e.cfg.Steps != nil && r.readyForAfter(ns) {
-			after, stepErr = r.e.cfg.Steps.After(r.ctx, ns.name) // Config.Steps (rolling.go)
+			after, stepErr = r.e.cfg.Steps.After(r.ctx, ns.name) // Config.Steps (steps.go)
 		}
 		r.lock()
 		ns.finishing = false
@@ -320,7 +320,7 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 		case err != nil || (stepErr != nil && stepTransient(stepErr)):
 			r.lookLaterLocked(ns)
 		case stepErr != nil:
-			r.roller.stepFailedLocked(ns, stepErr)
+			r.steps.failedLocked(ns, stepErr)
 		case ns.remaining > 0 || ns.looking:
 			// A pod arrived meanwhile; its eviction finishes the node.
 		default:

@@ -13,9 +13,7 @@ import (
 
 // pacing applies the pacer (pace.go) to the run: the pace of each eviction, what an
 // accepted eviction, a pod gone and a budget's status teach it, and the pace said when
-// it changes. Its fields are guarded by run.mu (the package doc's
-// contract): the ...Locked methods are called with it held, make no API call and send on
-// no channel; effects go through run.later, events to the outbox.
+// it changes. Guarded by run.mu; its methods keep doc.go's contract.
 type pacing struct {
 	r *run
 	*pacer

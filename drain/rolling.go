@@ -2,27 +2,19 @@ package drain
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // roller drives a rolling drain (Config.Rolling): the admission of each node, the soak
-// after it, the next node and when no node may start; and the caller's node steps
-// (Config.Steps). Its fields are guarded by run.mu (the package doc's
-// contract): the ...Locked methods are called with it held, make no API call and send on
-// no channel; effects go through run.later, events to the outbox.
+// after it, the next node and when no node may start. Its methods keep doc.go's
+// contract.
 type roller struct {
-	r       *run
-	stepErr error // the first error of a caller's node step
+	r *run
 }
 
 // Admitter decides when the next node of a rolling drain may start (Config.Rolling): a
@@ -49,82 +41,6 @@ type Admission struct {
 	// cordoned but no longer count. A node of the run that failed still counts while it
 	// is out of service.
 	Done []string
-}
-
-// NodeSteps are a caller's own steps around each node of a rolling drain (Config.Steps):
-// a pool move records the move before the cordon and relabels the node once it is
-// drained; a NoExecute rollout taints it. The engine calls them outside its lock, at most
-// once at a time per node.
-type NodeSteps interface {
-	// Before is called once the node is admitted, before its cordon. An error fails the
-	// node (one from the API server that asking again may change is retried).
-	Before(ctx context.Context, node string) error
-	// After is called once the node is drained and its state recorded, before it counts
-	// as finished and frees its slot (a moved node is uncordoned then, not at the end of
-	// the run). The events it returns follow the node's node.drained. An error from the
-	// API server that asking again may change is retried; any other fails the node, and
-	// the run's error wraps the first such error.
-	After(ctx context.Context, node string) ([]event.Event, error)
-}
-
-// stepTransient reports a step's error worth trying again: the API server's answer that
-// asking again may change, or the network; never the step's own verdict.
-func stepTransient(err error) bool {
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		return transient(err)
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
-}
-
-// before runs the caller's Before step for an admitted node; false when it failed (the
-// node is failed) or ctx ended.
-func (ro *roller) before(ctx context.Context, node string) bool {
-	r := ro.r
-	s := r.e.cfg.Steps
-	if s == nil {
-		return true
-	}
-	var err error
-	for {
-		if err = s.Before(ctx, node); err == nil || !stepTransient(err) || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-r.e.cfg.Clock.After(retryDelay):
-		case <-ctx.Done():
-		}
-	}
-	if err == nil {
-		return true
-	}
-	if ctx.Err() == nil {
-		r.lock()
-		ro.stepFailedLocked(r.nodes[node], err)
-		r.unlock()
-	}
-	return false
-}
-
-// stepFailedLocked fails the node on a step's error, keeping the first for the run's
-// result.
-func (ro *roller) stepFailedLocked(ns *nodeState, err error) {
-	r := ro.r
-	if ro.stepErr == nil {
-		ro.stepErr = err
-	}
-	r.failNodeLocked(ns, err.Error())
-}
-
-// stepResultLocked is the run's error when nodes failed: it wraps the first step's
-// error, so that its kind (blocked by policy, ...) reaches the caller.
-func (ro *roller) stepResultLocked() error {
-	r := ro.r
-	if ro.stepErr == nil {
-		return fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
-	}
-	return fmt.Errorf("%d of %d nodes failed: %w", r.sum.NodesFailed, len(r.pf.plan.Nodes), ro.stepErr)
 }
 
 // ReasonRoom is the Reason of the warning a rolling drain gives while no node may start.
@@ -283,7 +199,7 @@ func (ro *roller) drainRolling(ctx context.Context) {
 			continue
 		}
 		pending = slices.DeleteFunc(pending, func(j int) bool { return j == i })
-		if !ro.before(ctx, np.Name) || !r.cordon(ctx, np.Name) {
+		if !r.steps.before(ctx, np.Name) || !r.cordon(ctx, np.Name) {
 			<-slots
 			continue
 		}

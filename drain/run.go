@@ -7,15 +7,12 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // Run drains the named nodes: it plans (changing nothing if any node fails kubectl's pod
@@ -102,7 +99,8 @@ type run struct {
 	hold    nodeHolds    // the node records this run holds, and leaves (hold.go, leave.go)
 	pace    pacing       // the disruption controller's lag and the eviction pace (pace_run.go)
 	blocked blockedClock // --blocked-after's clocks (blockedclock.go)
-	roller  roller       // a rolling drain and the caller's node steps (rolling.go)
+	roller  roller       // a rolling drain (rolling.go)
+	steps   nodeSteps    // the caller's node steps (steps.go)
 	surges  surger       // --surge (surge.go)
 	shared  sharedPods   // one pod informer for every node, when many drain at once (pods.go)
 	roll    *rolling     // a rolling drain's wake-ups (rolling.go); nil otherwise
@@ -124,7 +122,7 @@ func newRun(e *Engine, pf *preflight) *run {
 		pace:    pacing{pacer: newPacer(e.cfg.PaceMargin)},
 		planned: newPlannedState(pf, e.cfg.Policy),
 	}
-	r.book.r, r.watch.r, r.diag.r, r.hold.r, r.pace.r, r.blocked.r, r.roller.r, r.surges.r = r, r, r, r, r, r, r, r
+	r.book.r, r.watch.r, r.diag.r, r.hold.r, r.pace.r, r.blocked.r, r.roller.r, r.steps.r, r.surges.r = r, r, r, r, r, r, r, r, r
 	return r
 }
 
@@ -282,31 +280,6 @@ func (r *run) startPDBInformer(ctx context.Context) (informers.SharedInformerFac
 		return f, fmt.Errorf("watch poddisruptionbudgets: %w", ctx.Err())
 	}
 	return f, nil
-}
-
-// budgetsFor returns the budgets selecting pod. The index of a namespace is built once
-// per PDB change there.
-func (bk *budgetBook) budgetsForLocked(pod *corev1.Pod) []*pdb.Budget {
-	return bk.indexLocked(pod.Namespace).For(pod)
-}
-
-func (bk *budgetBook) indexLocked(ns string) *pdb.Index {
-	ix := bk.index[ns]
-	if ix == nil {
-		objs, _ := bk.pdbs.ByIndex(cache.NamespaceIndex, ns)
-		pdbs := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
-		for _, o := range objs {
-			pdbs = append(pdbs, o.(*policyv1.PodDisruptionBudget))
-		}
-		ix = pdb.NewIndex(pdbs)
-		bk.index[ns] = ix
-	}
-	return ix
-}
-
-func (bk *budgetBook) budgetLocked(key string) *pdb.Budget {
-	ns, _, _ := cache.SplitMetaNamespaceKey(key)
-	return bk.indexLocked(ns).Get(key)
 }
 
 func trimManagedFields(obj any) (any, error) {

@@ -18,9 +18,8 @@ import (
 )
 
 // surger runs --surge: a replacement started before a pod is evicted, and the
-// workload restored once it is done, including those an earlier run left. Its fields are guarded by run.mu (the package doc's
-// contract): the ...Locked methods are called with it held, make no API call and send on
-// no channel; effects go through run.later, events to the outbox.
+// workload restored once it is done, including those an earlier run left. Guarded by
+// run.mu; its methods keep doc.go's contract.
 type surger struct {
 	r     *run
 	byUID map[string]*surgeState // by the moved pod's UID
