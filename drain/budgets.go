@@ -51,14 +51,7 @@ func (bk *budgetBook) releaseLocked(st *podState) {
 // parkLocked makes the pod wait until one of budgets changes.
 func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
 	r := bk.r
-	bk.unparkLocked(st)
-	for _, b := range budgets {
-		if bk.parked[b.Key()] == nil {
-			bk.parked[b.Key()] = map[string]*podState{}
-		}
-		bk.parked[b.Key()][st.key] = st
-		st.parkedOn = append(st.parkedOn, b.Key())
-	}
+	bk.parkOnLocked(st, budgets)
 	keys := pdb.JoinKeys(budgets)
 	class := reason
 	if reason == "DisruptionBudget" {
@@ -84,6 +77,19 @@ func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, me
 	}
 }
 
+// parkOnLocked records that the pod waits on budgets (and on no other).
+func (bk *budgetBook) parkOnLocked(st *podState, budgets []*pdb.Budget) {
+	bk.unparkLocked(st)
+	for _, b := range budgets {
+		if bk.parked[b.Key()] == nil {
+			bk.parked[b.Key()] = map[string]*podState{}
+		}
+		bk.parked[b.Key()][st.key] = st
+		st.parkedOn = append(st.parkedOn, b.Key())
+	}
+}
+
+// unparkLocked takes the pod off every budget it waits on.
 func (bk *budgetBook) unparkLocked(st *podState) {
 	for _, key := range st.parkedOn {
 		delete(bk.parked[key], st.key)
@@ -147,19 +153,30 @@ func (r *run) pdbChanged(obj any) {
 	r.book.wakeBudgetLocked(key)
 }
 
-// wakeBudgetLocked wakes the pods waiting on a budget: as many as it has room for (its
-// allowance less the reservations), in wave order, plus those under several budgets
-// (whose 500 may have changed). The cost is O(pods parked on that budget).
+// wakeBudgetLocked wakes the pods waiting on a budget: those toWakeLocked picks.
 func (bk *budgetBook) wakeBudgetLocked(key string) {
-	r := bk.r
-	parked := bk.parked[key]
-	if len(parked) == 0 {
+	if len(bk.parked[key]) == 0 {
 		return
 	}
+	r := bk.r
+	_, stale := r.watch.stale[key]
+	now := r.e.cfg.Clock.Now()
+	for _, st := range bk.toWakeLocked(key, stale) {
+		st.wokenAt = now
+		bk.wakePodLocked(st)
+	}
+}
+
+// toWakeLocked picks the pods waiting on a budget to wake: as many as it has room for
+// (its allowance less the reservations; none while its status is stale), in wave
+// order, plus those under several budgets (whose 500 may have changed); every one when
+// the budget is gone. The cost is O(pods parked on that budget).
+func (bk *budgetBook) toWakeLocked(key string, stale bool) []*podState {
+	parked := bk.parked[key]
 	room := len(parked)
 	if b := bk.budgetLocked(key); b != nil {
 		room = 0
-		if _, stale := r.watch.stale[key]; !stale && !b.Stale() {
+		if !stale && !b.Stale() {
 			room = int(b.Allowed()) - len(bk.reserved[key])
 		}
 	}
@@ -183,11 +200,7 @@ func (bk *budgetBook) wakeBudgetLocked(key string) {
 		copy(best[i+1:], best[i:])
 		best[i] = st
 	}
-	now := r.e.cfg.Clock.Now()
-	for _, st := range append(best, multi...) {
-		st.wokenAt = now
-		bk.wakePodLocked(st)
-	}
+	return append(best, multi...)
 }
 
 func before(a, b *podState) bool {
