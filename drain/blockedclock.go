@@ -53,7 +53,7 @@ func (bc *blockedClock) watchBlocked(ctx context.Context) {
 	r.every(ctx, bc.blockedEvery(), func() {
 		r.lock()
 		defer r.unlock()
-		bc.checkBlockedLocked()
+		bc.checkLocked()
 	})
 }
 
@@ -63,12 +63,12 @@ func (bc *blockedClock) blockedEvery() time.Duration {
 	return min(max(r.e.cfg.blockedAfter()/5, 100*time.Millisecond), 5*time.Second)
 }
 
-// checkBlockedLocked restarts the clock of each node whose wait is an outage, and gives up
+// checkLocked restarts the clock of each node whose wait is an outage, and gives up
 // the nodes blocked for BlockedAfter, once the pods of the budgets they wait on, listed
 // since their statuses last changed and within the last two periods, show those statuses
 // current (a List is asked for, and the node waits for the next tick, otherwise). Each
 // budget waited on is looked at once per tick.
-func (bc *blockedClock) checkBlockedLocked() {
+func (bc *blockedClock) checkLocked() {
 	r := bc.r
 	now := r.e.cfg.Clock.Now()
 	notCurrent := map[string]bool{}

@@ -19,7 +19,7 @@ import (
 
 // clockRig is a run with one node, n1, whose pod ns/web-a waits on budget ns/web under
 // --on-blocked=skip --blocked-after 10s; its blocked clock is driven by calling the
-// watcher's tick (checkBlockedLocked) directly. Effects queued under the lock (the give-up's
+// watcher's tick (checkLocked) directly. Effects queued under the lock (the give-up's
 // writes) are dropped: the tests look at the decision.
 type clockRig struct {
 	t     *testing.T
@@ -83,7 +83,7 @@ func (g *clockRig) tick(d time.Duration) bool {
 		}
 		sel.pods, sel.at, sel.due = pods, g.clock.Now(), false
 	}
-	g.r.blocked.checkBlockedLocked()
+	g.r.blocked.checkLocked()
 	return g.ns.pol.skipping
 }
 

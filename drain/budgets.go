@@ -143,7 +143,7 @@ func (r *run) pdbChanged(obj any) {
 			}
 		}
 	}
-	r.pace.paceBudgetLocked(p)
+	r.pace.budgetSeenLocked(p)
 	if m, ok := r.watch.stale[key]; ok && p.ResourceVersion != m.rv && !r.watch.listsGoneLocked(p) {
 		delete(r.watch.stale, key) // the disruption controller caught up
 	}

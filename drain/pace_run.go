@@ -19,12 +19,9 @@ type pacing struct {
 	*pacer
 }
 
-// The run's side of pacing (pace.go): asking the pacer for an eviction's turn, telling it
-// what the run saw, and saying its changes.
-
-// paceLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
+// turnLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
 // else how long it waits (when the pace quickens or stops, it is woken sooner).
-func (pc *pacing) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
+func (pc *pacing) turnLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
 	r := pc.r
 	if d.Budget() == nil || !d.Consumes() {
 		return 0 // no budget's allowance taken: the disruption controller does no work for it
@@ -32,8 +29,8 @@ func (pc *pacing) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time
 	return pc.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
 }
 
-// paceAcceptedLocked follows an accepted eviction that took a budget's allowance.
-func (pc *pacing) paceAcceptedLocked(ev *eviction) {
+// acceptedLocked follows an accepted eviction that took a budget's allowance.
+func (pc *pacing) acceptedLocked(ev *eviction) {
 	r := pc.r
 	if ev.budget == "" {
 		return
@@ -49,16 +46,16 @@ func (pc *pacing) paceAcceptedLocked(ev *eviction) {
 	}
 }
 
-// paceGoneLocked tells the pacer a pod is gone.
-func (pc *pacing) paceGoneLocked(st *podState) {
+// sawGoneLocked tells the pacer a pod is gone.
+func (pc *pacing) sawGoneLocked(st *podState) {
 	r := pc.r
 	pc.gone(st.key, r.e.cfg.Clock.Now())
 }
 
-// paceBudgetLocked tells the pacer a budget's status changed.
-func (pc *pacing) paceBudgetLocked(p *policyv1.PodDisruptionBudget) {
+// budgetSeenLocked tells the pacer a budget's status changed.
+func (pc *pacing) budgetSeenLocked(p *policyv1.PodDisruptionBudget) {
 	r := pc.r
-	pc.sayPaceLocked(pc.budgetSeen(p, r.e.cfg.Clock.Now()))
+	pc.sayLocked(pc.budgetSeen(p, r.e.cfg.Clock.Now()))
 }
 
 // paceTicks looks every paceTick at entries that outlive their pods.
@@ -66,14 +63,14 @@ func (pc *pacing) paceTicks(ctx context.Context) {
 	r := pc.r
 	r.every(ctx, paceTick, func() {
 		r.lock()
-		pc.sayPaceLocked(pc.check(r.e.cfg.Clock.Now()))
+		pc.sayLocked(pc.check(r.e.cfg.Clock.Now()))
 		r.unlock()
 	})
 }
 
-// sayPaceLocked says the pacer's changes in the event stream and the -v log; pacing that
+// sayLocked says the pacer's changes in the event stream and the -v log; pacing that
 // lasts is said once as a warning (the normal output).
-func (pc *pacing) sayPaceLocked(cs []paceChange) {
+func (pc *pacing) sayLocked(cs []paceChange) {
 	r := pc.r
 	for _, key := range pc.turns.woken() {
 		r.add(key) // its turn came sooner: ask again now

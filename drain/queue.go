@@ -151,7 +151,7 @@ func (r *run) decideLocked(key string) *eviction {
 		r.addAfter(key, wait)
 		return nil
 	}
-	if wait := r.pace.paceLocked(st, cur, d); wait > 0 { // pace.go
+	if wait := r.pace.turnLocked(st, cur, d); wait > 0 { // pace.go
 		r.addAfter(key, wait)
 		return nil
 	}
@@ -182,7 +182,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	}
 	r.surges.surgeAnsweredLocked(st, ans.outcome) // --surge restores now (surge.go)
 	if ans.outcome == accepted {
-		r.pace.paceAcceptedLocked(ev) // pace.go
+		r.pace.acceptedLocked(ev) // pace.go
 	}
 	if st.phase == finished {
 		return

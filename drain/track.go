@@ -63,7 +63,7 @@ func (r *run) goneLocked(st *podState) {
 	r.book.unparkLocked(st)
 	r.book.releaseLocked(st)
 	r.watch.goneAt[st.key] = r.e.cfg.Clock.Now()
-	r.pace.paceGoneLocked(st)
+	r.pace.sawGoneLocked(st)
 	r.movedLocked(st.node)
 	r.e.emit(r.goneEventLocked(st)) // counted as evicted, or as forced (force.go)
 	ns := r.nodes[st.node]
