@@ -6,8 +6,10 @@ import (
 )
 
 // blockedClock runs --blocked-after: each node's clock of no progress, restarted by a
-// move, a budget found not current or an outage, and what is done when it runs out. It
-// keeps its state in run.pol and nodeState.pol, guarded by run.mu (doc.go's contract).
+// move, a budget found not current or an outage, and what is done when it runs out. Its
+// state is in run.pol and nodeState.pol, guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type blockedClock struct {
 	r *run
 }

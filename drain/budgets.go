@@ -14,7 +14,9 @@ import (
 
 // budgetBook is the run's bookkeeping of the PodDisruptionBudgets: the namespaces'
 // indexes of them, the pods parked on each and the allowances reserved on each. Its
-// fields are guarded by run.mu; its methods keep doc.go's contract.
+// fields are guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type budgetBook struct {
 	r        *run
 	pdbs     cache.Indexer                   // the PDB informer's store

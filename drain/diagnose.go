@@ -18,7 +18,9 @@ import (
 
 // waitDiag says why pods wait: the diagnosis of a budget's wait, the wait lines, the
 // pods held by drain rules and those stuck terminating. Its fields are guarded by
-// run.mu; its methods keep doc.go's contract.
+// run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type waitDiag struct {
 	r *run
 	diagState

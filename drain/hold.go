@@ -18,7 +18,9 @@ import (
 // nodeHolds keeps the node records this run holds: it takes a node (waiting for
 // another run's hold to end), renews its heartbeat, writes its state and lets it go,
 // and notices a node another run took over (leave.go). Its per-node state is in
-// nodeState.pol, guarded by run.mu; its methods keep doc.go's contract.
+// nodeState.pol, guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type nodeHolds struct {
 	r *run
 }

@@ -13,7 +13,9 @@ import (
 
 // pacing applies the pacer (pace.go) to the run: the pace of each eviction, what an
 // accepted eviction, a pod gone and a budget's status teach it, and the pace said when
-// it changes. Guarded by run.mu; its methods keep doc.go's contract.
+// it changes. Guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type pacing struct {
 	r *run
 	*pacer

@@ -12,8 +12,9 @@ import (
 )
 
 // nodeSteps runs the caller's own steps around each node (Config.Steps) and keeps the
-// first step's error for the run's result. Its field is guarded by run.mu; its methods
-// keep doc.go's contract.
+// first step's error for the run's result. Its field is guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type nodeSteps struct {
 	r        *run
 	firstErr error // the first error of a caller's node step

@@ -18,8 +18,10 @@ import (
 )
 
 // surger runs --surge: a replacement started before a pod is evicted, and the
-// workload restored once it is done, including those an earlier run left. Guarded by
-// run.mu; its methods keep doc.go's contract.
+// workload restored once it is done, including those an earlier run left. Its field is
+// guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type surger struct {
 	r     *run
 	byUID map[string]*surgeState // by the moved pod's UID

@@ -18,7 +18,9 @@ import (
 
 // budgetWatch tells whether a budget's status is current: when this run last saw each
 // budget change, the pods gone and when, and the budgets found stale. Its fields are
-// guarded by run.mu; its methods keep doc.go's contract.
+// guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
 type budgetWatch struct {
 	r       *run
 	stale   map[string]staleMark // pdb key -> why its status is stale
