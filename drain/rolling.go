@@ -12,7 +12,8 @@ import (
 
 // roller drives a rolling drain (Config.Rolling): the admission of each node, the soak
 // after it, the next node and when no node may start. Its Locked methods are called
-// with run.mu held; they make no API call and send on no channel: effects go through run.later, events to the outbox (doc.go).
+// with run.mu held; they make no API call and send on no channel: effects go through
+// run.later, events to the outbox (doc.go).
 type roller struct {
 	r *run
 }
