@@ -99,6 +99,29 @@ func (bk *budgetBook) unparkLocked(st *podState) {
 	st.parkedOn = nil
 }
 
+// statusSeenLocked ends the reservations on p that its new status holds: the pod is
+// listed in disruptedPods, gone from the run (pods), or its request was answered and the
+// status's numbers moved (moved). It wakes no one: the caller does, once the status is
+// taken in.
+func (bk *budgetBook) statusSeenLocked(p *policyv1.PodDisruptionBudget, moved bool, pods map[string]*podState) {
+	key := p.Namespace + "/" + p.Name
+	for podKey := range bk.reserved[key] {
+		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
+		_, shown := p.Status.DisruptedPods[name]
+		st := pods[podKey]
+		// An answered request's reservation ends with the first status seen after the
+		// answer whose numbers moved: the server wrote its decrement before it answered
+		// (or, for a pod it did not count, wrote none), so those numbers hold it. A status
+		// that only changed elsewhere (a condition) proves nothing.
+		if shown || st == nil || (moved && st.phase != waiting) {
+			delete(bk.reserved[key], podKey)
+			if st != nil {
+				st.reservedOn = ""
+			}
+		}
+	}
+}
+
 // wakeIfChangedLocked requeues a pod at once if a budget it waits on changed while the
 // refused request was in flight (its change event was then already handled).
 func (bk *budgetBook) wakeIfChangedLocked(st *podState, before map[string]string) {
@@ -130,21 +153,7 @@ func (r *run) pdbChanged(obj any) {
 	delete(r.book.index, p.Namespace)
 	r.watch.movedAt[key] = r.e.cfg.Clock.Now()
 	moved := r.budgetMovedLocked(key, p)
-	for podKey := range r.book.reserved[key] {
-		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
-		_, shown := p.Status.DisruptedPods[name]
-		st := r.pods[podKey]
-		// An answered request's reservation ends with the first status seen after the
-		// answer whose numbers moved: the server wrote its decrement before it answered
-		// (or, for a pod it did not count, wrote none), so those numbers hold it. A status
-		// that only changed elsewhere (a condition) proves nothing.
-		if shown || st == nil || (moved && st.phase != waiting) {
-			delete(r.book.reserved[key], podKey)
-			if st != nil {
-				st.reservedOn = ""
-			}
-		}
-	}
+	r.book.statusSeenLocked(p, moved, r.pods)
 	r.pace.budgetSeenLocked(p)
 	if m, ok := r.watch.stale[key]; ok && p.ResourceVersion != m.rv && !r.watch.listsGoneLocked(p) {
 		delete(r.watch.stale, key) // the disruption controller caught up

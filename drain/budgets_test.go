@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -170,6 +171,47 @@ func TestBudgetBookIndex(t *testing.T) {
 			}
 			if got := bk.budgetLocked("ns/more") != nil; got != tc.wantGet {
 				t.Errorf("budget ns/more found: %v, want %v", got, tc.wantGet)
+			}
+		})
+	}
+}
+
+// A reservation ends with the evidence a new status gives: the pod listed in
+// disruptedPods, the pod gone from the run, or an answered request and numbers that
+// moved; a request in flight keeps it whatever moved.
+func TestBudgetBookStatusSeen(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		listed bool
+		gone   bool
+		phase  podPhase
+		moved  bool
+		want   bool // still reserved
+	}{
+		{name: "listed in disruptedPods", listed: true, phase: waiting, want: false},
+		{name: "the pod left the run", gone: true, want: false},
+		{name: "answered, numbers moved", phase: terminating, moved: true, want: false},
+		{name: "answered, only a condition changed", phase: terminating, want: true},
+		{name: "in flight, numbers moved", phase: waiting, moved: true, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bk := newTestBook(t)
+			st := &podState{key: "ns/web-a", phase: tc.phase}
+			bk.reserveLocked("ns/web", st)
+			pods := map[string]*podState{st.key: st}
+			if tc.gone {
+				delete(pods, st.key)
+			}
+			p := namedPDB("web", 0)
+			if tc.listed {
+				p.Status.DisruptedPods = map[string]metav1.Time{"web-a": {}}
+			}
+			bk.statusSeenLocked(p, tc.moved, pods)
+			if got := bk.reserved["ns/web"][st.key]; got != tc.want {
+				t.Errorf("reserved in the book: %v, want %v", got, tc.want)
+			}
+			if got := st.reservedOn != ""; got != tc.want && !tc.gone {
+				t.Errorf("pod's reservedOn set: %v, want %v", got, tc.want)
 			}
 		})
 	}
