@@ -90,16 +90,16 @@ func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) boo
 	old, seen := r.pol.numbers[key]
 	moved := seen && old != nums
 	if moved {
-		for _, st := range r.parked[key] {
+		for _, st := range r.book.parked[key] {
 			r.movedLocked(st.node)
 		}
 	}
 	r.pol.numbers[key] = nums
 	// A budget that now never allows a disruption wakes nobody (it has no room): under
 	// --on-blocked=fail its waiting pods stop the run here.
-	if b := r.budgetLocked(key); b != nil && r.e.cfg.OnBlocked == OnBlockedFail {
+	if b := r.book.budgetLocked(key); b != nil && r.e.cfg.OnBlocked == OnBlockedFail {
 		if never, why := b.NeverAllows(); never {
-			for _, st := range r.parked[key] {
+			for _, st := range r.book.parked[key] {
 				if !r.nodes[st.node].finished {
 					r.stopOnNeverLocked(st, string(pdb.Never), why)
 				}
@@ -116,7 +116,7 @@ func (r *run) skipNodeLocked(ns *nodeState) {
 	ns.pol.skipping = true
 	bn := r.blockedNodeLocked(ns)
 	r.later(func() {
-		if err := r.setState(r.ctx, ns, noderecord.StateBlocked, bn.Reason); err != nil {
+		if err := r.hold.setState(r.ctx, ns, noderecord.StateBlocked, bn.Reason); err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
 		}
 		r.recordEvent(ns.name, corev1.EventTypeWarning, "DrainSkipped", fmt.Sprintf("kubectl-maintenance gave the node up (--on-blocked=skip): %s", bn.Reason))
@@ -127,7 +127,7 @@ func (r *run) skipNodeLocked(ns *nodeState) {
 		}
 		ns.finished, ns.pol.skipped = true, true
 		for _, st := range ns.byUID {
-			r.unparkLocked(st)
+			r.book.unparkLocked(st)
 		}
 		r.pol.skipped = append(r.pol.skipped, bn)
 		var keys []string
@@ -163,14 +163,14 @@ func (r *run) blockedNodeLocked(ns *nodeState) BlockedNode {
 		if b.Message == "" {
 			b.Message = "held back until the other pods are gone"
 		}
-		bn.Blockers = append(bn.Blockers, r.waitingBlockerLocked(st, b, said))
+		bn.Blockers = append(bn.Blockers, r.diag.waitingBlockerLocked(st, b, said))
 		for _, k := range keys {
 			budgets[k] = true
 		}
 	}
 	var parts, numbers []string
 	for k := range budgets {
-		if b := r.budgetLocked(k); b != nil {
+		if b := r.book.budgetLocked(k); b != nil {
 			parts = append(parts, fmt.Sprintf("pdb %s (%s)", k, b.Numbers()))
 			numbers = append(numbers, "pdb "+k+" "+b.Numbers())
 		} else {
@@ -216,7 +216,7 @@ func (r *run) stopOnNeverLocked(st *podState, reason, message string) {
 	// As a skipped node: its state (noderecord.StateBlocked, with why) is on the node before the
 	// node fails and the run can end, so that status says why it stays cordoned.
 	r.later(func() {
-		if err := r.setState(r.ctx, ns, noderecord.StateBlocked, why); err != nil {
+		if err := r.hold.setState(r.ctx, ns, noderecord.StateBlocked, why); err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the blocked state", "node", ns.name, "err", err)
 		}
 		r.lock()
@@ -258,7 +258,7 @@ func (r *run) notStartedLocked(nodes []event.NodePlan, reason, msg string) {
 			r.releases.Add(1)
 			r.later(func() {
 				defer r.releases.Done()
-				r.releaseNotStarted(name, here)
+				r.hold.releaseNotStarted(name, here)
 			})
 		}
 		close(ns.finishedCh)
@@ -277,7 +277,7 @@ func (r *run) policyResultLocked() error {
 	case len(r.pol.stopped) > 0:
 		return &StoppedError{Blockers: r.pol.stopped}
 	case r.sum.NodesFailed > 0:
-		return r.stepResultLocked()
+		return r.steps.resultLocked()
 	case len(r.sum.Skipped) > 0:
 		return &SkippedError{Nodes: r.sum.Skipped}
 	case len(r.sum.NotStarted) > 0:

@@ -2,13 +2,17 @@ package drain
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"time"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
+
+// blockedClock runs --blocked-after: each node's clock of no progress, restarted by a
+// move, a budget found not current or an outage, and what is done when it runs out. Its
+// state is in run.pol and nodeState.pol, guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
+type blockedClock struct {
+	r *run
+}
 
 // The blocked clock of --on-blocked=skip: how long a node's drain has waited, without
 // moving, on budgets whose current status blocks it. A status that is not current (it
@@ -46,29 +50,32 @@ func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pend
 
 // watchBlocked gives up blocked nodes (--on-blocked=skip), checking a few times per
 // BlockedAfter.
-func (r *run) watchBlocked(ctx context.Context) {
-	r.every(ctx, r.blockedEvery(), func() {
+func (bc *blockedClock) watchBlocked(ctx context.Context) {
+	r := bc.r
+	r.every(ctx, bc.blockedEvery(), func() {
 		r.lock()
 		defer r.unlock()
-		r.checkBlockedLocked()
+		bc.checkLocked()
 	})
 }
 
 // blockedEvery is the blocked watcher's period: a few times per BlockedAfter.
-func (r *run) blockedEvery() time.Duration {
+func (bc *blockedClock) blockedEvery() time.Duration {
+	r := bc.r
 	return min(max(r.e.cfg.blockedAfter()/5, 100*time.Millisecond), 5*time.Second)
 }
 
-// checkBlockedLocked restarts the clock of each node whose wait is an outage, and gives up
+// checkLocked restarts the clock of each node whose wait is an outage, and gives up
 // the nodes blocked for BlockedAfter, once the pods of the budgets they wait on, listed
 // since their statuses last changed and within the last two periods, show those statuses
 // current (a List is asked for, and the node waits for the next tick, otherwise). Each
 // budget waited on is looked at once per tick.
-func (r *run) checkBlockedLocked() {
+func (bc *blockedClock) checkLocked() {
+	r := bc.r
 	now := r.e.cfg.Clock.Now()
 	notCurrent := map[string]bool{}
-	for key, ps := range r.parked {
-		if len(ps) > 0 && r.lookCurrentLocked(key) {
+	for key, ps := range r.book.parked {
+		if len(ps) > 0 && bc.lookCurrentLocked(key) {
 			notCurrent[key] = true
 		}
 	}
@@ -76,13 +83,13 @@ func (r *run) checkBlockedLocked() {
 		if ns.finished || ns.pol.skipping {
 			continue
 		}
-		if r.outageLocked(ns, notCurrent) {
+		if bc.outageLocked(ns, notCurrent) {
 			if !ns.pol.movedAt.IsZero() {
 				ns.pol.movedAt = now // nothing counts until the status is current again
 			}
 			continue
 		}
-		if r.blockedLocked(ns) && r.verifiedLocked(ns, now) {
+		if bc.blockedLocked(ns) && bc.verifiedLocked(ns, now) {
 			r.giveUpLocked(ns) // skip, or force (force.go)
 		}
 	}
@@ -92,7 +99,8 @@ func (r *run) checkBlockedLocked() {
 // lately enough to call its status current: its pods listed (or a List tried and failed)
 // after its status last changed and within two watcher periods. The others are marked due
 // for a List (waitLines takes it within a second).
-func (r *run) verifiedLocked(ns *nodeState, now time.Time) bool {
+func (bc *blockedClock) verifiedLocked(ns *nodeState, now time.Time) bool {
+	r := bc.r
 	ok := true
 	for _, st := range ns.byUID {
 		if st.phase == finished {
@@ -111,7 +119,7 @@ func (r *run) verifiedLocked(ns *nodeState, now time.Time) bool {
 			if sel.failed.After(looked) {
 				looked = sel.failed
 			}
-			if looked.IsZero() || looked.Before(r.movedAt[key]) || now.Sub(looked) > 2*r.blockedEvery() {
+			if looked.IsZero() || looked.Before(r.watch.movedAt[key]) || now.Sub(looked) > 2*bc.blockedEvery() {
 				sel.due, ok = true, false
 			}
 		}
@@ -122,7 +130,8 @@ func (r *run) verifiedLocked(ns *nodeState, now time.Time) bool {
 // outageLocked reports whether the node's wait is an outage rather than a budget's
 // verdict: the API server does not answer, or a budget one of its pods waits on has a
 // status that is not current (notCurrent).
-func (r *run) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
+func (bc *blockedClock) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
+	r := bc.r
 	if r.pol.apiDown {
 		return true
 	}
@@ -142,8 +151,9 @@ func (r *run) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
 // lookCurrentLocked looks again at whether key's status is current, and reports whether
 // it is not. A status found current again restarts the blocked clocks of the nodes whose
 // pods wait on the budget.
-func (r *run) lookCurrentLocked(key string) bool {
-	if r.notCurrentWhyLocked(key) != "" {
+func (bc *blockedClock) lookCurrentLocked(key string) bool {
+	r := bc.r
+	if r.watch.notCurrentWhyLocked(key) != "" {
 		if r.pol.notCurrent == nil {
 			r.pol.notCurrent = map[string]bool{}
 		}
@@ -152,7 +162,7 @@ func (r *run) lookCurrentLocked(key string) bool {
 	}
 	if r.pol.notCurrent[key] {
 		delete(r.pol.notCurrent, key)
-		for _, st := range r.parked[key] {
+		for _, st := range r.book.parked[key] {
 			r.movedLocked(st.node)
 		}
 	}
@@ -161,7 +171,8 @@ func (r *run) lookCurrentLocked(key string) bool {
 
 // restartClocksLocked restarts the blocked clock of every node in progress (the API server
 // answers again: what the run sees of the budgets is current only from now).
-func (r *run) restartClocksLocked() {
+func (bc *blockedClock) restartClocksLocked() {
+	r := bc.r
 	for _, ns := range r.nodes {
 		if ns.started && !ns.finished && !ns.pol.movedAt.IsZero() {
 			r.movedLocked(ns.name)
@@ -169,82 +180,8 @@ func (r *run) restartClocksLocked() {
 	}
 }
 
-// notCurrentWhyLocked says why key's status is not current ("" when it is, or when the
-// budget is unknown): the watchdog called it stale, its observedGeneration is behind its
-// generation (the server refuses evictions then), it still counts as disrupted a pod that
-// is gone, or its pods as last listed disagree with it (the disruption controller has not
-// caught up, or is not running). Unlike the watchdog's warning (StaleAfter, which names
-// kube-controller-manager), this waits for nothing: it is evidence at once.
-func (r *run) notCurrentWhyLocked(key string) string {
-	if m, ok := r.stale[key]; ok {
-		return m.why
-	}
-	b := r.budgetLocked(key)
-	if b == nil {
-		return ""
-	}
-	if b.Stale() {
-		return fmt.Sprintf("pdb %s: status.observedGeneration %d is behind generation %d", key, b.PDB.Status.ObservedGeneration, b.PDB.Generation)
-	}
-	if name := r.goneListedNowLocked(b); name != "" {
-		return fmt.Sprintf("pdb %s: status.disruptedPods still counts pod %s, which is gone", key, name)
-	}
-	// Its pods, listed after the status last changed and lately, disagree with it (a
-	// Ready replacement not counted): the disruption controller has not caught up.
-	now := r.e.cfg.Clock.Now()
-	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(r.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
-		if d := diagnose.Disagreement(b, r.liveLocked(sel), sel.at); d != "" {
-			return fmt.Sprintf("pdb %s: %s", key, d)
-		}
-	}
-	return ""
-}
-
-// goneListedNowLocked returns the first pod (by name) the budget's status lists in
-// disruptedPods that is gone now, "" when none is known to be.
-func (r *run) goneListedNowLocked(b *pdb.Budget) string {
-	listed := b.PDB.Status.DisruptedPods
-	names := make([]string, 0, len(listed))
-	for name := range listed {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		key := b.PDB.Namespace + "/" + name
-		if r.podGoneLocked(b.Key(), key, listed[name].Time) {
-			return key
-		}
-	}
-	return ""
-}
-
-// podGoneLocked reports whether no pod of that key exists, as far as the run can tell: the
-// shared pod informer holds every pod; else a pod tracked on its node is there until the
-// run saw it go; else the budget's pods as last listed (after the entry was written, and
-// after the run saw the pod go) tell; else the run's own record of the pods it saw go. A
-// pod of that name that exists again (a StatefulSet's) is not gone: the disruption
-// controller keeps the entry for it until the entry expires, and its status is current.
-func (r *run) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
-	if idx := r.shared.indexer(); idx != nil {
-		_, exists, err := idx.GetByKey(key)
-		return err == nil && !exists
-	}
-	if st := r.pods[key]; st != nil && st.phase != finished {
-		return false
-	}
-	goneAt, seenGone := r.goneAt[key]
-	if sel := r.diag.selected[pdbKey]; sel != nil && !sel.at.IsZero() && sel.at.After(listedAt) && (!seenGone || sel.at.After(goneAt)) {
-		for _, p := range sel.pods {
-			if p.Namespace+"/"+p.Name == key {
-				return false
-			}
-		}
-		return true
-	}
-	return seenGone
-}
-
-func (r *run) blockedLocked(ns *nodeState) bool {
+func (bc *blockedClock) blockedLocked(ns *nodeState) bool {
+	r := bc.r
 	if !ns.started || ns.finished || ns.finishing || ns.failing || ns.looking || ns.pol.skipping || ns.remaining == 0 {
 		return false
 	}

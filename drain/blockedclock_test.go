@@ -19,7 +19,7 @@ import (
 
 // clockRig is a run with one node, n1, whose pod ns/web-a waits on budget ns/web under
 // --on-blocked=skip --blocked-after 10s; its blocked clock is driven by calling the
-// watcher's tick (checkBlockedLocked) directly. Effects queued under the lock (the give-up's
+// watcher's tick (checkLocked) directly. Effects queued under the lock (the give-up's
 // writes) are dropped: the tests look at the decision.
 type clockRig struct {
 	t     *testing.T
@@ -41,8 +41,8 @@ func newClockRig(t *testing.T, budget *policyv1.PodDisruptionBudget) *clockRig {
 	eng.out = newOutbox(eng.cfg.Events)
 	t.Cleanup(eng.out.close)
 	r := newRun(eng, &preflight{plan: &event.Plan{}})
-	r.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	if err := r.pdbs.Add(budget); err != nil {
+	r.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if err := r.book.pdbs.Add(budget); err != nil {
 		t.Fatal(err)
 	}
 	pod := podOn("web-a", "n1", "u-a")
@@ -51,9 +51,9 @@ func newClockRig(t *testing.T, budget *policyv1.PodDisruptionBudget) *clockRig {
 	ns.pol.movedAt = clock.Now()
 	r.nodes["n1"], r.pods[st.key] = ns, st
 	r.lock()
-	r.parkLocked(st, []*pdb.Budget{r.budgetLocked("ns/web")}, string(pdb.Exhausted), "pdb ns/web needs 2 healthy pods, has 3, allows 1: 1 taken by this drain's evictions in flight")
+	r.book.parkLocked(st, []*pdb.Budget{r.book.budgetLocked("ns/web")}, string(pdb.Exhausted), "pdb ns/web needs 2 healthy pods, has 3, allows 1: 1 taken by this drain's evictions in flight")
 	r.drop()
-	return &clockRig{t: t, clock: clock, r: r, ns: ns, pdbs: r.pdbs}
+	return &clockRig{t: t, clock: clock, r: r, ns: ns, pdbs: r.book.pdbs}
 }
 
 // drop releases the lock without running the effects queued under it.
@@ -70,7 +70,7 @@ func (g *clockRig) tick(d time.Duration) bool {
 	g.r.lock()
 	defer g.r.drop()
 	if sel := g.r.diag.selected["ns/web"]; sel != nil && sel.due {
-		b := g.r.budgetLocked("ns/web")
+		b := g.r.book.budgetLocked("ns/web")
 		pods := append([]*corev1.Pod{g.r.pods["ns/web-a"].pod}, g.extra...)
 		healthy := int32(0)
 		for _, p := range pods {
@@ -83,7 +83,7 @@ func (g *clockRig) tick(d time.Duration) bool {
 		}
 		sel.pods, sel.at, sel.due = pods, g.clock.Now(), false
 	}
-	g.r.checkBlockedLocked()
+	g.r.blocked.checkLocked()
 	return g.ns.pol.skipping
 }
 
@@ -94,8 +94,8 @@ func (g *clockRig) setBudget(p *policyv1.PodDisruptionBudget) {
 	}
 	g.r.lock()
 	defer g.r.drop()
-	delete(g.r.index, p.Namespace)
-	g.r.lookCurrentLocked(p.Namespace + "/" + p.Name)
+	delete(g.r.book.index, p.Namespace)
+	g.r.blocked.lookCurrentLocked(p.Namespace + "/" + p.Name)
 }
 
 // A node is given up only on BlockedAfter of a current status that blocks it. A status
@@ -117,7 +117,7 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 		},
 		"disruptedPods lists a pod this run saw go a second ago": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "web-old", 2*time.Second, now) },
-			run:    func(g *clockRig) { g.r.goneAt["ns/web-old"] = g.clock.Now().Add(-time.Second) },
+			run:    func(g *clockRig) { g.r.watch.goneAt["ns/web-old"] = g.clock.Now().Add(-time.Second) },
 		},
 		"disruptedPods lists a pod the budget's pods, listed since, do not hold": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "web-other", 5*time.Second, now) },
@@ -127,7 +127,7 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 		},
 		"disruptedPods lists a StatefulSet pod back under its name: current": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "db-0", 5*time.Second, now) },
-			run:    func(g *clockRig) { g.r.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second) },
+			run:    func(g *clockRig) { g.r.watch.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second) },
 			each: func(g *clockRig) { // listed afresh: the status agrees with its pods
 				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b"), podOn("db-0", "n2", "u-db-new")}
 				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
@@ -136,7 +136,7 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 		},
 		"disruptedPods lists a pod still on its node: current": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "web-a", time.Second, now) },
-			run:    func(g *clockRig) { g.r.goneAt["ns/web-a"] = g.clock.Now() }, // an older pod of that name
+			run:    func(g *clockRig) { g.r.watch.goneAt["ns/web-a"] = g.clock.Now() }, // an older pod of that name
 			// web-a is tracked and not finished: the run's live view says it is there.
 			wantGiven: true,
 		},
@@ -163,7 +163,7 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 			budget: func(b *policyv1.PodDisruptionBudget, _ time.Time) { b.Generation = 2 },
 		},
 		"called stale by the watchdog": {
-			run: func(g *clockRig) { g.r.stale["ns/web"] = staleMark{why: "pdb ns/web: its status is stale"} },
+			run: func(g *clockRig) { g.r.watch.stale["ns/web"] = staleMark{why: "pdb ns/web: its status is stale"} },
 		},
 		"the API server does not answer": {
 			run: func(g *clockRig) { g.r.pol.apiDown = true },
@@ -211,7 +211,7 @@ func TestCurrentAgainRestartsTheBlockedClock(t *testing.T) {
 			func(b *policyv1.PodDisruptionBudget) { b.Status.DisruptedPods = nil },
 			func(g *clockRig, b *policyv1.PodDisruptionBudget) {
 				b.Status.DisruptedPods = map[string]metav1.Time{"web-old": metav1.NewTime(g.clock.Now())}
-				g.r.goneAt["ns/web-old"] = g.clock.Now()
+				g.r.watch.goneAt["ns/web-old"] = g.clock.Now()
 			}},
 		{"observedGeneration caught up",
 			func(b *policyv1.PodDisruptionBudget) { b.Status.ObservedGeneration = 2 },
@@ -283,7 +283,7 @@ func TestNumbersTellInFlightFromTheControllersLag(t *testing.T) {
 			setup: func(g *clockRig, _ *policyv1.PodDisruptionBudget) {
 				st := &podState{pod: podOn("web-b", "n1", "u-b"), key: "ns/web-b", node: "n1", phase: waiting, attempts: 1}
 				g.r.pods[st.key] = st
-				g.r.reserveLocked("ns/web", st)
+				g.r.book.reserveLocked("ns/web", st)
 			},
 			want: "pdb ns/web needs 2 healthy pods, has 2, allows 0: 1 taken by this drain's evictions in flight",
 		},
@@ -297,7 +297,7 @@ func TestNumbersTellInFlightFromTheControllersLag(t *testing.T) {
 		"an accepted eviction whose pod is gone": {
 			setup: func(g *clockRig, b *policyv1.PodDisruptionBudget) {
 				g.r.pods["ns/web-b"] = &podState{pod: podOn("web-b", "n1", "u-b"), key: "ns/web-b", node: "n1", phase: finished, attempts: 1}
-				g.r.goneAt["ns/web-b"] = g.clock.Now()
+				g.r.watch.goneAt["ns/web-b"] = g.clock.Now()
 				b.Status.DisruptedPods = map[string]metav1.Time{"web-b": metav1.NewTime(g.clock.Now())}
 			},
 			want: "pdb ns/web needs 2 healthy pods, has 2, allows 0: 1 counted for pod(s) already gone (ns/web-b: the disruption controller has not caught up)",
@@ -316,7 +316,7 @@ func TestNumbersTellInFlightFromTheControllersLag(t *testing.T) {
 			g.r.drop()
 			g.setBudget(cur)
 			g.r.lock()
-			got := g.r.numbersLocked(g.r.budgetLocked("ns/web"))
+			got := g.r.book.numbersLocked(g.r.book.budgetLocked("ns/web"))
 			g.r.drop()
 			if got != tc.want {
 				t.Errorf("numbers\n %q\nwant\n %q", got, tc.want)

@@ -12,37 +12,48 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
+// budgetBook is the run's bookkeeping of the PodDisruptionBudgets: the namespaces'
+// indexes of them, the pods parked on each and the allowances reserved on each. Its
+// fields are guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
+type budgetBook struct {
+	r        *run
+	pdbs     cache.Indexer                   // the PDB informer's store
+	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
+	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
+	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
+}
+
+func newBudgetBook() budgetBook {
+	return budgetBook{parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{}, index: map[string]*pdb.Index{}}
+}
+
 // reserveLocked takes one of the budget's allowances for st's eviction.
-func (r *run) reserveLocked(pdbKey string, st *podState) {
-	if r.reserved[pdbKey] == nil {
-		r.reserved[pdbKey] = map[string]bool{}
+func (bk *budgetBook) reserveLocked(pdbKey string, st *podState) {
+	if bk.reserved[pdbKey] == nil {
+		bk.reserved[pdbKey] = map[string]bool{}
 	}
-	r.reserved[pdbKey][st.key] = true
+	bk.reserved[pdbKey][st.key] = true
 	st.reservedOn = pdbKey
 }
 
 // releaseLocked gives back st's reservation, on evidence only (the request failed, the
 // pod is gone, or the budget's status lists it), and wakes pods the room goes to.
-func (r *run) releaseLocked(st *podState) {
+func (bk *budgetBook) releaseLocked(st *podState) {
 	key := st.reservedOn
 	if key == "" {
 		return
 	}
 	st.reservedOn = ""
-	delete(r.reserved[key], st.key)
-	r.wakeBudgetLocked(key)
+	delete(bk.reserved[key], st.key)
+	bk.wakeBudgetLocked(key)
 }
 
 // parkLocked makes the pod wait until one of budgets changes.
-func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
-	r.unparkLocked(st)
-	for _, b := range budgets {
-		if r.parked[b.Key()] == nil {
-			r.parked[b.Key()] = map[string]*podState{}
-		}
-		r.parked[b.Key()][st.key] = st
-		st.parkedOn = append(st.parkedOn, b.Key())
-	}
+func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
+	r := bk.r
+	bk.parkOnLocked(st, budgets)
 	keys := pdb.JoinKeys(budgets)
 	class := reason
 	if reason == "DisruptionBudget" {
@@ -51,13 +62,13 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 	st.blockMsg = message
 	if keys+"|"+class != st.block {
 		st.block = keys + "|" + class
-		r.e.emit(r.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
+		r.e.emit(r.diag.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
 			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts}))
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
 			node, msg := st.node, "pod "+st.key+": "+message
 			r.later(func() { r.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
 			r.stopOnNeverLocked(st, reason, message)
-			r.sayEndlessWaitLocked(reason, budgets)
+			r.diag.sayEndlessWaitLocked(reason, budgets)
 		}
 	}
 	if len(budgets) == 0 {
@@ -68,19 +79,55 @@ func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message st
 	}
 }
 
-func (r *run) unparkLocked(st *podState) {
+// parkOnLocked records that the pod waits on budgets (and on no other).
+func (bk *budgetBook) parkOnLocked(st *podState, budgets []*pdb.Budget) {
+	bk.unparkLocked(st)
+	for _, b := range budgets {
+		if bk.parked[b.Key()] == nil {
+			bk.parked[b.Key()] = map[string]*podState{}
+		}
+		bk.parked[b.Key()][st.key] = st
+		st.parkedOn = append(st.parkedOn, b.Key())
+	}
+}
+
+// unparkLocked takes the pod off every budget it waits on.
+func (bk *budgetBook) unparkLocked(st *podState) {
 	for _, key := range st.parkedOn {
-		delete(r.parked[key], st.key)
+		delete(bk.parked[key], st.key)
 	}
 	st.parkedOn = nil
 }
 
+// statusSeenLocked ends the reservations on p that its new status holds: the pod is
+// listed in disruptedPods, gone from the run (pods), or its request was answered and the
+// status's numbers moved (moved). It wakes no one: the caller does, once the status is
+// taken in.
+func (bk *budgetBook) statusSeenLocked(p *policyv1.PodDisruptionBudget, moved bool, pods map[string]*podState) {
+	key := p.Namespace + "/" + p.Name
+	for podKey := range bk.reserved[key] {
+		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
+		_, shown := p.Status.DisruptedPods[name]
+		st := pods[podKey]
+		// An answered request's reservation ends with the first status seen after the
+		// answer whose numbers moved: the server wrote its decrement before it answered
+		// (or, for a pod it did not count, wrote none), so those numbers hold it. A status
+		// that only changed elsewhere (a condition) proves nothing.
+		if shown || st == nil || (moved && st.phase != waiting) {
+			delete(bk.reserved[key], podKey)
+			if st != nil {
+				st.reservedOn = ""
+			}
+		}
+	}
+}
+
 // wakeIfChangedLocked requeues a pod at once if a budget it waits on changed while the
 // refused request was in flight (its change event was then already handled).
-func (r *run) wakeIfChangedLocked(st *podState, before map[string]string) {
+func (bk *budgetBook) wakeIfChangedLocked(st *podState, before map[string]string) {
 	for _, key := range st.parkedOn {
-		if b := r.budgetLocked(key); b == nil || b.PDB.ResourceVersion != before[key] {
-			r.wakePodLocked(st)
+		if b := bk.budgetLocked(key); b == nil || b.PDB.ResourceVersion != before[key] {
+			bk.wakePodLocked(st)
 			return
 		}
 	}
@@ -103,47 +150,45 @@ func (r *run) pdbChanged(obj any) {
 	}
 	r.lock()
 	defer r.unlock()
-	delete(r.index, p.Namespace)
-	r.movedAt[key] = r.e.cfg.Clock.Now()
+	delete(r.book.index, p.Namespace)
+	r.watch.movedAt[key] = r.e.cfg.Clock.Now()
 	moved := r.budgetMovedLocked(key, p)
-	for podKey := range r.reserved[key] {
-		_, name, _ := cache.SplitMetaNamespaceKey(podKey)
-		_, shown := p.Status.DisruptedPods[name]
-		st := r.pods[podKey]
-		// An answered request's reservation ends with the first status seen after the
-		// answer whose numbers moved: the server wrote its decrement before it answered
-		// (or, for a pod it did not count, wrote none), so those numbers hold it. A status
-		// that only changed elsewhere (a condition) proves nothing.
-		if shown || st == nil || (moved && st.phase != waiting) {
-			delete(r.reserved[key], podKey)
-			if st != nil {
-				st.reservedOn = ""
-			}
-		}
-	}
-	r.paceBudgetLocked(p)
-	if m, ok := r.stale[key]; ok && p.ResourceVersion != m.rv && !r.listsGoneLocked(p) {
-		delete(r.stale, key) // the disruption controller caught up
+	r.book.statusSeenLocked(p, moved, r.pods)
+	r.pace.budgetSeenLocked(p)
+	if m, ok := r.watch.stale[key]; ok && p.ResourceVersion != m.rv && !r.watch.listsGoneLocked(p) {
+		delete(r.watch.stale, key) // the disruption controller caught up
 	}
 	if r.pol.notCurrent[key] {
-		r.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
+		r.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
 	}
-	r.wakeBudgetLocked(key)
+	r.book.wakeBudgetLocked(key)
 }
 
-// wakeBudgetLocked wakes the pods waiting on a budget: as many as it has room for (its
-// allowance less the reservations), in wave order, plus those under several budgets
-// (whose 500 may have changed). The cost is O(pods parked on that budget).
-func (r *run) wakeBudgetLocked(key string) {
-	parked := r.parked[key]
-	if len(parked) == 0 {
+// wakeBudgetLocked wakes the pods waiting on a budget: those toWakeLocked picks.
+func (bk *budgetBook) wakeBudgetLocked(key string) {
+	if len(bk.parked[key]) == 0 {
 		return
 	}
+	r := bk.r
+	_, stale := r.watch.stale[key]
+	now := r.e.cfg.Clock.Now()
+	for _, st := range bk.toWakeLocked(key, stale) {
+		st.wokenAt = now
+		bk.wakePodLocked(st)
+	}
+}
+
+// toWakeLocked picks the pods waiting on a budget to wake: as many as it has room for
+// (its allowance less the reservations; none while its status is stale), in wave
+// order, plus those under several budgets (whose 500 may have changed); every one when
+// the budget is gone. The cost is O(pods parked on that budget).
+func (bk *budgetBook) toWakeLocked(key string, stale bool) []*podState {
+	parked := bk.parked[key]
 	room := len(parked)
-	if b := r.budgetLocked(key); b != nil {
+	if b := bk.budgetLocked(key); b != nil {
 		room = 0
-		if _, stale := r.stale[key]; !stale && !b.Stale() {
-			room = int(b.Allowed()) - len(r.reserved[key])
+		if !stale && !b.Stale() {
+			room = int(b.Allowed()) - len(bk.reserved[key])
 		}
 	}
 	var best []*podState // the room first pods, in (wave, key) order
@@ -166,11 +211,7 @@ func (r *run) wakeBudgetLocked(key string) {
 		copy(best[i+1:], best[i:])
 		best[i] = st
 	}
-	now := r.e.cfg.Clock.Now()
-	for _, st := range append(best, multi...) {
-		st.wokenAt = now
-		r.wakePodLocked(st)
-	}
+	return append(best, multi...)
 }
 
 func before(a, b *podState) bool {
@@ -182,8 +223,9 @@ func before(a, b *podState) bool {
 
 // wakePodLocked takes a pod off every budget it waits on and queues it: at once, or when
 // the backoff of its last refusal (at least Retry-After) has passed.
-func (r *run) wakePodLocked(st *podState) {
-	r.unparkLocked(st)
+func (bk *budgetBook) wakePodLocked(st *podState) {
+	r := bk.r
+	bk.unparkLocked(st)
 	r.addAfter(st.key, st.notBefore.Sub(r.e.cfg.Clock.Now()))
 }
 
@@ -205,12 +247,12 @@ func (r *run) blockersLocked() []event.Blocker {
 		sort.Strings(keys)
 		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
 	}
-	out = r.explainBlockersLocked(out)
+	out = r.diag.explainBlockersLocked(out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
 	said := map[string]bool{} // causes said in a message already: once per budget is enough
 	for i, b := range out {
 		if st := r.pods[b.Pod]; st != nil && st.node == b.Node {
-			out[i] = r.waitingBlockerLocked(st, b, said) // as the wait line says it now
+			out[i] = r.diag.waitingBlockerLocked(st, b, said) // as the wait line says it now
 		}
 	}
 	return out
@@ -222,4 +264,29 @@ func resourceVersions(bs []*pdb.Budget) map[string]string {
 		out[b.Key()] = b.PDB.ResourceVersion
 	}
 	return out
+}
+
+// budgetsFor returns the budgets selecting pod. The index of a namespace is built once
+// per PDB change there.
+func (bk *budgetBook) budgetsForLocked(pod *corev1.Pod) []*pdb.Budget {
+	return bk.indexLocked(pod.Namespace).For(pod)
+}
+
+func (bk *budgetBook) indexLocked(ns string) *pdb.Index {
+	ix := bk.index[ns]
+	if ix == nil {
+		objs, _ := bk.pdbs.ByIndex(cache.NamespaceIndex, ns)
+		pdbs := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
+		for _, o := range objs {
+			pdbs = append(pdbs, o.(*policyv1.PodDisruptionBudget))
+		}
+		ix = pdb.NewIndex(pdbs)
+		bk.index[ns] = ix
+	}
+	return ix
+}
+
+func (bk *budgetBook) budgetLocked(key string) *pdb.Budget {
+	ns, _, _ := cache.SplitMetaNamespaceKey(key)
+	return bk.indexLocked(ns).Get(key)
 }

@@ -84,12 +84,12 @@ func (r *run) cordon(ctx context.Context, name string) bool {
 func (r *run) cordonPatch(ctx context.Context, name string) (already bool, err error) {
 	known := r.pf.nodes[name] // the plan's node: one PATCH when it has not changed since (faststart.go)
 	err = r.retryTransient(ctx, func() (err error) {
-		already, err = r.cordonKnown(ctx, name, known) // faststart.go
+		already, err = r.e.cordonKnown(ctx, name, known) // faststart.go
 		known = nil
 		return err
 	})
 	if err == nil {
-		r.cordonedAt(name)
+		r.fast.cordoned(name, r.e.cfg.Clock.Now())
 	}
 	return already, err
 }
@@ -99,7 +99,7 @@ func (r *run) cordonPatch(ctx context.Context, name string) (already bool, err e
 func (r *run) cordoned(ctx context.Context, name string, already bool, err error) bool {
 	if held := asHeld(err); held != nil {
 		r.lock()
-		wait := r.heldByLocked(r.nodes[name], held)
+		wait := r.hold.heldByLocked(r.nodes[name], held)
 		r.unlock()
 		return wait // the node's drain waits for it (takeNode)
 	}

@@ -142,8 +142,8 @@ func (r *run) nodeGone(name string) {
 		}
 		left++
 		st.phase = finished
-		r.unparkLocked(st)
-		r.releaseLocked(st)
+		r.book.unparkLocked(st)
+		r.book.releaseLocked(st)
 	}
 	r.sum.NodesGone = append(r.sum.NodesGone, name)
 	r.e.emit(event.Event{Type: event.EventNodeGone, Node: name, Reason: "NodeDeleted",

@@ -16,6 +16,16 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"
 )
 
+// waitDiag says why pods wait: the diagnosis of a budget's wait, the wait lines, the
+// pods held by drain rules and those stuck terminating. Its fields are guarded by
+// run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
+type waitDiag struct {
+	r *run
+	diagState
+}
+
 // Defaults of the diagnosis and the wait lines.
 const (
 	// DefaultWaitInterval is how often a wait that has not changed is said again.
@@ -69,17 +79,18 @@ type waitLine struct {
 
 // diagnoseLocked completes a wait event with its cause and remedy, and remembers the
 // wait so that it is said again while it lasts. Called where the wait is said.
-func (r *run) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
+func (wd *waitDiag) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
-	d := r.diagnosisLocked(st, budgets)
+	d := wd.diagnosisLocked(st, budgets)
 	ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine = d.Cause, d.Remedy, string(d.Kind), d.Routine
-	if r.diag.waits == nil {
-		r.diag.waits = map[string]*waitLine{}
+	if wd.waits == nil {
+		wd.waits = map[string]*waitLine{}
 	}
-	w := r.diag.waits[st.key]
+	w := wd.waits[st.key]
 	if w == nil {
 		w = &waitLine{since: now}
-		r.diag.waits[st.key] = w
+		wd.waits[st.key] = w
 	}
 	ev.Waited = now.Sub(w.since)
 	w.said, w.ev, w.sig = now, ev, signature(d)
@@ -97,7 +108,8 @@ func signature(d diagnose.Diagnosis) string {
 
 // diagnosisLocked explains st's wait from the caches: the budgets' statuses and the
 // pods last listed for them.
-func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diagnosis {
+func (wd *waitDiag) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diagnosis {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
 	cur, ok := r.currentLocked(st)
 	if !ok {
@@ -105,21 +117,21 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 	}
 	in := diagnose.Input{Pod: cur, Budgets: budgets, Now: now, StaleAfter: r.e.cfg.StaleAfter,
 		Ours: func(key string) bool { s := r.pods[key]; return s != nil && s.attempts > 0 }}
-	if w := r.diag.waits[st.key]; w != nil {
+	if w := wd.waits[st.key]; w != nil {
 		in.Waited = now.Sub(w.since)
 	}
 	if len(budgets) == 1 {
 		key := budgets[0].Key()
-		in.StaleWhy = r.stale[key].why
-		if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() {
-			in.Selected = r.liveLocked(sel) // listed, so never nil
+		in.StaleWhy = r.watch.stale[key].why
+		if sel := wd.selected[key]; sel != nil && !sel.at.IsZero() {
+			in.Selected = wd.liveLocked(sel) // listed, so never nil
 			in.ListedAt = sel.at
 			in.NodeNotReady = func(n string) bool { return sel.notReady[n] }
 			// As staleWhyLocked: a disagreement counts only between pods listed after the
 			// status last changed and a status that has not changed for as long (during a
 			// drain's turnover each list may catch another pod in flight).
-			if !sel.at.Before(r.movedAt[key]) {
-				in.StaleFor = min(r.diag.tracker.Since(key, now), now.Sub(r.movedAt[key]))
+			if !sel.at.Before(r.watch.movedAt[key]) {
+				in.StaleFor = min(wd.tracker.Since(key, now), now.Sub(r.watch.movedAt[key]))
 			}
 		}
 	}
@@ -130,7 +142,8 @@ func (r *run) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diag
 // saw gone since the List is left out, and a pod the run tracks is taken from its node's
 // informer, so that a snapshot up to DiagnoseInterval old never calls a pod that is gone
 // stuck, nor its replacement missing.
-func (r *run) liveLocked(sel *selection) []*corev1.Pod {
+func (wd *waitDiag) liveLocked(sel *selection) []*corev1.Pod {
+	r := wd.r
 	out := make([]*corev1.Pod, 0, len(sel.pods))
 	for _, p := range sel.pods {
 		key := p.Namespace + "/" + p.Name
@@ -154,32 +167,34 @@ func (r *run) liveLocked(sel *selection) []*corev1.Pod {
 // rule holds), so that a drain is never silent for long, even while the API server or the
 // controller-manager is away. It also lists the pods of the budgets that hold pods back,
 // every DiagnoseInterval, and says a wait again at once when its cause changes.
-func (r *run) waitLines(ctx context.Context) {
+func (wd *waitDiag) waitLines(ctx context.Context) {
+	r := wd.r
 	r.every(ctx, waitTick, func() {
 		r.lock()
-		keys := r.toListLocked()
+		keys := wd.toListLocked()
 		r.unlock()
 		for _, key := range keys {
 			if ctx.Err() != nil {
 				return
 			}
-			r.list(ctx, key)
+			wd.list(ctx, key)
 		}
 		r.lock()
-		r.sayWaitsLocked()
+		wd.sayWaitsLocked()
 		r.unlock()
 	})
 }
 
 // toListLocked picks the budgets with waiting pods whose pods are due to be listed.
-func (r *run) toListLocked() []string {
+func (wd *waitDiag) toListLocked() []string {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
 	var keys []string
-	for key, ps := range r.parked {
+	for key, ps := range r.book.parked {
 		if len(ps) == 0 {
 			continue
 		}
-		sel := r.diag.selected[key]
+		sel := wd.selected[key]
 		if sel != nil && (sel.listing || (!sel.due && !sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
 			continue
 		}
@@ -189,14 +204,14 @@ func (r *run) toListLocked() []string {
 	if len(keys) > maxListsPerTick {
 		keys = keys[:maxListsPerTick]
 	}
-	if r.diag.selected == nil {
-		r.diag.selected = map[string]*selection{}
+	if wd.selected == nil {
+		wd.selected = map[string]*selection{}
 	}
 	for _, key := range keys {
-		if r.diag.selected[key] == nil {
-			r.diag.selected[key] = &selection{}
+		if wd.selected[key] == nil {
+			wd.selected[key] = &selection{}
 		}
-		r.diag.selected[key].listing, r.diag.selected[key].due = true, false
+		wd.selected[key].listing, wd.selected[key].due = true, false
 	}
 	return keys
 }
@@ -205,9 +220,10 @@ func (r *run) toListLocked() []string {
 // outside the lock. With the run's shared pod informer (many nodes at once) the pods come
 // from its cache, which holds every pod already: no request. Otherwise they are listed
 // from the API server's watch cache.
-func (r *run) list(ctx context.Context, key string) {
+func (wd *waitDiag) list(ctx context.Context, key string) {
+	r := wd.r
 	r.lock()
-	b := r.budgetLocked(key)
+	b := r.book.budgetLocked(key)
 	r.unlock()
 	var pods []*corev1.Pod // once listed, empty is known to be empty (nil: unknown)
 	notReady := map[string]bool{}
@@ -239,18 +255,18 @@ func (r *run) list(ctx context.Context, key string) {
 	}
 	r.lock()
 	defer r.unlock()
-	sel := r.diag.selected[key]
+	sel := wd.selected[key]
 	sel.listing = false
 	if !ok {
 		sel.failed = r.e.cfg.Clock.Now()
 		return // keep what we had; the next tick after DiagnoseInterval tries again
 	}
-	if b := r.budgetLocked(key); b != nil {
+	if b := r.book.budgetLocked(key); b != nil {
 		sel.pods, sel.notReady, sel.at = pods, notReady, r.e.cfg.Clock.Now()
 		disagrees := diagnose.Disagreement(b, pods, sel.at) != ""
-		r.diag.tracker.Observe(key, disagrees, sel.at)
+		wd.tracker.Observe(key, disagrees, sel.at)
 		if !disagrees {
-			r.agreesLocked(key)
+			r.watch.agreesLocked(key)
 		}
 	}
 }
@@ -259,13 +275,14 @@ func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }
 
 // sayWaitsLocked says again the waits whose cause changed, and those not said for
 // WaitInterval.
-func (r *run) sayWaitsLocked() {
+func (wd *waitDiag) sayWaitsLocked() {
+	r := wd.r
 	now := r.e.cfg.Clock.Now()
 	groups := map[string][]*podState{}
-	for key := range r.diag.waits {
+	for key := range wd.waits {
 		st := r.pods[key]
 		if st == nil || st.phase != waiting || r.nodes[st.node].finished || st.block == "" {
-			delete(r.diag.waits, key)
+			delete(wd.waits, key)
 			continue
 		}
 		groups[st.block] = append(groups[st.block], st)
@@ -283,19 +300,19 @@ func (r *run) sayWaitsLocked() {
 				st = o
 			}
 		}
-		w := r.diag.waits[st.key]
-		budgets := r.budgetsOfLocked(st)
-		d := r.diagnosisLocked(st, budgets)
+		w := wd.waits[st.key]
+		budgets := r.book.budgetsOfLocked(st)
+		d := wd.diagnosisLocked(st, budgets)
 		changed := signature(d) != w.sig
 		if !changed && now.Sub(w.said) < r.e.cfg.WaitInterval-waitTick/2 {
 			continue
 		}
 		ev := w.ev
 		ev.Time, ev.RetryAfter = time.Time{}, max(0, st.notBefore.Sub(now))
-		ev.Message = r.blockMsgLocked(st) // as it stands now
+		ev.Message = wd.blockMsgLocked(st) // as it stands now
 		ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine, ev.Waited = d.Cause, d.Remedy, string(d.Kind), d.Routine, now.Sub(w.since)
 		for _, o := range sts {
-			if ow := r.diag.waits[o.key]; ow != nil {
+			if ow := wd.waits[o.key]; ow != nil {
 				ow.said, ow.sig = now, signature(d)
 			}
 		}
@@ -303,22 +320,23 @@ func (r *run) sayWaitsLocked() {
 		r.e.emit(ev)
 	}
 	var held []*heldPod
-	for _, h := range r.diag.held {
+	for _, h := range wd.held {
 		if ns := r.nodes[h.node]; ns != nil && !ns.finished && now.Sub(h.said) >= r.e.cfg.WaitInterval-waitTick/2 {
 			held = append(held, h)
 		}
 	}
 	sort.Slice(held, func(i, j int) bool { return held[i].key < held[j].key })
 	for _, h := range held {
-		r.sayHeldLocked(h, now.Sub(h.since))
+		wd.sayHeldLocked(h, now.Sub(h.since))
 	}
-	r.sayStuckLocked(now)
+	wd.sayStuckLocked(now)
 }
 
 // stuckLocked completes the warning of an evicted pod still terminating with its cause
 // (its finalizers, when it has any) and remedy, and remembers it so that the wait is said
 // again every WaitInterval while the pod is there.
-func (r *run) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.Event {
+func (wd *waitDiag) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.Event {
+	r := wd.r
 	ev.Cause = fmt.Sprintf("pod %s was evicted %s ago and is still there", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))
 	ev.Remedy = "check its node's kubelet (it confirms the deletion), or raise --skip-wait-for-delete-timeout to stop waiting for it"
 	if len(cur.Finalizers) > 0 {
@@ -326,21 +344,22 @@ func (r *run) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.E
 		ev.Message += "; it has finalizers " + strings.Join(cur.Finalizers, ", ")
 		ev.Remedy = "find the controller that owns the finalizer and why it does not remove it (remove the finalizer only if that controller is gone)"
 	}
-	if r.diag.stuck == nil {
-		r.diag.stuck = map[string]*waitLine{}
+	if wd.stuck == nil {
+		wd.stuck = map[string]*waitLine{}
 	}
 	now := r.e.cfg.Clock.Now()
-	r.diag.stuck[st.key] = &waitLine{since: st.acceptedAt, said: now, ev: ev}
+	wd.stuck[st.key] = &waitLine{since: st.acceptedAt, said: now, ev: ev}
 	return ev
 }
 
 // sayStuckLocked says again, every WaitInterval, each evicted pod still terminating.
-func (r *run) sayStuckLocked(now time.Time) {
-	keys := make([]string, 0, len(r.diag.stuck))
-	for key, w := range r.diag.stuck {
+func (wd *waitDiag) sayStuckLocked(now time.Time) {
+	r := wd.r
+	keys := make([]string, 0, len(wd.stuck))
+	for key, w := range wd.stuck {
 		st := r.pods[key]
 		if st == nil || st.phase != terminating || r.nodes[st.node].finished {
-			delete(r.diag.stuck, key)
+			delete(wd.stuck, key)
 			continue
 		}
 		if now.Sub(w.said) >= r.e.cfg.WaitInterval-waitTick/2 {
@@ -349,7 +368,7 @@ func (r *run) sayStuckLocked(now time.Time) {
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		w := r.diag.stuck[key]
+		w := wd.stuck[key]
 		ev := w.ev
 		ev.Time, ev.Waited = time.Time{}, now.Sub(w.since)
 		ev.Message = fmt.Sprintf("pod %s is still terminating %s after its eviction", key, ev.Waited.Round(time.Second))

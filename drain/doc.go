@@ -9,6 +9,14 @@
 // records; API calls and workqueue adds are queued as effects that run once the lock is
 // released, and events go to an ordered outbox whose own goroutine delivers them. Run
 // returns only after every goroutine it started has ended and every event is delivered.
+// Every method whose name ends in Locked is called with the lock held; it makes no API
+// call and sends on no channel: its effects go through run.later, its events to the
+// outbox. The run coordinates; its concerns keep their own state, guarded by the same
+// lock, and their methods under this contract: the budgets' bookkeeping (budgetBook,
+// budgets.go), whether a budget's status is current (budgetWatch, watchdog.go), why pods
+// wait (waitDiag, diagnose.go), the node records held (nodeHolds, hold.go), the pace
+// (pacing, pace_run.go), --blocked-after (blockedClock), a rolling drain (roller) and
+// --surge (surger).
 //
 // Budgets: an eviction reserves one of its budget's allowances from its request until
 // there is evidence (the request failed, the status lists the pod in disruptedPods or is

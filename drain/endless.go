@@ -17,7 +17,8 @@ import (
 
 // sayPastDeadline waits for --not-after and then names the nodes still in progress and
 // what ends them (said once; nothing when none is in progress, or no deadline).
-func (r *run) sayPastDeadline(ctx context.Context) {
+func (wd *waitDiag) sayPastDeadline(ctx context.Context) {
+	r := wd.r
 	deadline, stop := r.deadline()
 	defer stop()
 	if deadline == nil {
@@ -56,7 +57,8 @@ const ReasonWaitsForever = "WaitsUntilBudgetChanges"
 // sayEndlessWaitLocked says once per budget, when a pod starts waiting on a budget that
 // never allows a disruption and the run has no --timeout (and waits, --on-blocked=wait),
 // that the run waits until the budget changes, and how to stop it.
-func (r *run) sayEndlessWaitLocked(reason string, budgets []*pdb.Budget) {
+func (wd *waitDiag) sayEndlessWaitLocked(reason string, budgets []*pdb.Budget) {
+	r := wd.r
 	if r.e.cfg.Timeout != 0 || r.e.cfg.OnBlocked != OnBlockedWait || reason != string(pdb.Never) {
 		return
 	}

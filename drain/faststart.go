@@ -51,15 +51,15 @@ func (c *Config) cordonsAtOnce() int {
 // cordonKnown cordons the node with one PATCH when known (the plan's node) is still
 // current; when it is not (409), or nothing is known, it reads the node and patches
 // (CordonForDrainAs, which retries conflicts).
-func (r *run) cordonKnown(ctx context.Context, name string, known *corev1.Node) (already bool, err error) {
-	now, origin := r.e.cfg.Clock.Now(), r.self()
+func (e *Engine) cordonKnown(ctx context.Context, name string, known *corev1.Node) (already bool, err error) {
+	now, origin := e.cfg.Clock.Now(), e.cfg.origin()
 	if known != nil {
 		patch, err := cordonDecide(known, now, origin)
 		if err != nil {
 			return false, err // held by another live run (hold.go)
 		}
 		patch["metadata"].(map[string]any)["resourceVersion"] = known.ResourceVersion
-		_, err = noderecord.Patch(ctx, r.e.cfg.Client.CoreV1(), name, patch, false)
+		_, err = noderecord.Patch(ctx, e.cfg.Client.CoreV1(), name, patch, false)
 		if err == nil {
 			return known.Spec.Unschedulable, nil
 		}
@@ -67,51 +67,51 @@ func (r *run) cordonKnown(ctx context.Context, name string, known *corev1.Node) 
 			return false, fmt.Errorf("cordon node %s: %w", name, err)
 		}
 	}
-	_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, name, false, now, origin)
+	_, already, err = CordonForDrainAs(ctx, e.cfg.Client, name, false, now, origin)
 	return already, err
 }
 
-// cordonedAt records that this run's cordon of the node succeeded now.
-func (r *run) cordonedAt(name string) {
-	r.fast.mu.Lock()
-	defer r.fast.mu.Unlock()
-	if r.fast.cordonedAt == nil {
-		r.fast.cordonedAt = map[string]time.Time{}
+// cordoned records that this run's cordon of the node succeeded at now.
+func (f *fastStart) cordoned(name string, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cordonedAt == nil {
+		f.cordonedAt = map[string]time.Time{}
 	}
-	r.fast.cordonedAt[name] = r.e.cfg.Clock.Now()
+	f.cordonedAt[name] = now
 }
 
-// justCordoned reports a node this run cordoned less than freshCordon ago: its drain
-// starts without reading it again. It answers once: a retry reads the node.
-func (r *run) justCordoned(name string) bool {
-	r.fast.mu.Lock()
-	defer r.fast.mu.Unlock()
-	at, ok := r.fast.cordonedAt[name]
-	delete(r.fast.cordonedAt, name)
-	return ok && r.e.cfg.Clock.Since(at) < freshCordon
+// justCordoned reports a node this run cordoned less than freshCordon before now: its
+// drain starts without reading it again. It answers once: a retry reads the node.
+func (f *fastStart) justCordoned(name string, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at, ok := f.cordonedAt[name]
+	delete(f.cordonedAt, name)
+	return ok && now.Sub(at) < freshCordon
 }
 
 // fromPlan wraps the pod informer's ListWatch so that its first list is the plan's (when
 // the plan listed every pod): the informer then watches from the plan's resourceVersion.
 // A later list (the watch expired) is a real one.
-func (r *run) fromPlan(lw *cache.ListWatch) cache.ListerWatcher {
-	if r.pf == nil || r.pf.listed == nil || r.pf.listedRV == "" {
+func (pf *preflight) fromPlan(lw *cache.ListWatch) cache.ListerWatcher {
+	if pf == nil || pf.listed == nil || pf.listedRV == "" {
 		return lw
 	}
 	n := 0
-	for _, pods := range r.pf.listed {
+	for _, pods := range pf.listed {
 		n += len(pods)
 	}
 	// Sized once: appending 11,000 pods one by one took 0.85 s of growing and copying.
-	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: r.pf.listedRV}, Items: make([]corev1.Pod, 0, n)}
-	for _, pods := range r.pf.listed {
+	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: pf.listedRV}, Items: make([]corev1.Pod, 0, n)}
+	for _, pods := range pf.listed {
 		for _, obj := range pods {
 			if p, ok := obj.(*corev1.Pod); ok {
 				list.Items = append(list.Items, *p) // a copy: the informer's transform trims it
 			}
 		}
 	}
-	r.pf.listed = nil // the run's from now on
+	pf.listed = nil // the run's from now on
 	return &seededListWatch{ListWatch: lw, first: list}
 }
 

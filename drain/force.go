@@ -138,7 +138,7 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 		fp := ForcedPod{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), BlockedFor: blockedFor}
 		numbers := "pdb " + fp.PDB
 		var budget *policyv1.PodDisruptionBudget
-		if b := r.budgetLocked(keys[0]); b != nil {
+		if b := r.book.budgetLocked(keys[0]); b != nil {
 			fp.Budget = budgetNumbers(b)
 			numbers = fmt.Sprintf("pdb %s (%s)", keys[0], b.Numbers())
 			budget = b.PDB
@@ -146,7 +146,7 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 		msg := fmt.Sprintf("forcing pod %s on node %s: blocked %s by %s; deleting it, not evicting it (--on-blocked=force --force-after %s)",
 			st.key, st.node, blockedFor, numbers, r.e.cfg.ForceAfter)
 		r.planned.forcing[st.key] = true
-		r.unparkLocked(st)
+		r.book.unparkLocked(st)
 		nb := fp.Budget
 		r.e.emit(event.Event{Type: event.EventPodForced, Node: st.node, Pod: st.key, PDB: fp.PDB, Reason: ReasonPodForced, Message: msg, Budget: &nb})
 		st, pod, grace := st, st.pod, r.graceLocked(st.pod)

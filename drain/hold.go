@@ -15,6 +15,16 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
+// nodeHolds keeps the node records this run holds: it takes a node (waiting for
+// another run's hold to end), renews its heartbeat, writes its state and lets it go,
+// and notices a node another run took over (leave.go). Its per-node state is in
+// nodeState.pol, guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
+type nodeHolds struct {
+	r *run
+}
+
 // A run owns the nodes it works on. Its record on a node (noderecord) names it; while it
 // drains the node it renews a heartbeat there; every write of a node's cordon or record
 // is conditional on the record not being another live run's. A run that finds a node held
@@ -34,11 +44,11 @@ const heldPoll = 5 * time.Second
 const releaseTimeout = 10 * time.Second
 
 // self is the run's identity as recorded on its nodes.
-func (r *run) self() *noderecord.Run { return r.e.cfg.origin() }
+func (nh *nodeHolds) self() *noderecord.Run { return nh.r.e.cfg.origin() }
 
 // ours reports whether the node's record names this run.
-func (r *run) ours(n *corev1.Node) bool {
-	return noderecord.Read(n, "").Run.ID == r.self().ID
+func (nh *nodeHolds) ours(n *corev1.Node) bool {
+	return noderecord.Read(n, "").Run.ID == nh.self().ID
 }
 
 // asHeld returns the HeldError in err, if any.
@@ -52,7 +62,8 @@ func asHeld(err error) *noderecord.HeldError {
 
 // heldByLocked says, once per holder, that another run holds the node, and decides: wait
 // for it (true), or stop the run (--on-blocked=fail; false: the node failed, untouched).
-func (r *run) heldByLocked(ns *nodeState, held *noderecord.HeldError) bool {
+func (nh *nodeHolds) heldByLocked(ns *nodeState, held *noderecord.HeldError) bool {
+	r := nh.r
 	ns.pol.held, ns.pol.cordonedHere = false, false
 	fail := r.e.cfg.OnBlocked == OnBlockedFail
 	if ns.pol.heldBy != held.Holder.ID {
@@ -76,10 +87,11 @@ func (r *run) heldByLocked(ns *nodeState, held *noderecord.HeldError) bool {
 // waitHeld marks this run as waiting on the node (best effort: the holder leaves a node
 // it never started cordoned for it) and waits heldPoll; false when ctx ended or the
 // --not-after deadline passed (the node is then not started).
-func (r *run) waitHeld(ctx context.Context, ns *nodeState) bool {
-	id := r.self().ID
+func (nh *nodeHolds) waitHeld(ctx context.Context, ns *nodeState) bool {
+	r := nh.r
+	id := nh.self().ID
 	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
-		if n.Annotations[noderecord.AnnotationWaiting] == id || r.ours(n) {
+		if n.Annotations[noderecord.AnnotationWaiting] == id || nh.ours(n) {
 			return nil, nil
 		}
 		return map[string]any{"metadata": map[string]any{"annotations": map[string]any{noderecord.AnnotationWaiting: id}}}, nil
@@ -109,9 +121,10 @@ func (r *run) waitHeld(ctx context.Context, ns *nodeState) bool {
 // setState writes the node's state as this run's (see SetState), and lets the node go
 // unless the state is noderecord.StateDraining. A node another live run holds now is not written:
 // that is said, and the error returned.
-func (r *run) setState(ctx context.Context, ns *nodeState, state, why string) error {
+func (nh *nodeHolds) setState(ctx context.Context, ns *nodeState, state, why string) error {
+	r := nh.r
 	err := r.retryTransient(ctx, func() error {
-		return SetState(ctx, r.e.cfg.Client, ns.name, state, r.e.cfg.Clock.Now(), why, r.self())
+		return SetState(ctx, r.e.cfg.Client, ns.name, state, r.e.cfg.Clock.Now(), why, nh.self())
 	})
 	r.lock()
 	defer r.unlock()
@@ -143,7 +156,8 @@ const heartbeatCheck = noderecord.HeartbeatInterval / 5
 // heartbeat is so never much older than the interval and a check, well within
 // noderecord.HeartbeatExpiry. A node whose record another run has taken meanwhile (this
 // run was taken for dead) is left to it: said, and failed here without a write.
-func (r *run) heartbeat(ctx context.Context) {
+func (nh *nodeHolds) heartbeat(ctx context.Context) {
+	r := nh.r
 	r.every(ctx, heartbeatCheck, func() {
 		r.lock()
 		now := r.e.cfg.Clock.Now()
@@ -155,20 +169,21 @@ func (r *run) heartbeat(ctx context.Context) {
 		}
 		sort.Slice(held, func(i, j int) bool { return held[i].pol.beatAt.Before(held[j].pol.beatAt) })
 		r.unlock()
-		atOnce(held, heartbeatWorkers, func(ns *nodeState) { r.renew(ctx, ns, now) })
+		atOnce(held, heartbeatWorkers, func(ns *nodeState) { nh.renew(ctx, ns, now) })
 	})
 }
 
 // renew renews the heartbeat of one held node at now: one PATCH while the record is this
 // run's; otherwise it reads the node to learn why.
-func (r *run) renew(ctx context.Context, ns *nodeState, now time.Time) {
+func (nh *nodeHolds) renew(ctx context.Context, ns *nodeState, now time.Time) {
+	r := nh.r
 	r.lock()
 	still := ns.pol.held && !ns.finished
 	r.unlock()
 	if !still {
 		return
 	}
-	if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *r.self(), now); err == nil {
+	if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *nh.self(), now); err == nil {
 		r.lock()
 		ns.pol.beatAt = now
 		r.unlock()
@@ -183,7 +198,7 @@ func (r *run) renew(ctx context.Context, ns *nodeState, now time.Time) {
 		switch {
 		case !still:
 			return nil, nil // let go meanwhile (released, not started, ...): no heartbeat
-		case rec.Run.ID == r.self().ID:
+		case rec.Run.ID == nh.self().ID:
 			return map[string]any{"metadata": noderecord.HeartbeatPatch(r.e.cfg.Clock.Now())}, nil
 		case rec.Run.ID == "":
 			return nil, nil // the record was removed (uncordon): the drain cordons it again
@@ -208,7 +223,8 @@ func (r *run) renew(ctx context.Context, ns *nodeState, now time.Time) {
 // releaseUnfinished is the end of a run by its timeout or an interruption: every node it
 // still holds stays cordoned, in noderecord.StateFailed with why (never left "draining"), within
 // releaseTimeout. Nodes another run took meanwhile are not written.
-func (r *run) releaseUnfinished(result error) {
+func (nh *nodeHolds) releaseUnfinished(result error) {
+	r := nh.r
 	why := "the run was interrupted before the node was drained; run the same command again to finish"
 	var te *TimeoutError
 	if errors.As(result, &te) {
@@ -226,10 +242,10 @@ func (r *run) releaseUnfinished(result error) {
 	defer cancel()
 	atOnce(held, cordonsAtOnce, func(ns *nodeState) {
 		_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
-			if !r.ours(n) {
+			if !nh.ours(n) {
 				return nil, nil
 			}
-			return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateFailed, r.e.cfg.Clock.Now(), r.self(), why)}, nil
+			return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateFailed, r.e.cfg.Clock.Now(), nh.self(), why)}, nil
 		})
 		if err != nil {
 			r.e.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
@@ -259,7 +275,8 @@ func atOnce[T any](items []T, k int, fn func(T)) {
 // for it (then it stays cordoned for that run, the record removed); a node cordoned
 // before keeps its cordon, the record removed. A node another run holds by now is left
 // to it, and that is said.
-func (r *run) releaseNotStarted(name string, cordonedHere bool) {
+func (nh *nodeHolds) releaseNotStarted(name string, cordonedHere bool) {
+	r := nh.r
 	var waiter, other string
 	var uncordoned bool
 	// Not cut by the run's own end (its context ends once every node is finished, which
@@ -268,7 +285,7 @@ func (r *run) releaseNotStarted(name string, cordonedHere bool) {
 	defer cancel()
 	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), name, false, func(n *corev1.Node) (map[string]any, error) {
 		waiter, other, uncordoned = "", "", false
-		if rec := noderecord.Read(n, ""); !r.ours(n) {
+		if rec := noderecord.Read(n, ""); !nh.ours(n) {
 			if rec.Run.ID != "" {
 				other = rec.Run.String()
 			}
@@ -309,15 +326,16 @@ func (r *run) releaseNotStarted(name string, cordonedHere bool) {
 // heartbeat. A node another live run holds is waited for (said once per holder) until it
 // lets the node go; with --on-blocked=fail, or past --not-after, the node ends there
 // (errNodeEnded).
-func (r *run) takeNode(ctx context.Context, ns *nodeState) error {
+func (nh *nodeHolds) takeNode(ctx context.Context, ns *nodeState) error {
+	r := nh.r
 	for {
 		var already bool
 		err := r.retryTransient(ctx, func() error {
-			if r.justCordoned(ns.name) { // this run cordoned it a moment ago (faststart.go)
+			if r.fast.justCordoned(ns.name, r.e.cfg.Clock.Now()) { // this run cordoned it a moment ago (faststart.go)
 				return nil
 			}
 			node, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})
-			if err != nil || (node.Spec.Unschedulable && node.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining && r.ours(node)) {
+			if err != nil || (node.Spec.Unschedulable && node.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining && nh.ours(node)) {
 				return err
 			}
 			r.lock()
@@ -328,7 +346,7 @@ func (r *run) takeNode(ctx context.Context, ns *nodeState) error {
 				r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
 					Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
 			}
-			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), r.self())
+			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), nh.self())
 			if err == nil {
 				r.lock()
 				if !had {
@@ -345,9 +363,9 @@ func (r *run) takeNode(ctx context.Context, ns *nodeState) error {
 			return err
 		}
 		r.lock()
-		wait := r.heldByLocked(ns, held)
+		wait := nh.heldByLocked(ns, held)
 		r.unlock()
-		if !wait || !r.waitHeld(ctx, ns) {
+		if !wait || !nh.waitHeld(ctx, ns) {
 			return errNodeEnded
 		}
 	}

@@ -26,7 +26,8 @@ const ReasonReleased = "Released"
 // its record rewritten by another run. Without it a run would go on evicting whatever the
 // scheduler puts back on a schedulable node, for as long as it lives. The heartbeat
 // (hold.go) finds a taken record too, but only at its next renewal, up to 30 s later.
-func (r *run) watchLeaves(ctx context.Context) {
+func (nh *nodeHolds) watchLeaves(ctx context.Context) {
+	r := nh.r
 	f := informers.NewSharedInformerFactoryWithOptions(r.e.cfg.Client, 0,
 		informers.WithTransform(trimManagedFields),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = noderecord.LabelState }))
@@ -34,7 +35,7 @@ func (r *run) watchLeaves(ctx context.Context) {
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
 			if n, ok := obj.(*corev1.Node); ok {
-				r.checkLeft(n)
+				nh.checkLeft(n)
 			}
 		},
 		// A node that no longer carries noderecord.LabelState left the watch's selection: its record
@@ -48,8 +49,8 @@ func (r *run) watchLeaves(ctx context.Context) {
 			case cache.DeletedFinalStateUnknown:
 				name = nameOfKey(o.Key)
 			}
-			if name != "" && r.holds(name) {
-				r.goroutine(func() { r.checkLeftNow(ctx, name) })
+			if name != "" && nh.holds(name) {
+				r.goroutine(func() { nh.checkLeftNow(ctx, name) })
 			}
 		},
 	})
@@ -63,7 +64,8 @@ func (r *run) watchLeaves(ctx context.Context) {
 }
 
 // holds reports whether the run holds the node and works on it still.
-func (r *run) holds(name string) bool {
+func (nh *nodeHolds) holds(name string) bool {
+	r := nh.r
 	r.lock()
 	defer r.unlock()
 	ns := r.nodes[name]
@@ -72,23 +74,25 @@ func (r *run) holds(name string) bool {
 
 // checkLeftNow reads the node and ends it for this run if it left (gone, uncordoned, its
 // record removed or another's).
-func (r *run) checkLeftNow(ctx context.Context, name string) {
+func (nh *nodeHolds) checkLeftNow(ctx context.Context, name string) {
+	r := nh.r
 	n, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
-		r.checkLeft(n)
+		nh.checkLeft(n)
 	case ctx.Err() == nil && apierrors.IsNotFound(err):
 		r.nodeGone(name) // its drain ends, gone, not failed (deadnode.go)
 	}
 }
 
 // checkLeft ends the node for this run when n says someone took it.
-func (r *run) checkLeft(n *corev1.Node) {
-	if !r.holds(n.Name) {
+func (nh *nodeHolds) checkLeft(n *corev1.Node) {
+	r := nh.r
+	if !nh.holds(n.Name) {
 		return
 	}
-	if why := leftBecause(n, r.self().ID, r.e.cfg.Clock.Now()); why != "" {
-		r.leave(n.Name, why)
+	if why := leftBecause(n, nh.self().ID, r.e.cfg.Clock.Now()); why != "" {
+		nh.leave(n.Name, why)
 	}
 }
 
@@ -111,7 +115,8 @@ func leftBecause(n *corev1.Node, self string, now time.Time) string {
 // leave ends the node for this run at once, because someone took it: no new eviction, no
 // wait, nothing written on the node (it is no longer this run's). The run goes on with its
 // other nodes; the node ends failed, with Reason ReasonReleased and why.
-func (r *run) leave(name, why string) {
+func (nh *nodeHolds) leave(name, why string) {
+	r := nh.r
 	r.lock()
 	defer r.unlock()
 	ns := r.nodes[name]

@@ -58,7 +58,7 @@ type nodeState struct {
 // (Config.Rolling) is drainRolling instead.
 func (r *run) drainNodes(ctx context.Context) {
 	if r.e.cfg.Rolling != nil {
-		r.drainRolling(ctx)
+		r.roller.drainRolling(ctx)
 		return
 	}
 	if sharedPodsFor(len(r.pf.plan.Nodes), r.e.cfg.MaxParallelNodes) {
@@ -107,7 +107,7 @@ func (r *run) drainNodes(ctx context.Context) {
 func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	nctx, stop := context.WithCancel(ctx)
 	defer stop()
-	err := r.takeNode(nctx, ns)
+	err := r.hold.takeNode(nctx, ns)
 	var store cache.Store
 	if err == nil {
 		store, err = r.nodePods(nctx, ns) // pods.go: shared or per node
@@ -305,11 +305,11 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 		if r.e.cfg.PodSelector != "" {
 			state = noderecord.StateSelectedDrained // only the selected pods went
 		}
-		err := r.setState(r.ctx, ns, state, "")
+		err := r.hold.setState(r.ctx, ns, state, "")
 		var after []event.Event
 		var stepErr error
 		if err == nil && r.e.cfg.Steps != nil && r.readyForAfter(ns) {
-			after, stepErr = r.e.cfg.Steps.After(r.ctx, ns.name) // Config.Steps (rolling.go)
+			after, stepErr = r.e.cfg.Steps.After(r.ctx, ns.name) // Config.Steps (steps.go)
 		}
 		r.lock()
 		ns.finishing = false
@@ -320,7 +320,7 @@ func (r *run) finishNodeLocked(ns *nodeState) {
 		case err != nil || (stepErr != nil && stepTransient(stepErr)):
 			r.lookLaterLocked(ns)
 		case stepErr != nil:
-			r.stepFailedLocked(ns, stepErr)
+			r.steps.failedLocked(ns, stepErr)
 		case ns.remaining > 0 || ns.looking:
 			// A pod arrived meanwhile; its eviction finishes the node.
 		default:

@@ -18,7 +18,7 @@ func (r *run) failNodeLocked(ns *nodeState, msg string) {
 	if ns.pol.held && r.ctx.Err() == nil {
 		ns.failing = true
 		r.later(func() {
-			if err := r.setState(r.ctx, ns, noderecord.StateFailed, msg); err != nil {
+			if err := r.hold.setState(r.ctx, ns, noderecord.StateFailed, msg); err != nil {
 				r.e.cfg.Logger.V(2).Info("could not record the failed state", "node", ns.name, "err", err)
 			}
 			r.lock()
@@ -49,7 +49,7 @@ func (r *run) endFailedLocked(ns *nodeState, msg, reason string) {
 	}
 	r.e.emit(event.Event{Type: event.EventNodeFailed, Node: ns.name, Message: msg, Reason: reason})
 	for _, st := range ns.byUID {
-		r.unparkLocked(st)
+		r.book.unparkLocked(st)
 	}
 	close(ns.finishedCh)
 	r.checkAllDoneLocked()

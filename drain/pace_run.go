@@ -11,57 +11,70 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
-// The run's side of pacing (pace.go): asking the pacer for an eviction's turn, telling it
-// what the run saw, and saying its changes.
+// pacing applies the pacer (pace.go) to the run: the pace of each eviction, what an
+// accepted eviction, a pod gone and a budget's status teach it, and the pace said when
+// it changes. Guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
+type pacing struct {
+	r *run
+	*pacer
+}
 
-// paceLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
+// turnLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
 // else how long it waits (when the pace quickens or stops, it is woken sooner).
-func (r *run) paceLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
+func (pc *pacing) turnLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
+	r := pc.r
 	if d.Budget() == nil || !d.Consumes() {
 		return 0 // no budget's allowance taken: the disruption controller does no work for it
 	}
-	return r.pace.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
+	return pc.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
 }
 
-// paceAcceptedLocked follows an accepted eviction that took a budget's allowance.
-func (r *run) paceAcceptedLocked(ev *eviction) {
+// acceptedLocked follows an accepted eviction that took a budget's allowance.
+func (pc *pacing) acceptedLocked(ev *eviction) {
+	r := pc.r
 	if ev.budget == "" {
 		return
 	}
 	listed := false
-	if b := r.budgetLocked(ev.budget); b != nil {
+	if b := r.book.budgetLocked(ev.budget); b != nil {
 		_, listed = b.PDB.Status.DisruptedPods[ev.pod.Name]
 	}
 	now := r.e.cfg.Clock.Now()
-	r.pace.acceptedEviction(ev.st.key, ev.pod.Name, ev.budget, recreatedUnderItsName(ev.pod), listed, now)
+	pc.acceptedEviction(ev.st.key, ev.pod.Name, ev.budget, recreatedUnderItsName(ev.pod), listed, now)
 	if ev.st.phase == finished { // its informer saw it go before the answer came
-		r.pace.gone(ev.st.key, now)
+		pc.gone(ev.st.key, now)
 	}
 }
 
-// paceGoneLocked tells the pacer a pod is gone.
-func (r *run) paceGoneLocked(st *podState) {
-	r.pace.gone(st.key, r.e.cfg.Clock.Now())
+// sawGoneLocked tells the pacer a pod is gone.
+func (pc *pacing) sawGoneLocked(st *podState) {
+	r := pc.r
+	pc.gone(st.key, r.e.cfg.Clock.Now())
 }
 
-// paceBudgetLocked tells the pacer a budget's status changed.
-func (r *run) paceBudgetLocked(p *policyv1.PodDisruptionBudget) {
-	r.sayPaceLocked(r.pace.budgetSeen(p, r.e.cfg.Clock.Now()))
+// budgetSeenLocked tells the pacer a budget's status changed.
+func (pc *pacing) budgetSeenLocked(p *policyv1.PodDisruptionBudget) {
+	r := pc.r
+	pc.sayLocked(pc.budgetSeen(p, r.e.cfg.Clock.Now()))
 }
 
 // paceTicks looks every paceTick at entries that outlive their pods.
-func (r *run) paceTicks(ctx context.Context) {
+func (pc *pacing) paceTicks(ctx context.Context) {
+	r := pc.r
 	r.every(ctx, paceTick, func() {
 		r.lock()
-		r.sayPaceLocked(r.pace.check(r.e.cfg.Clock.Now()))
+		pc.sayLocked(pc.check(r.e.cfg.Clock.Now()))
 		r.unlock()
 	})
 }
 
-// sayPaceLocked says the pacer's changes in the event stream and the -v log; pacing that
+// sayLocked says the pacer's changes in the event stream and the -v log; pacing that
 // lasts is said once as a warning (the normal output).
-func (r *run) sayPaceLocked(cs []paceChange) {
-	for _, key := range r.pace.turns.woken() {
+func (pc *pacing) sayLocked(cs []paceChange) {
+	r := pc.r
+	for _, key := range pc.turns.woken() {
 		r.add(key) // its turn came sooner: ask again now
 	}
 	for _, c := range cs {

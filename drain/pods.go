@@ -83,7 +83,7 @@ func (r *run) startSharedPods() (cache.SharedIndexInformer, error) {
 			return c.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
 		},
 	}
-	inf := cache.NewSharedIndexInformer(r.fromPlan(lw), &corev1.Pod{}, 0, cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
+	inf := cache.NewSharedIndexInformer(r.pf.fromPlan(lw), &corev1.Pod{}, 0, cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
 		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 			return []string{p.Spec.NodeName}, nil
 		}

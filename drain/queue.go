@@ -116,34 +116,34 @@ func (r *run) decideLocked(key string) *eviction {
 		r.checkTerminatingLocked(st, cur)
 		return nil
 	}
-	budgets := r.budgetsForLocked(cur)
+	budgets := r.book.budgetsForLocked(cur)
 	d := pdb.Decide(cur, budgets)
 	if b := d.Budget(); b != nil && (d.Consumes() || d.Verdict == pdb.Exhausted) {
-		if why := r.stale[b.Key()].why; why != "" {
-			r.parkLocked(st, budgets, string(pdb.Stale), why)
+		if why := r.watch.stale[b.Key()].why; why != "" {
+			r.book.parkLocked(st, budgets, string(pdb.Stale), why)
 			return nil
 		}
 	}
-	if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.reserved[b.Key()]) <= 0 {
-		r.parkLocked(st, budgets, string(pdb.Exhausted), r.numbersLocked(b))
+	if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.book.reserved[b.Key()]) <= 0 {
+		r.book.parkLocked(st, budgets, string(pdb.Exhausted), r.book.numbersLocked(b))
 		return nil
 	}
 	switch d.Verdict {
 	case pdb.Exhausted, pdb.Stale, pdb.Never, pdb.Negative:
-		if d.Verdict == pdb.Never && r.surgeLocked(st, cur, d.Budget()) {
+		if d.Verdict == pdb.Never && r.surges.surgeLocked(st, cur, d.Budget()) {
 			return nil // --surge moves it (surge.go)
 		}
 		// The server would refuse; wait for the budget's status to change instead.
 		msg := d.Reason
 		if b := d.Budget(); b != nil && d.Verdict == pdb.Exhausted {
-			msg = r.numbersLocked(b)
+			msg = r.book.numbersLocked(b)
 		}
-		r.parkLocked(st, budgets, string(d.Verdict), msg)
+		r.book.parkLocked(st, budgets, string(d.Verdict), msg)
 		return nil
 	case pdb.Multiple:
 		if st.blockPDB == pdb.JoinKeys(budgets) {
 			// Already refused with 500 under these budgets and none changed since.
-			r.parkLocked(st, budgets, string(d.Verdict), d.Reason)
+			r.book.parkLocked(st, budgets, string(d.Verdict), d.Reason)
 			return nil
 		}
 	}
@@ -151,7 +151,7 @@ func (r *run) decideLocked(key string) *eviction {
 		r.addAfter(key, wait)
 		return nil
 	}
-	if wait := r.paceLocked(st, cur, d); wait > 0 { // pace.go
+	if wait := r.pace.turnLocked(st, cur, d); wait > 0 { // pace.go
 		r.addAfter(key, wait)
 		return nil
 	}
@@ -164,7 +164,7 @@ func (r *run) decideLocked(key string) *eviction {
 	// Reserve the allowance before the call, so that concurrent workers never ask a
 	// budget for more than its status says it has. Only evidence releases it.
 	if b := d.Budget(); b != nil && d.Consumes() {
-		r.reserveLocked(b.Key(), st)
+		r.book.reserveLocked(b.Key(), st)
 	}
 	// Known before the request: its replacement may come back before the answer does.
 	if ref, tol := metav1.GetControllerOf(cur), cordonToleration(cur); ref != nil && tol != "" && r.nodes[st.node].tolerating != nil {
@@ -178,11 +178,11 @@ func (r *run) decideLocked(key string) *eviction {
 func (r *run) recordLocked(ev *eviction, ans answer) {
 	st, key, now := ev.st, ev.st.key, r.e.cfg.Clock.Now()
 	if ans.outcome != accepted {
-		r.releaseLocked(st) // the request failed: evidence that nothing was taken
+		r.book.releaseLocked(st) // the request failed: evidence that nothing was taken
 	}
-	r.surgeAnsweredLocked(st, ans.outcome) // --surge restores now (surge.go)
+	r.surges.surgeAnsweredLocked(st, ans.outcome) // --surge restores now (surge.go)
 	if ans.outcome == accepted {
-		r.paceAcceptedLocked(ev) // pace.go
+		r.pace.acceptedLocked(ev) // pace.go
 	}
 	if st.phase == finished {
 		return
@@ -218,15 +218,15 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		r.addAfter(key, delay)
 	case refusedByPDB:
 		named := ev.budgets
-		if b := r.budgetLocked(st.pod.Namespace + "/" + ans.pdb); b != nil {
+		if b := r.book.budgetLocked(st.pod.Namespace + "/" + ans.pdb); b != nil {
 			named = []*pdb.Budget{b}
 		}
-		r.parkLocked(st, named, "DisruptionBudget", ans.message)
-		r.wakeIfChangedLocked(st, ev.rvBefore)
+		r.book.parkLocked(st, named, "DisruptionBudget", ans.message)
+		r.book.wakeIfChangedLocked(st, ev.rvBefore)
 	case multiplePDBs:
-		r.parkLocked(st, ev.budgets, string(pdb.Multiple), pdb.Decide(ev.pod, ev.budgets).Reason)
+		r.book.parkLocked(st, ev.budgets, string(pdb.Multiple), pdb.Decide(ev.pod, ev.budgets).Reason)
 		st.blockPDB = pdb.JoinKeys(ev.budgets)
-		r.wakeIfChangedLocked(st, ev.rvBefore)
+		r.book.wakeIfChangedLocked(st, ev.rvBefore)
 	case fatal:
 		// Said once, by the node's failure, which names the pod and the server's reason.
 		st.blockMsg = ans.message

@@ -190,7 +190,7 @@ func (e *Engine) startRecorder() *recorder {
 // run's user when known, as the node's record and conditions do: who asked is part of
 // what happened to the node.
 func (r *run) recordEvent(node, eventType, reason, message string) {
-	if u := r.self().User; u != "" {
+	if u := r.hold.self().User; u != "" {
 		message += " (user " + u + ")"
 	}
 	r.rec.record(node, eventType, reason, message)
@@ -199,7 +199,7 @@ func (r *run) recordEvent(node, eventType, reason, message string) {
 // recordOn records an Event on a PodDisruptionBudget (best effort, never blocks): a
 // forced pod's Warning on its budget (force.go).
 func (r *run) recordOn(b *policyv1.PodDisruptionBudget, eventType, reason, message string) {
-	if u := r.self().User; u != "" {
+	if u := r.hold.self().User; u != "" {
 		message += " (user " + u + ")"
 	}
 	ref := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace, UID: b.UID}}

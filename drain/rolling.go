@@ -2,18 +2,21 @@ package drain
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
+
+// roller drives a rolling drain (Config.Rolling): the admission of each node, the soak
+// after it, the next node and when no node may start. Its Locked methods are called
+// with run.mu held; they make no API call and send on no channel: effects go through
+// run.later, events to the outbox (doc.go).
+type roller struct {
+	r *run
+}
 
 // Admitter decides when the next node of a rolling drain may start (Config.Rolling): a
 // NodePool's maxUnavailable, counting its members out of service.
@@ -41,79 +44,6 @@ type Admission struct {
 	Done []string
 }
 
-// NodeSteps are a caller's own steps around each node of a rolling drain (Config.Steps):
-// a pool move records the move before the cordon and relabels the node once it is
-// drained; a NoExecute rollout taints it. The engine calls them outside its lock, at most
-// once at a time per node.
-type NodeSteps interface {
-	// Before is called once the node is admitted, before its cordon. An error fails the
-	// node (one from the API server that asking again may change is retried).
-	Before(ctx context.Context, node string) error
-	// After is called once the node is drained and its state recorded, before it counts
-	// as finished and frees its slot (a moved node is uncordoned then, not at the end of
-	// the run). The events it returns follow the node's node.drained. An error from the
-	// API server that asking again may change is retried; any other fails the node, and
-	// the run's error wraps the first such error.
-	After(ctx context.Context, node string) ([]event.Event, error)
-}
-
-// stepTransient reports a step's error worth trying again: the API server's answer that
-// asking again may change, or the network; never the step's own verdict.
-func stepTransient(err error) bool {
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		return transient(err)
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
-}
-
-// before runs the caller's Before step for an admitted node; false when it failed (the
-// node is failed) or ctx ended.
-func (r *run) before(ctx context.Context, node string) bool {
-	s := r.e.cfg.Steps
-	if s == nil {
-		return true
-	}
-	var err error
-	for {
-		if err = s.Before(ctx, node); err == nil || !stepTransient(err) || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-r.e.cfg.Clock.After(retryDelay):
-		case <-ctx.Done():
-		}
-	}
-	if err == nil {
-		return true
-	}
-	if ctx.Err() == nil {
-		r.lock()
-		r.stepFailedLocked(r.nodes[node], err)
-		r.unlock()
-	}
-	return false
-}
-
-// stepFailedLocked fails the node on a step's error, keeping the first for the run's
-// result.
-func (r *run) stepFailedLocked(ns *nodeState, err error) {
-	if r.stepErr == nil {
-		r.stepErr = err
-	}
-	r.failNodeLocked(ns, err.Error())
-}
-
-// stepResultLocked is the run's error when nodes failed: it wraps the first step's
-// error, so that its kind (blocked by policy, ...) reaches the caller.
-func (r *run) stepResultLocked() error {
-	if r.stepErr == nil {
-		return fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
-	}
-	return fmt.Errorf("%d of %d nodes failed: %w", r.sum.NodesFailed, len(r.pf.plan.Nodes), r.stepErr)
-}
-
 // ReasonRoom is the Reason of the warning a rolling drain gives while no node may start.
 const ReasonRoom = "PoolBudget"
 
@@ -130,12 +60,13 @@ func (w *rolling) stop() { w.haltOnce.Do(func() { close(w.halt) }) }
 // admit waits until Config.Rolling lets node start, saying once per change what it
 // waits on; transient API errors are retried. False when it did not admit the node: the
 // run halted or ctx ended, or a lasting error, which fails the node.
-func (r *run) admit(ctx context.Context, w *rolling, node string, pending []int) bool {
+func (ro *roller) admit(ctx context.Context, w *rolling, node string, pending []int) bool {
+	r := ro.r
 	said := ""
 	for {
 		var why string
 		err := r.retryTransient(ctx, func() (err error) {
-			why, err = r.e.cfg.Rolling.Room(ctx, r.admission(node))
+			why, err = r.e.cfg.Rolling.Room(ctx, ro.admission(node))
 			return err
 		})
 		if err != nil {
@@ -184,7 +115,8 @@ func (r *run) admit(ctx context.Context, w *rolling, node string, pending []int)
 }
 
 // admission is what the engine knows of the run for node's admission.
-func (r *run) admission(node string) Admission {
+func (ro *roller) admission(node string) Admission {
+	r := ro.r
 	r.lock()
 	defer r.unlock()
 	a := Admission{Node: node}
@@ -207,7 +139,8 @@ func (r *run) admission(node string) Admission {
 // whose pods the budgets let go now (nextLocked), so that a node free to drain does not
 // queue behind one a budget holds: a held node would keep its slot, cordoned, for as long
 // as the budget holds it (a StatefulSet's pod can hold its budget for 2 minutes).
-func (r *run) drainRolling(ctx context.Context) {
+func (ro *roller) drainRolling(ctx context.Context) {
+	r := ro.r
 	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
 	w := &rolling{freed: make(chan struct{}, 1), halt: make(chan struct{})}
 	r.lock()
@@ -237,23 +170,23 @@ func (r *run) drainRolling(ctx context.Context) {
 			return
 		}
 		r.lock()
-		stopped := r.stopLocked(pending)
+		stopped := ro.stopLocked(pending)
 		i := -1
 		if !stopped {
-			i = r.nextLocked(pending)
+			i = ro.nextLocked(pending)
 		}
 		r.unlock()
 		if stopped {
 			return
 		}
 		np := r.pf.plan.Nodes[i]
-		admitted := r.admit(ctx, w, np.Name, pending)
+		admitted := ro.admit(ctx, w, np.Name, pending)
 		if ctx.Err() != nil {
 			return
 		}
 		r.lock()
 		failed := r.nodes[np.Name].finished // admission failed for good
-		stopped = !failed && r.stopLocked(pending)
+		stopped = !failed && ro.stopLocked(pending)
 		if admitted && !stopped {
 			r.nodes[np.Name].cordoning = true // counted as running from now on
 		}
@@ -267,7 +200,7 @@ func (r *run) drainRolling(ctx context.Context) {
 			continue
 		}
 		pending = slices.DeleteFunc(pending, func(j int) bool { return j == i })
-		if !r.before(ctx, np.Name) || !r.cordon(ctx, np.Name) {
+		if !r.steps.before(ctx, np.Name) || !r.cordon(ctx, np.Name) {
 			<-slots
 			continue
 		}
@@ -281,7 +214,7 @@ func (r *run) drainRolling(ctx context.Context) {
 				}
 			}()
 			r.drainNode(ctx, ns)
-			r.soak(ctx, w, ns)
+			ro.soak(ctx, w, ns)
 		})
 	}
 }
@@ -289,8 +222,9 @@ func (r *run) drainRolling(ctx context.Context) {
 // soak holds a drained node's slot for Policy.Soak (counted as in progress by the
 // window) while another node of the run is still to start; it ends early when the run
 // halts or is cancelled.
-func (r *run) soak(ctx context.Context, w *rolling, ns *nodeState) {
-	d := r.e.cfg.Soak - r.drainedBefore(ns.name)
+func (ro *roller) soak(ctx context.Context, w *rolling, ns *nodeState) {
+	r := ro.r
+	d := r.e.cfg.Soak - ro.drainedBefore(ns.name)
 	r.lock()
 	waiting := false
 	for _, other := range r.nodes {
@@ -318,7 +252,8 @@ func (r *run) soak(ctx context.Context, w *rolling, ns *nodeState) {
 // drainedBefore is how long ago an earlier run drained the node, as the plan found its
 // record (0 when this run drains it): a run resumed by a new leader soaks such a node for
 // what is left of its soak, not for a whole one again.
-func (r *run) drainedBefore(name string) time.Duration {
+func (ro *roller) drainedBefore(name string) time.Duration {
+	r := ro.r
 	n := r.pf.nodes[name]
 	if n == nil {
 		return 0
@@ -332,7 +267,8 @@ func (r *run) drainedBefore(name string) time.Duration {
 
 // stopLocked records the pending nodes as not started when the run may start no more
 // (--not-after passed, --on-blocked=fail stopped it), and says so.
-func (r *run) stopLocked(pending []int) bool {
+func (ro *roller) stopLocked(pending []int) bool {
+	r := ro.r
 	reason, msg := r.mayStartLocked()
 	if reason == "" {
 		return false
@@ -348,7 +284,8 @@ func (r *run) stopLocked(pending []int) bool {
 // nextLocked picks the pending node a rolling drain starts next: the first out of service
 // (cordoned before the run, or NotReady), else the first in plan order none of whose pods
 // a budget would hold back now, else the one with the fewest such pods.
-func (r *run) nextLocked(pending []int) int {
+func (ro *roller) nextLocked(pending []int) int {
+	r := ro.r
 	for _, i := range pending {
 		if np := r.pf.plan.Nodes[i]; np.AlreadyCordoned || r.e.cfg.Rolling.Unavailable(np.Name) {
 			return i
@@ -356,7 +293,7 @@ func (r *run) nextLocked(pending []int) int {
 	}
 	best, fewest := pending[0], -1
 	for _, i := range pending {
-		held := r.heldLocked(r.pf.plan.Nodes[i])
+		held := ro.heldLocked(r.pf.plan.Nodes[i])
 		if held == 0 {
 			return i
 		}
@@ -369,12 +306,13 @@ func (r *run) nextLocked(pending []int) int {
 
 // heldLocked counts the planned pods of a node that a budget would hold back now: under a
 // budget that allows no disruption, or on which pods of this run already wait.
-func (r *run) heldLocked(np event.NodePlan) int {
+func (ro *roller) heldLocked(np event.NodePlan) int {
+	r := ro.r
 	n := 0
 	for _, s := range np.Steps {
 		for _, b := range s.Decision.Budgets {
 			key := b.Key()
-			if live := r.budgetLocked(key); len(r.parked[key]) > 0 || (live != nil && live.Allowed() <= 0) {
+			if live := r.book.budgetLocked(key); len(r.book.parked[key]) > 0 || (live != nil && live.Allowed() <= 0) {
 				n++
 				break
 			}

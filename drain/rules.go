@@ -192,7 +192,7 @@ func (r *run) holdLocked(ns *nodeState) bool {
 			r.wakeAtLocked(ns, h)
 		}
 		r.diag.held[key] = h
-		r.sayHeldLocked(h, 0)
+		r.diag.sayHeldLocked(h, 0)
 	}
 	for key, h := range r.diag.held {
 		if h.node == ns.name && !seen[key] {
@@ -202,7 +202,8 @@ func (r *run) holdLocked(ns *nodeState) bool {
 	return held
 }
 
-func (r *run) sayHeldLocked(h *heldPod, waited time.Duration) {
+func (wd *waitDiag) sayHeldLocked(h *heldPod, waited time.Duration) {
+	r := wd.r
 	cause, remedy := r.e.waitCompletedWhy(h.pod, h.node)
 	if h.reason == ReasonDoNotDisrupt {
 		cause, remedy = r.e.doNotDisruptWhy(h.pod)
@@ -239,9 +240,10 @@ func (r *run) ruledPodChanged(ns *nodeState, oldObj, obj any) {
 }
 
 // heldBlockersLocked lists the pods rules hold, for the summary.
-func (r *run) heldBlockersLocked() []event.Blocker {
+func (wd *waitDiag) heldBlockersLocked() []event.Blocker {
+	r := wd.r
 	var out []event.Blocker
-	for _, h := range r.diag.held {
+	for _, h := range wd.held {
 		if r.nodes[h.node] != nil && r.nodes[h.node].finished {
 			continue
 		}
@@ -257,11 +259,11 @@ func (r *run) heldBlockersLocked() []event.Blocker {
 
 // explainBlockersLocked adds to the summary's blockers the cause and remedy last said of
 // each wait, and the pods rules hold.
-func (r *run) explainBlockersLocked(bs []event.Blocker) []event.Blocker {
+func (wd *waitDiag) explainBlockersLocked(bs []event.Blocker) []event.Blocker {
 	for i := range bs {
-		if w := r.diag.waits[bs[i].Pod]; w != nil {
+		if w := wd.waits[bs[i].Pod]; w != nil {
 			bs[i].Cause, bs[i].Remedy = w.ev.Cause, w.ev.Remedy
 		}
 	}
-	return append(bs, r.heldBlockersLocked()...)
+	return append(bs, wd.heldBlockersLocked()...)
 }

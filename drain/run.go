@@ -7,15 +7,12 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // Run drains the named nodes: it plans (changing nothing if any node fails kubectl's pod
@@ -59,7 +56,7 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	r := newRun(e, pf)
 	r.rec = e.startRecorder()
 	defer r.rec.stop() // flushed and shut down before the outbox closes (deferred after it)
-	r.resumeSurges(ctx)
+	r.surges.resumeSurges(ctx)
 	sum, err := r.run(ctx)
 	sum.Elapsed = e.cfg.Clock.Since(began)
 	return sum, err
@@ -91,40 +88,42 @@ type run struct {
 	// returns only once they are done.
 	releases sync.WaitGroup
 
-	mu       sync.Mutex
-	effects  []func()
-	pods     map[string]*podState
-	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
-	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
-	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
-	stale    map[string]staleMark            // pdb key -> why its status is stale (watchdog.go)
-	movedAt  map[string]time.Time            // pdb key -> when this run last saw it change
-	goneAt   map[string]time.Time            // pod key -> when it left, for staleness
-	nodes    map[string]*nodeState
-	diag     diagState              // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
-	surges   map[string]*surgeState // --surge, by the moved pod's UID (surge.go)
-	shared   sharedPods             // one pod informer for every node, when many drain at once (pods.go)
-	roll     *rolling               // a rolling drain's wake-ups (rolling.go); nil otherwise
-	stepErr  error                  // the first error of a caller's node step (Config.Steps)
-	pace     *pacer                 // the disruption controller's lag and the eviction pace (pace.go)
-	fast     fastStart              // the run's own cordons (faststart.go; its own lock)
-	sum      Summary
-	pol      runPolicy
-	planned  plannedState // dead nodes and force (deadnode.go, force.go)
-	done     chan struct{}
+	mu      sync.Mutex
+	effects []func()
+	pods    map[string]*podState
+	nodes   map[string]*nodeState
+	// The concerns: each keeps its own state, guarded by mu, and its methods (doc.go).
+	book    budgetBook   // reservations and the pods parked on each budget (budgets.go)
+	watch   budgetWatch  // whether a budget's status is current (watchdog.go)
+	diag    waitDiag     // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
+	hold    nodeHolds    // the node records this run holds, and leaves (hold.go, leave.go)
+	pace    pacing       // the disruption controller's lag and the eviction pace (pace_run.go)
+	blocked blockedClock // --blocked-after's clocks (blockedclock.go)
+	roller  roller       // a rolling drain (rolling.go)
+	steps   nodeSteps    // the caller's node steps (steps.go)
+	surges  surger       // --surge (surge.go)
+	shared  sharedPods   // one pod informer for every node, when many drain at once (pods.go)
+	roll    *rolling     // a rolling drain's wake-ups (rolling.go); nil otherwise
+	fast    fastStart    // the run's own cordons (faststart.go; its own lock)
+	sum     Summary
+	pol     runPolicy
+	planned plannedState // dead nodes and force (deadnode.go, force.go)
+	done    chan struct{}
 }
 
 func newRun(e *Engine, pf *preflight) *run {
-	return &run{
+	r := &run{
 		e: e, pf: pf,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(e.cfg.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Clock: e.cfg.Clock}),
-		pods: map[string]*podState{}, parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{},
-		index: map[string]*pdb.Index{}, stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{},
-		nodes: map[string]*nodeState{}, done: make(chan struct{}),
-		pace:    newPacer(e.cfg.PaceMargin),
+		pods: map[string]*podState{}, nodes: map[string]*nodeState{}, done: make(chan struct{}),
+		book:    newBudgetBook(),
+		watch:   newBudgetWatch(),
+		pace:    pacing{pacer: newPacer(e.cfg.PaceMargin)},
 		planned: newPlannedState(pf, e.cfg.Policy),
 	}
+	r.book.r, r.watch.r, r.diag.r, r.hold.r, r.pace.r, r.blocked.r, r.roller.r, r.steps.r, r.surges.r = r, r, r, r, r, r, r, r, r
+	return r
 }
 
 func (r *run) lock() { r.mu.Lock() }
@@ -185,17 +184,17 @@ func (r *run) run(parent context.Context) (Summary, error) {
 			}
 		}()
 	}
-	r.goroutine(func() { r.watchdog(ctx) })
-	r.goroutine(func() { r.waitLines(ctx) })
-	r.goroutine(func() { r.paceTicks(ctx) })
+	r.goroutine(func() { r.watch.watchdog(ctx) })
+	r.goroutine(func() { r.diag.waitLines(ctx) })
+	r.goroutine(func() { r.pace.paceTicks(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
-	r.goroutine(func() { r.heartbeat(ctx) })
+	r.goroutine(func() { r.hold.heartbeat(ctx) })
 	if r.e.cfg.DryRun == DryRunNone {
-		r.goroutine(func() { r.watchLeaves(ctx) })
+		r.goroutine(func() { r.hold.watchLeaves(ctx) })
 	}
-	r.goroutine(func() { r.sayPastDeadline(ctx) })
+	r.goroutine(func() { r.diag.sayPastDeadline(ctx) })
 	if r.e.cfg.OnBlocked == OnBlockedSkip || r.e.cfg.OnBlocked == OnBlockedForce {
-		r.goroutine(func() { r.watchBlocked(ctx) })
+		r.goroutine(func() { r.blocked.watchBlocked(ctx) })
 	}
 	if h := r.e.hooks.started; h != nil {
 		h(r)
@@ -222,7 +221,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	r.releases.Wait()
 	factory.Shutdown()
 	if result != nil && !errors.Is(context.Cause(parent), ErrPaused) {
-		r.releaseUnfinished(result) // the nodes it holds stay cordoned, failed, with why
+		r.hold.releaseUnfinished(result) // the nodes it holds stay cordoned, failed, with why
 	}
 	return r.finish(result, nil)
 }
@@ -272,7 +271,7 @@ func (r *run) startPDBInformer(ctx context.Context) (informers.SharedInformerFac
 	if err != nil {
 		return nil, fmt.Errorf("watch poddisruptionbudgets: %w", err)
 	}
-	r.pdbs = inf.GetIndexer()
+	r.book.pdbs = inf.GetIndexer()
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		if ctx.Err() != nil {
@@ -281,31 +280,6 @@ func (r *run) startPDBInformer(ctx context.Context) (informers.SharedInformerFac
 		return f, fmt.Errorf("watch poddisruptionbudgets: %w", ctx.Err())
 	}
 	return f, nil
-}
-
-// budgetsFor returns the budgets selecting pod. The index of a namespace is built once
-// per PDB change there.
-func (r *run) budgetsForLocked(pod *corev1.Pod) []*pdb.Budget {
-	return r.indexLocked(pod.Namespace).For(pod)
-}
-
-func (r *run) indexLocked(ns string) *pdb.Index {
-	ix := r.index[ns]
-	if ix == nil {
-		objs, _ := r.pdbs.ByIndex(cache.NamespaceIndex, ns)
-		pdbs := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
-		for _, o := range objs {
-			pdbs = append(pdbs, o.(*policyv1.PodDisruptionBudget))
-		}
-		ix = pdb.NewIndex(pdbs)
-		r.index[ns] = ix
-	}
-	return ix
-}
-
-func (r *run) budgetLocked(key string) *pdb.Budget {
-	ns, _, _ := cache.SplitMetaNamespaceKey(key)
-	return r.indexLocked(ns).Get(key)
 }
 
 func trimManagedFields(obj any) (any, error) {

@@ -17,6 +17,16 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
 )
 
+// surger runs --surge: a replacement started before a pod is evicted, and the
+// workload restored once it is done, including those an earlier run left. Its field is
+// guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
+type surger struct {
+	r     *run
+	byUID map[string]*surgeState // by the moved pod's UID
+}
+
 // Surger moves a pod whose budget never allows a disruption by surging its one-replica
 // Deployment (--surge). *surge.Surger implements it; Config.Surge nil means no surge.
 type Surger interface {
@@ -115,7 +125,8 @@ func (e *Engine) surgeDryRun(node string, s pdb.Step, mode string) bool {
 // resumeSurges finds the surges an interrupted run left for this run's nodes: one whose
 // pod is gone is restored at once; one whose pod is still there is finished by this run
 // (its eviction, once accepted, restores the count).
-func (r *run) resumeSurges(ctx context.Context) {
+func (sg *surger) resumeSurges(ctx context.Context) {
+	r := sg.r
 	s := r.e.cfg.Surge
 	if s == nil {
 		return
@@ -139,14 +150,14 @@ func (r *run) resumeSurges(ctx context.Context) {
 			continue
 		}
 		if !alive {
-			r.restore(ctx, t, "Resumed")
+			sg.restore(ctx, t, "Resumed")
 			continue
 		}
 		r.lock()
-		if r.surges == nil {
-			r.surges = map[string]*surgeState{}
+		if sg.byUID == nil {
+			sg.byUID = map[string]*surgeState{}
 		}
-		r.surges[t.PodUID] = &surgeState{target: t}
+		sg.byUID[t.PodUID] = &surgeState{target: t}
 		r.e.emit(event.Event{Type: event.EventSurgeStarted, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "Resumed",
 			Message: fmt.Sprintf("deployment %s was scaled from %d to %d replicas by an interrupted run to move pod %s; finishing it", t.Key(), t.Replicas, t.Replicas+1, t.Pod)})
 		r.unlock()
@@ -158,27 +169,28 @@ func (r *run) resumeSurges(ctx context.Context) {
 // and reports true: the pod is not parked as blocked but waits for the surge, which
 // queues it again once the new pod is Ready. A pod that can't be surged (false) waits
 // like any other.
-func (r *run) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool {
+func (sg *surger) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool {
+	r := sg.r
 	if r.e.cfg.Surge == nil || !r.e.cfg.Surge.Starts() || b == nil {
 		return false
 	}
-	if r.surges == nil {
-		r.surges = map[string]*surgeState{}
+	if sg.byUID == nil {
+		sg.byUID = map[string]*surgeState{}
 	}
-	ss := r.surges[string(pod.UID)]
+	ss := sg.byUID[string(pod.UID)]
 	switch {
 	case ss == nil:
 		ss = &surgeState{}
-		r.surges[string(pod.UID)] = ss
+		sg.byUID[string(pod.UID)] = ss
 		st.blockMsg = "surging its deployment"
 		p, budget := pod, b.PDB
-		r.goroutine(func() { r.surge(st, p, budget, ss) })
+		r.goroutine(func() { sg.surge(st, p, budget, ss) })
 		return true
 	case ss.refused:
 		return false
 	case ss.ready:
 		// The budget's status does not count the new pod yet: wait for it to change.
-		r.parkLocked(st, []*pdb.Budget{b}, string(pdb.Exhausted),
+		r.book.parkLocked(st, []*pdb.Budget{b}, string(pdb.Exhausted),
 			fmt.Sprintf("pdb %s %s; waiting for it to count the surged pod", b.Key(), b.Numbers()))
 		return true
 	}
@@ -186,7 +198,8 @@ func (r *run) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool {
 }
 
 // surge checks, starts and waits for the surge of pod's Deployment, then queues the pod.
-func (r *run) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruptionBudget, ss *surgeState) {
+func (sg *surger) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruptionBudget, ss *surgeState) {
+	r := sg.r
 	s, ctx := r.e.cfg.Surge, r.ctx
 	fail := func(err error) {
 		if ctx.Err() != nil {
@@ -236,19 +249,21 @@ func (r *run) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruptionBudg
 // surged pod's Deployment is restored at once. The old pod is terminating, so its
 // ReplicaSet no longer counts it; restoring now keeps the replacement the ReplicaSet may
 // already have created for it from ever becoming Ready (see the README's --surge section).
-func (r *run) surgeAnsweredLocked(st *podState, o outcome) {
-	ss := r.surges[string(st.pod.UID)]
+func (sg *surger) surgeAnsweredLocked(st *podState, o outcome) {
+	r := sg.r
+	ss := sg.byUID[string(st.pod.UID)]
 	if (o != accepted && o != gone) || ss == nil || ss.target == nil || ss.restoring {
 		return
 	}
 	ss.restoring = true
 	t := ss.target
-	r.goroutine(func() { r.restore(r.ctx, t, "") })
+	r.goroutine(func() { sg.restore(r.ctx, t, "") })
 }
 
 // restore brings t's Deployment back and says so; it runs even after an interrupt. A
 // surge resumed ("Resumed") is unwound: Ready surplus pods are evicted first.
-func (r *run) restore(ctx context.Context, t *surge.Target, reason string) {
+func (sg *surger) restore(ctx context.Context, t *surge.Target, reason string) {
+	r := sg.r
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), surgeTimeout)
 	defer cancel()
 	var res surge.Restored

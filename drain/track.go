@@ -22,7 +22,7 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 	}
 	if !st.stuckSaid {
 		st.stuckSaid = true
-		r.e.emit(r.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
+		r.e.emit(r.diag.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
 			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))}))
 	}
 	if skip > 0 {
@@ -60,10 +60,10 @@ func (r *run) goneLocked(st *podState) {
 		return
 	}
 	st.phase = finished
-	r.unparkLocked(st)
-	r.releaseLocked(st)
-	r.goneAt[st.key] = r.e.cfg.Clock.Now()
-	r.paceGoneLocked(st)
+	r.book.unparkLocked(st)
+	r.book.releaseLocked(st)
+	r.watch.goneAt[st.key] = r.e.cfg.Clock.Now()
+	r.pace.sawGoneLocked(st)
 	r.movedLocked(st.node)
 	r.e.emit(r.goneEventLocked(st)) // counted as evicted, or as forced (force.go)
 	ns := r.nodes[st.node]

@@ -20,10 +20,11 @@ import (
 // terminating ("allows 0: 1 taken by this drain's evictions in flight"); and the pods the
 // status still counts as disrupted that are gone (the disruption controller's lag, not
 // this drain's doing).
-func (r *run) numbersLocked(b *pdb.Budget) string {
+func (bk *budgetBook) numbersLocked(b *pdb.Budget) string {
+	r := bk.r
 	s := "pdb " + b.Key() + " " + b.Numbers()
 	taken := map[string]bool{}
-	for key := range r.reserved[b.Key()] {
+	for key := range bk.reserved[b.Key()] {
 		if st := r.pods[key]; st == nil || st.phase != finished {
 			taken[key] = true
 		}
@@ -33,7 +34,7 @@ func (r *run) numbersLocked(b *pdb.Budget) string {
 		key := b.PDB.Namespace + "/" + name
 		if st := r.pods[key]; st != nil && st.attempts > 0 && st.phase != finished {
 			taken[key] = true
-		} else if !taken[key] && r.podGoneLocked(b.Key(), key, at.Time) {
+		} else if !taken[key] && r.watch.podGoneLocked(b.Key(), key, at.Time) {
 			gone = append(gone, key)
 		}
 	}
@@ -52,14 +53,14 @@ func (r *run) numbersLocked(b *pdb.Budget) string {
 }
 
 // budgetsOfLocked returns the budgets a waiting pod's last wait named.
-func (r *run) budgetsOfLocked(st *podState) []*pdb.Budget {
+func (bk *budgetBook) budgetsOfLocked(st *podState) []*pdb.Budget {
 	keys, _, _ := strings.Cut(st.block, "|")
 	var out []*pdb.Budget
 	for _, k := range strings.Split(keys, ",") {
 		if k == "" {
 			continue
 		}
-		if b := r.budgetLocked(k); b != nil {
+		if b := bk.budgetLocked(k); b != nil {
 			out = append(out, b)
 		}
 	}
@@ -68,10 +69,11 @@ func (r *run) budgetsOfLocked(st *podState) []*pdb.Budget {
 
 // blockMsgLocked is st's wait message as it stands now: a wait on one exhausted budget
 // gives that budget's current numbers; any other wait its message as said.
-func (r *run) blockMsgLocked(st *podState) string {
+func (wd *waitDiag) blockMsgLocked(st *podState) string {
+	r := wd.r
 	if _, class, _ := strings.Cut(st.block, "|"); class == string(pdb.Exhausted) {
-		if bs := r.budgetsOfLocked(st); len(bs) == 1 {
-			return r.numbersLocked(bs[0])
+		if bs := r.book.budgetsOfLocked(st); len(bs) == 1 {
+			return r.book.numbersLocked(bs[0])
 		}
 	}
 	return st.blockMsg
@@ -82,16 +84,17 @@ func (r *run) blockMsgLocked(st *podState) string {
 // turnover, its cause (an unschedulable replacement with the scheduler's reason, a stale
 // status, ...) and remedy. The message says a cause once: one already in said (which it
 // records) is left to the Cause field. A pod that waits on no budget keeps b as it is.
-func (r *run) waitingBlockerLocked(st *podState, b event.Blocker, said map[string]bool) event.Blocker {
+func (wd *waitDiag) waitingBlockerLocked(st *podState, b event.Blocker, said map[string]bool) event.Blocker {
+	r := wd.r
 	if st.phase != waiting || st.block == "" {
 		return b
 	}
-	b.Message = r.blockMsgLocked(st)
-	budgets := r.budgetsOfLocked(st)
+	b.Message = wd.blockMsgLocked(st)
+	budgets := r.book.budgetsOfLocked(st)
 	if len(budgets) == 0 {
 		return b
 	}
-	d := r.diagnosisLocked(st, budgets)
+	d := wd.diagnosisLocked(st, budgets)
 	b.Cause, b.Remedy = d.Cause, d.Remedy
 	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) && !said[d.Cause] {
 		said[d.Cause] = true

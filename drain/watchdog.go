@@ -16,6 +16,22 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
+// budgetWatch tells whether a budget's status is current: when this run last saw each
+// budget change, the pods gone and when, and the budgets found stale. Its fields are
+// guarded by run.mu.
+// Its Locked methods are called with run.mu held; they make no API call and send on no
+// channel: effects go through run.later, events to the outbox (doc.go).
+type budgetWatch struct {
+	r       *run
+	stale   map[string]staleMark // pdb key -> why its status is stale
+	movedAt map[string]time.Time // pdb key -> when this run last saw it change
+	goneAt  map[string]time.Time // pod key -> when it left, for staleness
+}
+
+func newBudgetWatch() budgetWatch {
+	return budgetWatch{stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{}}
+}
+
 // probeTimeout bounds one GET /version.
 const probeTimeout = 5 * time.Second
 
@@ -39,7 +55,8 @@ func versionProbe(c kubernetes.Interface) func(ctx context.Context) error {
 // watchdog says out loud what watches hide: every ProbeInterval it checks that the API
 // server answers (watches retry a refused connection silently) and whether a budget's
 // status has gone stale (the disruption controller is not updating it).
-func (r *run) watchdog(ctx context.Context) {
+func (bw *budgetWatch) watchdog(ctx context.Context) {
+	r := bw.r
 	down := false
 	r.every(ctx, r.e.cfg.ProbeInterval, func() {
 		err := r.e.cfg.Probe(ctx)
@@ -57,10 +74,10 @@ func (r *run) watchdog(ctx context.Context) {
 		}
 		r.lock()
 		if r.pol.apiDown && !down {
-			r.restartClocksLocked() // --blocked-after counts again from now
+			r.blocked.restartClocksLocked() // --blocked-after counts again from now
 		}
 		r.pol.apiDown = down
-		r.checkStaleLocked()
+		bw.checkStaleLocked()
 		r.unlock()
 	})
 }
@@ -78,14 +95,15 @@ type staleMark struct {
 // more, or it has disagreed with its pods as last listed (a Ready replacement not
 // counted, say) for StaleAfter or more. Its pods stay parked and are not asked again
 // until the status changes.
-func (r *run) checkStaleLocked() {
+func (bw *budgetWatch) checkStaleLocked() {
+	r := bw.r
 	keys := map[string]bool{}
-	for k, ps := range r.parked {
+	for k, ps := range r.book.parked {
 		if len(ps) > 0 {
 			keys[k] = true
 		}
 	}
-	for k, ps := range r.reserved {
+	for k, ps := range r.book.reserved {
 		if len(ps) > 0 {
 			keys[k] = true
 		}
@@ -96,14 +114,14 @@ func (r *run) checkStaleLocked() {
 	}
 	sort.Strings(sorted)
 	for _, key := range sorted {
-		if _, already := r.stale[key]; already {
+		if _, already := bw.stale[key]; already {
 			continue
 		}
-		b := r.budgetLocked(key)
+		b := r.book.budgetLocked(key)
 		if b == nil {
 			continue
 		}
-		why, fromPods := r.staleWhyLocked(key, b)
+		why, fromPods := bw.staleWhyLocked(key, b)
 		if why == "" {
 			continue
 		}
@@ -112,9 +130,9 @@ func (r *run) checkStaleLocked() {
 			ask = "running, or far behind?"
 		}
 		msg := fmt.Sprintf("pdb %s: its status is stale: %s; is kube-controller-manager (the disruption controller) %s Its pods wait and are not asked again until the status changes", key, why, ask)
-		r.stale[key] = staleMark{why: msg, rv: b.PDB.ResourceVersion, fromPods: fromPods}
+		bw.stale[key] = staleMark{why: msg, rv: b.PDB.ResourceVersion, fromPods: fromPods}
 		r.e.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
-		for _, st := range r.parked[key] {
+		for _, st := range r.book.parked[key] {
 			st.blockMsg = msg
 		}
 	}
@@ -123,8 +141,9 @@ func (r *run) checkStaleLocked() {
 // staleWhyLocked says why b's status is stale ("" while it may be current), and whether
 // that is read from its pods (the status disagrees with them) rather than from a gone pod
 // it still lists.
-func (r *run) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
-	if name, since := r.goneListedLocked(b.PDB); name != "" {
+func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
+	r := bw.r
+	if name, since := bw.goneListedLocked(b.PDB); name != "" {
 		return fmt.Sprintf("it still counts as disrupted pod %s, gone for %s", name, since.Round(time.Second)), false
 	}
 	sel := r.diag.selected[key]
@@ -134,12 +153,12 @@ func (r *run) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
 	// The status as it stands against the pods as they stand: listed after the status
 	// last changed, and lately.
 	now := r.e.cfg.Clock.Now()
-	if sel.at.Before(r.movedAt[key]) || now.Sub(sel.at) > 2*r.e.cfg.DiagnoseInterval {
+	if sel.at.Before(bw.movedAt[key]) || now.Sub(sel.at) > 2*r.e.cfg.DiagnoseInterval {
 		return "", false
 	}
 	// A busy controller-manager lags its pods too, but it goes on writing the status: a
 	// disagreement counts only once the status has not changed for as long.
-	lasted := min(r.diag.tracker.Since(key, now), now.Sub(r.movedAt[key]))
+	lasted := min(r.diag.tracker.Since(key, now), now.Sub(bw.movedAt[key]))
 	if lasted < r.e.cfg.StaleAfter {
 		return "", false
 	}
@@ -152,12 +171,13 @@ func (r *run) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
 // agreesLocked is told that a fresh list of key's pods agrees with its status: a budget
 // called stale from its pods is current after all (a controller-manager far behind caught
 // up without a change of this status), and its pods may be asked again.
-func (r *run) agreesLocked(key string) {
-	if !r.stale[key].fromPods {
+func (bw *budgetWatch) agreesLocked(key string) {
+	r := bw.r
+	if !bw.stale[key].fromPods {
 		return
 	}
-	delete(r.stale, key)
-	r.wakeBudgetLocked(key)
+	delete(bw.stale, key)
+	r.book.wakeBudgetLocked(key)
 }
 
 // disruptedPodTimeout is how long the disruption controller keeps a pod in a budget's
@@ -174,7 +194,8 @@ func recreatedUnderItsName(p *corev1.Pod) bool {
 
 // goneListedLocked returns a pod the status lists in disruptedPods that this run saw gone
 // StaleAfter ago or more, and for how long.
-func (r *run) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Duration) {
+func (bw *budgetWatch) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Duration) {
+	r := bw.r
 	now := r.e.cfg.Clock.Now()
 	var names []string
 	for name := range p.Status.DisruptedPods {
@@ -183,7 +204,7 @@ func (r *run) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Du
 	sort.Strings(names)
 	for _, name := range names {
 		key := p.Namespace + "/" + name
-		at, ok := r.goneAt[key]
+		at, ok := bw.goneAt[key]
 		if !ok {
 			continue
 		}
@@ -203,8 +224,8 @@ func (r *run) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Du
 	return "", 0
 }
 
-func (r *run) listsGoneLocked(p *policyv1.PodDisruptionBudget) bool {
-	name, _ := r.goneListedLocked(p)
+func (bw *budgetWatch) listsGoneLocked(p *policyv1.PodDisruptionBudget) bool {
+	name, _ := bw.goneListedLocked(p)
 	return name != ""
 }
 
@@ -221,4 +242,81 @@ func (r *run) every(ctx context.Context, period time.Duration, fn func()) {
 		}
 		fn()
 	}
+}
+
+// notCurrentWhyLocked says why key's status is not current ("" when it is, or when the
+// budget is unknown): the watchdog called it stale, its observedGeneration is behind its
+// generation (the server refuses evictions then), it still counts as disrupted a pod that
+// is gone, or its pods as last listed disagree with it (the disruption controller has not
+// caught up, or is not running). Unlike the watchdog's warning (StaleAfter, which names
+// kube-controller-manager), this waits for nothing: it is evidence at once.
+func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
+	r := bw.r
+	if m, ok := bw.stale[key]; ok {
+		return m.why
+	}
+	b := r.book.budgetLocked(key)
+	if b == nil {
+		return ""
+	}
+	if b.Stale() {
+		return fmt.Sprintf("pdb %s: status.observedGeneration %d is behind generation %d", key, b.PDB.Status.ObservedGeneration, b.PDB.Generation)
+	}
+	if name := bw.goneListedNowLocked(b); name != "" {
+		return fmt.Sprintf("pdb %s: status.disruptedPods still counts pod %s, which is gone", key, name)
+	}
+	// Its pods, listed after the status last changed and lately, disagree with it (a
+	// Ready replacement not counted): the disruption controller has not caught up.
+	now := r.e.cfg.Clock.Now()
+	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(bw.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
+		if d := diagnose.Disagreement(b, r.diag.liveLocked(sel), sel.at); d != "" {
+			return fmt.Sprintf("pdb %s: %s", key, d)
+		}
+	}
+	return ""
+}
+
+// goneListedNowLocked returns the first pod (by name) the budget's status lists in
+// disruptedPods that is gone now, "" when none is known to be.
+func (bw *budgetWatch) goneListedNowLocked(b *pdb.Budget) string {
+	listed := b.PDB.Status.DisruptedPods
+	names := make([]string, 0, len(listed))
+	for name := range listed {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		key := b.PDB.Namespace + "/" + name
+		if bw.podGoneLocked(b.Key(), key, listed[name].Time) {
+			return key
+		}
+	}
+	return ""
+}
+
+// podGoneLocked reports whether no pod of that key exists, as far as the run can tell: the
+// shared pod informer holds every pod; else a pod tracked on its node is there until the
+// run saw it go; else the budget's pods as last listed (after the entry was written, and
+// after the run saw the pod go) tell; else the run's own record of the pods it saw go. A
+// pod of that name that exists again (a StatefulSet's) is not gone: the disruption
+// controller keeps the entry for it until the entry expires, and its status is current.
+func (bw *budgetWatch) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
+	r := bw.r
+	if idx := r.shared.indexer(); idx != nil {
+		_, exists, err := idx.GetByKey(key)
+		return err == nil && !exists
+	}
+	if st := r.pods[key]; st != nil && st.phase != finished {
+		return false
+	}
+	goneAt, seenGone := bw.goneAt[key]
+	if sel := r.diag.selected[pdbKey]; sel != nil && !sel.at.IsZero() && sel.at.After(listedAt) && (!seenGone || sel.at.After(goneAt)) {
+		for _, p := range sel.pods {
+			if p.Namespace+"/"+p.Name == key {
+				return false
+			}
+		}
+		return true
+	}
+	return seenGone
 }
