@@ -3,7 +3,6 @@ package drain
 import (
 	"context"
 	"errors"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // The policy's defaults (its validation is Settings.Validate's: settings_test.go).

@@ -2,7 +2,6 @@ package drain
 
 import (
 	"context"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // The state transitions, each as the patch this tool sends, read back as ReadState sees

@@ -3,7 +3,6 @@ package operation
 import (
 	"context"
 	"errors"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +15,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // TestConditionsFollowTheEvents: each sequence of a run's events leaves the node with the

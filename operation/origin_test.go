@@ -2,10 +2,10 @@ package operation
 
 import (
 	"context"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // The user recorded on the nodes is the requester's when a run is made on someone's

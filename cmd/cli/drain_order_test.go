@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
 // --drain-order and --drain-order-file: good rules reach the settings (the flag's first,

@@ -8,10 +8,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/bench/floor"
 	"sort"
 	"time"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/bench/floor"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 )
 

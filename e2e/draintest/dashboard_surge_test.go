@@ -1,16 +1,11 @@
 package draintest
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
@@ -34,15 +29,7 @@ func TestDashboardUncordonRestoresASurge(t *testing.T) {
 		t.Fatalf("after the timeout: %s, want it still surged", got)
 	}
 
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = ptr.To(shared.Kubeconfig)
-	ctx, cancel := context.WithCancel(e.Ctx)
-	b, wait, err := cli.DashboardBackend(ctx, &cli.Common{ConfigFlags: flags, IOStreams: genericiooptions.NewTestIOStreamsDiscard()})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	defer func() { cancel(); wait() }()
+	b := fixture.Dashboard(t, e.Ctx, shared.Kubeconfig)
 	ch, stop, err := b.Start(confirm.Request{Action: confirm.Uncordon, Nodes: []string{e.Nodes[0]}})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ package draintest
 import (
 	"context"
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Test 1 runs first and alone (not parallel), so its figures are not mixed with others'.

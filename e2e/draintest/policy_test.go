@@ -2,7 +2,6 @@ package draintest
 
 import (
 	"encoding/json"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os/exec"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // --on-blocked=skip: three nodes, one holding the pods of a budget that never allows a

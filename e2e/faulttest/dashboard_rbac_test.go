@@ -1,41 +1,19 @@
 package faulttest
 
 import (
-	"context"
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"maps"
 	"strings"
 	"testing"
 	"time"
 
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/utils/ptr"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 )
-
-// dashboard is the dashboard's Backend on the cluster as the kubeconfig's user, with no
-// terminal; its actions end when the test does.
-func dashboard(t *testing.T, ctx context.Context, kubeconfig string) tui.Backend {
-	t.Helper()
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = ptr.To(kubeconfig)
-	ctx, cancel := context.WithCancel(ctx)
-	b, wait, err := cli.DashboardBackend(ctx, &cli.Common{ConfigFlags: flags, IOStreams: genericiooptions.NewTestIOStreamsDiscard()})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); wait() })
-	return b
-}
 
 // act starts req on the dashboard's Backend and returns its events once it ends.
 func act(t *testing.T, b tui.Backend, req confirm.Request) []event.Event {
@@ -75,7 +53,7 @@ func TestDashboardDrainWithoutEvictionFailsBeforeAnyCordon(t *testing.T) {
 	before := e.Node(e.Nodes[0])
 	noEvict, noEvictUser := userKubeconfig(t, e, "dash-no-evict", without(maintainerRules(), "pods/eviction", "create"))
 
-	evs := act(t, dashboard(t, e.Ctx, noEvict), confirm.Request{Action: confirm.Drain, Nodes: []string{e.Nodes[0]}, Options: confirm.DefaultOptions()})
+	evs := act(t, fixture.Dashboard(t, e.Ctx, noEvict), confirm.Request{Action: confirm.Drain, Nodes: []string{e.Nodes[0]}, Options: confirm.DefaultOptions()})
 	want := fmt.Sprintf(`cannot create pods/eviction in namespace %q (user %q)`, e.NS, noEvictUser)
 	if len(evs) != 1 || evs[0].Type != event.EventNodeFailed || !strings.Contains(evs[0].Message, want) {
 		t.Errorf("events %v, want one node.failed naming %q", evs, want)
@@ -88,7 +66,7 @@ func TestDashboardDrainWithoutEvictionFailsBeforeAnyCordon(t *testing.T) {
 		t.Errorf("%d pods on the node, want its 1 pod left", len(left))
 	}
 
-	admin := dashboard(t, e.Ctx, shared.Kubeconfig)
+	admin := fixture.Dashboard(t, e.Ctx, shared.Kubeconfig)
 	act(t, admin, confirm.Request{Action: confirm.Cordon, Nodes: []string{e.Nodes[0]}})
 	st := noderecord.Read(e.Node(e.Nodes[0]), nodepool.MoveAnnotation)
 	if !strings.HasPrefix(st.Command, "kubectl maintenance dashboard (cordon "+e.Nodes[0]) || st.User == "" {

@@ -2,7 +2,6 @@ package forcetest
 
 import (
 	"context"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // A node deleted while it drains (its pod waits on a budget that never allows a

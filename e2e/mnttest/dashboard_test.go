@@ -7,13 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli"
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
@@ -36,14 +33,8 @@ func TestDashboardListsPausesResumesAndCancelsAMaintenance(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.Ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { src.Run(ctx) })
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = ptr.To(shared.Kubeconfig)
-	b, wait, err := cli.DashboardBackend(ctx, &cli.Common{ConfigFlags: flags, IOStreams: genericiooptions.NewTestIOStreamsDiscard()})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	defer func() { cancel(); wait(); wg.Wait() }()
+	defer func() { cancel(); wg.Wait() }()
+	b := fixture.Dashboard(t, ctx, shared.Kubeconfig)
 
 	// row waits for the source's row of the object to satisfy ok.
 	row := func(what string, ok func(data.MaintenanceRow) bool) data.MaintenanceRow {

@@ -1,7 +1,6 @@
 package mnttest
 
 import (
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Windows, test 1: a Maintenance created by drain --server-side --start 20s is Scheduled

@@ -6,11 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/utils/ptr"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
@@ -26,14 +21,8 @@ func TestDashboardMoveRunsTheDialogsPlan(t *testing.T) {
 	g := e.Guard()
 
 	ctx, cancel := context.WithTimeout(e.Ctx, 3*time.Minute)
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = ptr.To(shared.Kubeconfig)
-	b, wait, err := cli.DashboardBackend(ctx, &cli.Common{ConfigFlags: flags, IOStreams: genericiooptions.NewTestIOStreamsDiscard()})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	defer func() { cancel(); wait() }()
+	defer cancel()
+	b := fixture.Dashboard(t, ctx, shared.Kubeconfig)
 
 	opts := confirm.DefaultOptions()
 	opts.IgnoreDaemonSets = true

@@ -2,11 +2,11 @@ package pooltest
 
 import (
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // A pool move honours --on-blocked=skip: the node holding a budget that never allows a

@@ -1,7 +1,6 @@
 package pooltest
 
 import (
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"maps"
 	"reflect"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Issue 11, test 1: four nodes move out of a pool with maxUnavailable 1; a node watcher

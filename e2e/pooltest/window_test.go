@@ -1,7 +1,6 @@
 package pooltest
 
 import (
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"testing"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // drain --pool rolls as a sliding window: a node held by a budget holds one of the pool's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"sync"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // ReasonAlreadyInPool qualifies the node.moved event of a node that was in the target

@@ -3,7 +3,6 @@ package roll
 import (
 	"context"
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"sync"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/reconciler"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Rollout rolls a pool's new NoExecute taints out to its members that lack them, as the

@@ -3,7 +3,6 @@ package roll
 import (
 	"context"
 	"fmt"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Window is the sliding window of a pool drain, move or rollout (see the package doc for

@@ -2,7 +2,6 @@ package roll
 
 import (
 	"context"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/ownership"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 var blue = map[string]string{nodepool.RoleLabel("blue"): ""}
