@@ -15,8 +15,8 @@ type Result struct {
 	Series []Series
 	Scalar bool
 	Number float64
-	// Span is the time between the first and the last scrape a range function read (the
-	// widest, when several did); 0 when the query has none.
+	// Span is the time between the first and the last scrape in a range function's window
+	// (the widest, when several); 0 when the query has none.
 	Span time.Duration
 }
 

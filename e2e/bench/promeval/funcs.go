@@ -101,26 +101,28 @@ func (p *parser) rangeFunc(fn string) (value, error) {
 		order int
 	}
 	by := map[string]*points{}
-	var prev *Scrape // the scrape before the current one, in the window
-	for i := range p.scrapes {
-		sc := &p.scrapes[i]
+	var first time.Time // of the window's scrapes
+	for _, sc := range p.scrapes {
 		if sc.At.Before(last.Add(-window)) {
 			continue
 		}
-		for _, s := range pick(*sc, name, ms) {
+		if first.IsZero() {
+			first = sc.At
+		}
+		for _, s := range pick(sc, name, ms) {
 			k := key(s.Name, s.Labels)
 			if by[k] == nil {
 				by[k] = &points{s: s}
-				if prev != nil && fn != "max_over_time" {
-					// Absent from the scrape before (of the same process): it was 0 then, as
-					// a counter is created at its first increment.
-					by[k].ts, by[k].vs = append(by[k].ts, prev.At), append(by[k].vs, 0)
+				if sc.At.After(first) && fn != "max_over_time" {
+					// Absent from the window's first scrape (of the same process): it was 0
+					// then, as a counter is created at its first increment.
+					by[k].ts, by[k].vs = append(by[k].ts, first), append(by[k].vs, 0)
 				}
 			}
 			by[k].ts, by[k].vs = append(by[k].ts, sc.At), append(by[k].vs, s.Value)
 		}
-		prev = sc
 	}
+	p.span = max(p.span, last.Sub(first))
 	out := value{vec: []Series{}}
 	for _, pt := range by {
 		s := Series{Labels: pt.s.Labels}
@@ -131,7 +133,6 @@ func (p *parser) rangeFunc(fn string) (value, error) {
 				s.Value = math.Max(s.Value, v)
 			}
 			out.vec = append(out.vec, s)
-			p.span = max(p.span, pt.ts[n-1].Sub(pt.ts[0]))
 			continue
 		}
 		if n < 2 {
@@ -145,11 +146,9 @@ func (p *parser) rangeFunc(fn string) (value, error) {
 				inc += pt.vs[i] // a counter reset: it restarted from 0
 			}
 		}
-		span := pt.ts[n-1].Sub(pt.ts[0])
-		p.span = max(p.span, span)
 		s.Value = inc
 		if fn == "rate" {
-			s.Value = inc / span.Seconds()
+			s.Value = inc / pt.ts[n-1].Sub(pt.ts[0]).Seconds()
 		}
 		out.vec = append(out.vec, s)
 	}

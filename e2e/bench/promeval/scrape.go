@@ -5,13 +5,15 @@
 // It knows the forms those queries use: a selector with =, != and =~ matchers; rate,
 // increase and max_over_time over a range; sum and sum by (...); histogram_quantile over
 // buckets; and a binary operator (*, /, >, <, >=, <=, ==, !=) between an expression and a
-// number or two expressions with the same labels (a ratio of sums). A range function
-// takes the scrapes in its window, cut to the scrapes there are: rate and increase are
-// the increase between the first and the last of them (counter resets handled, no
-// extrapolation to the window's edges, so they are Prometheus's figure over the span
-// the scrapes cover; a series absent from an earlier scrape in the window counts from 0
-// there, the scrapes being of one process whose counters are created at their first
-// increment, as Prometheus's created-timestamp zero ingestion does). A comparison filters, as PromQL's does without bool.
+// number or two expressions with the same labels (a ratio of sums). A comparison filters,
+// as PromQL's does without bool.
+//
+// A range function reads the scrapes in its window, cut to the scrapes there are: rate
+// and increase are the increase between the first and the last of them, counter resets
+// handled and no extrapolation to the window's edges (Prometheus's figure over the span
+// the scrapes cover). A series absent from the window's first scrape counts from 0 there:
+// the scrapes are of one process, whose counters are created at their first increment
+// (as Prometheus's created-timestamp zero ingestion does).
 package promeval
 
 import (
