@@ -8,8 +8,9 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/metrics"
 )
 
-// scrapes reads testdata/start.txt and testdata/end.txt, a minute apart: a controller's
-// endpoint in the format it serves, during and at the end of a 100-node Maintenance.
+// scrapes reads testdata/start.txt and testdata/end.txt, a minute apart: written in the
+// format a controller serves (the families of the reference and one of client-go's),
+// during and at the end of a 100-node Maintenance, with figures easy to check by hand.
 func scrapes(t *testing.T) []Scrape {
 	t.Helper()
 	t0 := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
@@ -119,5 +120,46 @@ func TestParseErrors(t *testing.T) {
 		if _, err := Parse([]byte(text+"\n"), time.Time{}, ""); err == nil {
 			t.Errorf("Parse(%q): no error", text)
 		}
+	}
+}
+
+// TestEvalRecordedScrape: the last scrape of a controller's whole endpoint, recorded at
+// the end of a small F5 (2 nodes, 19 evictions): every line of it parses, and the
+// queries read it as one scrape (a range function needs two: empty).
+func TestEvalRecordedScrape(t *testing.T) {
+	b, err := os.ReadFile("testdata/controller-f5.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(b, time.Date(2026, 11, 28, 7, 40, 0, 0, time.UTC), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := []Scrape{s}
+	tests := []struct{ query, want string }{
+		{`sum by (outcome) (kubectl_maintenance_evictions_total)`, `{outcome="accepted"} 19`},
+		{`sum by (outcome) (rate(kubectl_maintenance_evictions_total[5m]))`, `empty`},
+		{`sum by (reason) (kubectl_maintenance_pods_waiting) > 0`, `empty`},
+		// 1 node in (4, 8], 1 in (8, 16]: rank 1.8 falls 0.8 into (8, 16].
+		{`histogram_quantile(0.9, sum by (le) (kubectl_maintenance_node_drain_duration_seconds_bucket{result="drained"}))`, `{} 14.4`},
+		{`sum by (phase) (kubectl_maintenance_run_duration_seconds_count)`, `{phase="Succeeded"} 1`},
+		{`kubectl_maintenance_eviction_rate`, `{} 1.9`},
+		{`max_over_time(kubectl_maintenance_disruption_controller_lag_seconds[15m])`, `{} 0`},
+		{`kubectl_maintenance_maintenances{phase=~"Failed|Blocked|TimedOut|DeadlinePassed"} > 0`, `empty`},
+		{`kubectl_maintenance_maintenances > 0`, `{phase="Succeeded"} 1`},
+		{`sum by (state) (kubectl_maintenance_maintenance_nodes)`, `{state="Drained"} 2`},
+		{`sum(kubectl_maintenance_status_writes_total) * 60`, `{} 240`},
+		{`sum(rest_client_requests_total{code="201"}) / sum(rest_client_requests_total)`, `{} 0.6786`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			got, err := Eval(tt.query, ss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
 	}
 }
