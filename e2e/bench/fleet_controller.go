@@ -113,8 +113,10 @@ func (f *fleet) drainF5(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		began = time.Now()
 		var stopSampling func()
 		samples, stopSampling = sampleMetrics(ctx, addr, began)
+		// F1's settings: every node at once (the Maintenance's policy.maxParallelNodes;
+		// without it the controller drains 5 at a time, the default).
 		args := append(append(append(kube, "drain"), nodes...), "--server-side", "--name", "f5", "--ignore-daemonsets",
-			"--delete-emptydir-data", "--timeout", "30m", "-o", "json", "-v=6")
+			"--delete-emptydir-data", "--timeout", "30m", "-o", "json", "-v=6", fmt.Sprintf("--max-parallel-nodes=%d", len(nodes)))
 		follower = runProc(ctx, cfg.Plugin, args)
 		ended = time.Now()
 		stopSampling()
