@@ -110,6 +110,9 @@ type Result struct {
 	// MetricsTimeline (F5): seconds since the object's creation, evictions accepted, as the
 	// controller's metrics endpoint served them (scraped every second).
 	MetricsTimeline [][2]float64 `json:"metrics_timeline,omitempty"`
+	// MetricsQueries (F5): each family of the metrics reference with its example query
+	// evaluated on the controller's scrapes, at the last one (the end of F5).
+	MetricsQueries []MetricsQuery `json:"metrics_queries,omitempty"`
 	// Floor (fleet profile) is the fastest any tool could drain the phase on this
 	// cluster (package floor), from the run's sustained rate of pods becoming Ready.
 	Floor *floor.Floor `json:"floor,omitempty"`

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"net/http"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -62,80 +60,6 @@ func (b *bgProc) stop() proc {
 		}
 	}
 	return p
-}
-
-// scrapeSum reads a metrics endpoint and sums the samples of family whose labels
-// include match (name="value" pairs); ok is false when the family is absent.
-func scrapeSum(addr, family string, match ...string) (sum float64, ok bool, err error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return 0, false, err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, found := strings.CutPrefix(line, family)
-		if !found || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		all := true
-		for _, m := range match {
-			all = all && strings.Contains(rest, m)
-		}
-		if !all {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			sum, ok = sum+v, true
-		}
-	}
-	return sum, ok, sc.Err()
-}
-
-// metricsSampler scrapes a metrics endpoint's evictions accepted (and a controller's
-// nodes drained) every second; a scrape that fails (not yet serving) is skipped.
-type metricsSampler struct {
-	mu   sync.Mutex
-	pts  [][3]float64 // seconds since start, evictions accepted, nodes Drained
-	done chan struct{}
-}
-
-func sampleMetrics(ctx context.Context, addr string, start time.Time) (*metricsSampler, func()) {
-	s := &metricsSampler{done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			acc, _, err1 := scrapeSum(addr, "kubectl_maintenance_evictions_total", `outcome="accepted"`)
-			drained, _, err2 := scrapeSum(addr, "kubectl_maintenance_maintenance_nodes", `state="Drained"`)
-			if err1 == nil && err2 == nil {
-				s.mu.Lock()
-				s.pts = append(s.pts, [3]float64{time.Since(start).Seconds(), acc, drained})
-				s.mu.Unlock()
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s, func() { cancel(); <-s.done }
-}
-
-// timeline is the samples as (seconds, evictions accepted).
-func (s *metricsSampler) timeline() [][2]float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([][2]float64, 0, len(s.pts))
-	for _, p := range s.pts {
-		out = append(out, [2]float64{p[0], p[1]})
-	}
-	return out
 }
 
 func freePort() (string, error) {
@@ -189,11 +113,17 @@ func (f *fleet) drainF5(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		began = time.Now()
 		var stopSampling func()
 		samples, stopSampling = sampleMetrics(ctx, addr, began)
+		// F1's settings: every node at once (the Maintenance's policy.maxParallelNodes;
+		// without it the controller drains 5 at a time, the default).
 		args := append(append(append(kube, "drain"), nodes...), "--server-side", "--name", "f5", "--ignore-daemonsets",
-			"--delete-emptydir-data", "--timeout", "30m", "-o", "json", "-v=6")
+			"--delete-emptydir-data", "--timeout", "30m", "-o", "json", "-v=6", fmt.Sprintf("--max-parallel-nodes=%d", len(nodes)))
 		follower = runProc(ctx, cfg.Plugin, args)
 		ended = time.Now()
 		stopSampling()
+		// The end of F5: one last scrape, the controller still serving.
+		if err := samples.scrapeOnce(); err != nil {
+			cfg.Logf("fleet: F5: the last scrape of the controller's metrics: %v", err)
+		}
 		writes, _, _ = scrapeSum(addr, "kubectl_maintenance_status_writes_total")
 		ctl = bg.stop()
 		return []proc{follower, ctl}
@@ -224,6 +154,10 @@ func (f *fleet) drainF5(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	}
 	r.Lines = outputLines(follower.stdout, follower.stderr)
 	r.MetricsTimeline = samples.timeline()
+	r.MetricsQueries = samples.queries()
+	if err := samples.keepLast(cfg.RawDir, "F5-metrics.txt"); err != nil {
+		cfg.Logf("fleet: F5: %v", err)
+	}
 	for _, p := range r.MetricsTimeline {
 		if p[1] > 0 {
 			r.FirstEvictionSec = p[0] // at the scrape's resolution (1 s)

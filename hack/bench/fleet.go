@@ -126,6 +126,7 @@ func printFleet(rep *bench.Report) {
 		}
 		fmt.Println(line)
 	}
+	printQueries(rep.Results)
 	if r := walls["floor-rate"]; r > 0 {
 		fmt.Printf("floor: the run's sustained rate of pods becoming Ready, %.1f a second (best %.0f s window of any phase); floor = max(pods waiting for a replacement / rate, the slowest budget's waves × readiness) + termination\n", r, bench.FloorWindowSeconds)
 	}
@@ -154,4 +155,22 @@ func writeJSON(rep *bench.Report, dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "report.json"), b, 0o644)
+}
+
+// printQueries prints F5's metrics at its end: each family's example query (the metrics
+// reference's) evaluated on the controller's scrapes.
+func printQueries(rs []bench.Result) {
+	for _, r := range rs {
+		if r.Phase != "F5" || len(r.MetricsQueries) == 0 {
+			continue
+		}
+		fmt.Println("F5's metrics at its end (the controller's last scrape, F5-metrics.txt; a range function reads the scrapes in its window, cut to the run's):")
+		for _, q := range r.MetricsQueries {
+			span := ""
+			if q.SpanSec > 0 {
+				span = fmt.Sprintf("   [over the last %.0f s of scrapes]", q.SpanSec)
+			}
+			fmt.Printf("  %s\n    = %s%s\n", q.Query, q.Value, span)
+		}
+	}
 }

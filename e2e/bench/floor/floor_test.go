@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// The "recorded" cases take their evictions and walls from docs/bench/fleet-report.json
-// (1,000 nodes, 2026-11-27: F1 ours 1,001 evictions in 137.3 s, F4 ours 4,217 in 478.5 s);
+// The "recorded" cases take their evictions and walls from the 1,000-node fleet report of
+// 2026-11-27 (docs/bench/fleet-report.json until the run of 2026-11-28 replaced it: F1
+// ours 1,001 evictions in 137.3 s, F4 ours 4,217 in 478.5 s);
 // their budgets' pod counts are illustrative, not recorded.
 func TestOf(t *testing.T) {
 	tests := map[string]struct {
