@@ -41,10 +41,13 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	defer ticker.Stop()
 	// last is the time of the run's last progress write: a tick that comes less than
 	// about StatusInterval after it (the plan's write, made at once) writes nothing, so
-	// that the progress writes stay StatusInterval apart (≤ 12 a minute at 5 s).
+	// that the progress writes stay StatusInterval apart; the budget keeps any minute of
+	// the run's writes, the start's and the final one included, at 12 or fewer at 5 s.
 	last := r.Clock.Now()
+	budget := newWriteBudget(r.StatusInterval, last) // the start's write was made a moment ago
 	progress := func() {
 		last = r.Clock.Now()
+		budget.record(last)
 		wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
 		defer cancel()
 		waits, nodes, c := t.waits(), t.take(), t.counts(counts, nil)
@@ -72,7 +75,7 @@ loop:
 				progress()
 			}
 		case <-ticker.C():
-			if t.dirty && r.Clock.Since(last) >= r.StatusInterval*9/10 {
+			if t.dirty && r.Clock.Since(last) >= r.StatusInterval*9/10 && budget.allow(r.Clock.Now()) {
 				progress()
 			}
 		case <-closeC: // policy.onWindowClose Stop
