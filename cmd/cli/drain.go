@@ -123,7 +123,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&s.Force, "force", s.Force, "continue even if there are pods that do not declare a controller")
 	f.BoolVar(&s.IgnoreDaemonSets, "ignore-daemonsets", s.IgnoreDaemonSets, "ignore DaemonSet-managed pods")
 	f.BoolVar(&s.DeleteEmptyDirData, "delete-emptydir-data", s.DeleteEmptyDirData, "continue even if there are pods using emptyDir (local data that will be deleted when the node is drained)")
-	f.IntVar(&s.GracePeriodSeconds, "grace-period", s.GracePeriodSeconds, "period of time in seconds given to each pod to terminate gracefully; if negative, the pod's own value is used")
+	f.IntVar(&s.GracePeriodSeconds, "grace-period", s.GracePeriodSeconds, "period of time in seconds given to each pod to terminate gracefully; -1 uses the pod's own value")
 	f.DurationVar(&s.Timeout, "timeout", s.Timeout, "the length of time to wait before giving up (exit 124), zero means infinite")
 	f.StringVar(&s.PodSelector, "pod-selector", s.PodSelector, "label selector to filter pods on the node")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", o.DisableEviction, "not supported: this tool never bypasses PodDisruptionBudgets (use kubectl drain --disable-eviction)")
