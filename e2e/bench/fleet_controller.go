@@ -138,7 +138,12 @@ func (f *fleet) drainF5(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	r.PeakRSSMiB, r.CPUSec = ctl.rssMiB, ctl.cpuSec
 	r.FollowerRSSMiB = follower.rssMiB
 	r.ExitCode = follower.code
-	// Stopped by our SIGTERM, the plugin exits 130 as on Ctrl-C (cmd/kubectl-maintenance).
+	// Stopped by our SIGTERM, the plugin exits 130 as on Ctrl-C (cmd/kubectl-maintenance):
+	// the follower alone can give up.
+	r.GaveUp = 0
+	if follower.code != 0 {
+		r.GaveUp = 1
+	}
 	if ctl.code != 0 && ctl.code != 130 {
 		r.Error = fmt.Sprintf("controller exited %d: %.300s", ctl.code, tailErr(ctl.stderr))
 	} else if follower.code == 0 {
