@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,7 @@ type backend struct {
 	// shown is the move plan the dialog showed last (Plan), with its request's key: Start
 	// carries out what the user confirmed instead of planning again.
 	shown struct {
-		key  string
+		req  confirm.Request
 		plan *operation.Plan
 	}
 }
@@ -155,23 +156,21 @@ func (b *backend) planned(ctx context.Context, op *operation.Operator, req confi
 func (b *backend) keep(req confirm.Request, p *operation.Plan) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.shown.key, b.shown.plan = planKey(req), p
+	b.shown.req, b.shown.plan = req, p
 }
 
 // take returns (and forgets) the plan the dialog showed for req, nil if it showed none.
 func (b *backend) take(req confirm.Request) *operation.Plan {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.shown.plan == nil || b.shown.key != planKey(req) {
+	// The same action, nodes, pool and settings (as tui's dialog compares them).
+	if b.shown.plan == nil || !reflect.DeepEqual(b.shown.req, req) {
 		return nil
 	}
 	p := b.shown.plan
-	b.shown.key, b.shown.plan = "", nil
+	b.shown.req, b.shown.plan = confirm.Request{}, nil
 	return p
 }
-
-// planKey identifies a dialog's request: the same action, nodes, pool and settings.
-func planKey(req confirm.Request) string { return fmt.Sprintf("%#v", req) }
 
 // wait waits for every action to end (after the backend's context is cancelled).
 func (b *backend) wait() { b.runs.Wait() }
