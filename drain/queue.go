@@ -124,7 +124,7 @@ func (r *run) decideLocked(key string) *eviction {
 			return nil
 		}
 	}
-	if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.book.reserved[b.Key()]) <= 0 {
+	if b := d.Budget(); b != nil && d.Consumes() && r.book.roomLocked(b) <= 0 {
 		r.book.parkLocked(st, budgets, string(pdb.Exhausted), r.book.numbersLocked(b))
 		return nil
 	}
@@ -155,17 +155,19 @@ func (r *run) decideLocked(key string) *eviction {
 		r.addAfter(key, wait)
 		return nil
 	}
+	// Reserve the allowance before the call, so that concurrent workers, and the other
+	// runs of the process, never ask a budget for more than its status says it has. Only
+	// evidence releases it.
+	if b := d.Budget(); b != nil && d.Consumes() && !r.book.tryReserveLocked(b, st) {
+		r.book.parkLocked(st, budgets, string(pdb.Exhausted), r.book.numbersLocked(b)) // another run took the room
+		return nil
+	}
 	st.attempts++
 	var lag time.Duration
 	if !st.wokenAt.IsZero() {
 		lag, st.wokenAt = r.e.cfg.Clock.Since(st.wokenAt), time.Time{}
 	}
 	r.sum.Evictions++
-	// Reserve the allowance before the call, so that concurrent workers never ask a
-	// budget for more than its status says it has. Only evidence releases it.
-	if b := d.Budget(); b != nil && d.Consumes() {
-		r.book.reserveLocked(b.Key(), st)
-	}
 	// Known before the request: its replacement may come back before the answer does.
 	if ref, tol := metav1.GetControllerOf(cur), cordonToleration(cur); ref != nil && tol != "" && r.nodes[st.node].tolerating != nil {
 		r.nodes[st.node].tolerating[ref.UID] = tol
@@ -220,6 +222,9 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		named := ev.budgets
 		if b := r.book.budgetLocked(st.pod.Namespace + "/" + ans.pdb); b != nil {
 			named = []*pdb.Budget{b}
+		}
+		for _, b := range named { // no run asks it again until its status changes
+			r.book.ledger.refusedAt(b.Key(), ev.rvBefore[b.Key()])
 		}
 		r.book.parkLocked(st, named, "DisruptionBudget", ans.message)
 		r.book.wakeIfChangedLocked(st, ev.rvBefore)
