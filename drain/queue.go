@@ -116,6 +116,15 @@ func (r *run) decideLocked(key string) *eviction {
 		r.checkTerminatingLocked(st, cur)
 		return nil
 	}
+	if cur.DeletionTimestamp != nil && st.attempts == 0 {
+		// Going already: evicted by an earlier run of the same nodes (a leader that handed
+		// over after its request) or deleted by someone else. It is never asked again:
+		// the run waits for it to be gone, as for a pod it evicted itself.
+		st.phase, st.acceptedAt = terminating, r.e.cfg.Clock.Now()
+		r.movedLocked(st.node)
+		r.addAfter(key, r.terminationCheckDelay(cur))
+		return nil
+	}
 	budgets := r.book.budgetsForLocked(cur)
 	d := pdb.Decide(cur, budgets)
 	if b := d.Budget(); b != nil && (d.Consumes() || d.Verdict == pdb.Exhausted) {
