@@ -17,7 +17,7 @@ const (
 	// DefaultAdmissionWindow is how long a batch stays open after the last run joined it.
 	DefaultAdmissionWindow = time.Second
 	// admissionMax is how long a batch stays open at most, from its first run.
-	admissionMax = 5 * time.Second
+	admissionMax = 10 * time.Second
 	// admissionWait bounds how long a run that has cordoned waits, once its batch closed,
 	// for the others to cordon (a run stuck in its preflight holds no one for ever).
 	admissionWait = 30 * time.Second

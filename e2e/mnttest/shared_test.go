@@ -177,9 +177,10 @@ func runFleet(e *fixture.Env, w *evictionWatch, mc client.Client, spread time.Du
 func TestManyMaintenancesShareBudgets(t *testing.T) {
 	mc := mclient(t)
 	one, oneWatch := fleetEnv(t)
-	startController(one)
+	stop := startController(one)
 	single := runFleet(one, oneWatch, mc, 0, map[string][]string{one.NS: one.Nodes[:fleetNodes]})
 	t.Logf("FIGURE test3 one object over %d nodes: %s", fleetNodes, single)
+	stop() // one controller at a time: each runs every object of the cluster
 
 	e, w := fleetEnv(t)
 	startController(e)
