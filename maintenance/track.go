@@ -41,7 +41,7 @@ type tracker struct {
 	// they are sent, so that a progress write says them); goneBefore the pods an earlier
 	// run of the object evicted that went after its last status write, and askedBefore
 	// the requests it sent after that write (counts).
-	evicted, requests        int32
+	evicted, requests       int32
 	goneBefore, askedBefore int32
 	// resumed names the nodes an earlier status of the object had.
 	resumed map[string]bool
