@@ -287,6 +287,12 @@ func TestNumbersTellInFlightFromTheControllersLag(t *testing.T) {
 			},
 			want: "pdb ns/web needs 2 healthy pods, has 2, allows 0: 1 taken by this drain's evictions in flight",
 		},
+		"another run's request in flight": {
+			setup: func(g *clockRig, _ *policyv1.PodDisruptionBudget) {
+				g.r.book.ledger.hold("ns/web", "ns/db-a") // a run of another Maintenance
+			},
+			want: "pdb ns/web needs 2 healthy pods, has 2, allows 0: 1 taken by the evictions in flight of other runs of this process",
+		},
 		"an accepted eviction whose pod is terminating": {
 			setup: func(g *clockRig, b *policyv1.PodDisruptionBudget) {
 				g.r.pods["ns/web-b"] = &podState{pod: podOn("web-b", "n1", "u-b"), key: "ns/web-b", node: "n1", phase: terminating, attempts: 1}

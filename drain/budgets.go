@@ -23,19 +23,85 @@ type budgetBook struct {
 	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
 	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
 	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
+	// ledger is the process's view of the budgets, shared with its other runs (ledger.go):
+	// reserved above are this run's part of it; sub is the run's subscription to it.
+	ledger *Ledger
+	sub    int
 }
 
-func newBudgetBook() budgetBook {
-	return budgetBook{parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{}, index: map[string]*pdb.Index{}}
+// newBudgetBook starts a run's book on the process's ledger (nil: one of its own).
+func newBudgetBook(l *Ledger) budgetBook {
+	if l == nil {
+		l = NewLedger()
+	}
+	return budgetBook{parked: map[string]map[string]*podState{}, reserved: map[string]map[string]bool{}, index: map[string]*pdb.Index{}, ledger: l}
 }
 
-// reserveLocked takes one of the budget's allowances for st's eviction.
+// shareLedger subscribes the run to the ledger: a budget another run gives an allowance
+// back on wakes the run's pods waiting on it. The returned function ends the
+// subscription and gives back the allowances the run still holds (a run interrupted
+// with evictions in flight), waking the other runs' pods; call it once the workers have
+// stopped.
+func (bk *budgetBook) shareLedger() (stop func()) {
+	r := bk.r
+	id, unsubscribe := bk.ledger.subscribe(func(key string) {
+		r.lock()
+		defer r.unlock()
+		if r.ctx.Err() == nil {
+			bk.wakeBudgetLocked(key)
+		}
+	})
+	r.lock()
+	bk.sub = id
+	r.unlock()
+	return func() {
+		unsubscribe()
+		r.lock()
+		defer r.unlock()
+		for key, pods := range bk.reserved {
+			for pod := range pods {
+				bk.dropLocked(key, pod)
+			}
+		}
+	}
+}
+
+// roomLocked is how many more evictions b has room for: its allowance less the
+// reservations of every run of the process (ledger.go).
+func (bk *budgetBook) roomLocked(b *pdb.Budget) int {
+	return bk.ledger.room(b.Key(), b.Allowed(), b.PDB.ResourceVersion)
+}
+
+// tryReserveLocked takes one of b's allowances for st's eviction, if another run has not
+// taken the last one meanwhile, and reports whether it did.
+func (bk *budgetBook) tryReserveLocked(b *pdb.Budget, st *podState) bool {
+	if !bk.ledger.tryReserve(b.Key(), st.key, b.Allowed(), b.PDB.ResourceVersion) {
+		return false
+	}
+	bk.reserveLocked(b.Key(), st)
+	return true
+}
+
+// reserveLocked records that st's eviction holds one of the budget's allowances, in the
+// run's book and in the ledger.
 func (bk *budgetBook) reserveLocked(pdbKey string, st *podState) {
+	bk.ledger.hold(pdbKey, st.key)
 	if bk.reserved[pdbKey] == nil {
 		bk.reserved[pdbKey] = map[string]bool{}
 	}
 	bk.reserved[pdbKey][st.key] = true
 	st.reservedOn = pdbKey
+}
+
+// dropLocked ends the reservation of podKey on pdbKey, in the run's book and in the
+// process's ledger; the other runs' pods waiting on the budget are woken once the lock
+// is released.
+func (bk *budgetBook) dropLocked(pdbKey, podKey string) {
+	delete(bk.reserved[pdbKey], podKey)
+	if bk.ledger.release(pdbKey, podKey) && bk.r != nil {
+		l, from := bk.ledger, bk.sub
+		bk.r.later(func() { l.wake(pdbKey, from) })
+	}
 }
 
 // releaseLocked gives back st's reservation, on evidence only (the request failed, the
@@ -46,7 +112,7 @@ func (bk *budgetBook) releaseLocked(st *podState) {
 		return
 	}
 	st.reservedOn = ""
-	delete(bk.reserved[key], st.key)
+	bk.dropLocked(key, st.key)
 	bk.wakeBudgetLocked(key)
 }
 
@@ -114,7 +180,7 @@ func (bk *budgetBook) statusSeenLocked(p *policyv1.PodDisruptionBudget, moved bo
 		// (or, for a pod it did not count, wrote none), so those numbers hold it. A status
 		// that only changed elsewhere (a condition) proves nothing.
 		if shown || st == nil || (moved && st.phase != waiting) {
-			delete(bk.reserved[key], podKey)
+			bk.dropLocked(key, podKey)
 			if st != nil {
 				st.reservedOn = ""
 			}
@@ -151,6 +217,7 @@ func (r *run) pdbChanged(obj any) {
 	r.lock()
 	defer r.unlock()
 	delete(r.book.index, p.Namespace)
+	r.book.ledger.saw(key, p.ResourceVersion)
 	r.watch.movedAt[key] = r.e.cfg.Clock.Now()
 	moved := r.budgetMovedLocked(key, p)
 	r.book.statusSeenLocked(p, moved, r.pods)
@@ -179,7 +246,7 @@ func (bk *budgetBook) wakeBudgetLocked(key string) {
 }
 
 // toWakeLocked picks the pods waiting on a budget to wake: as many as it has room for
-// (its allowance less the reservations; none while its status is stale), in wave
+// (its allowance less the reservations of every run; none while its status is stale), in wave
 // order, plus those under several budgets (whose 500 may have changed); every one when
 // the budget is gone. The cost is O(pods parked on that budget).
 func (bk *budgetBook) toWakeLocked(key string, stale bool) []*podState {
@@ -188,7 +255,7 @@ func (bk *budgetBook) toWakeLocked(key string, stale bool) []*podState {
 	if b := bk.budgetLocked(key); b != nil {
 		room = 0
 		if !stale && !b.Stale() {
-			room = int(b.Allowed()) - len(bk.reserved[key])
+			room = bk.roomLocked(b) // every run's reservations count (ledger.go)
 		}
 	}
 	var best []*podState // the room first pods, in (wave, key) order

@@ -15,7 +15,7 @@ import (
 // methods tested here make no effect.
 func newTestBook(t *testing.T, pdbs ...*policyv1.PodDisruptionBudget) *budgetBook {
 	t.Helper()
-	bk := newBudgetBook()
+	bk := newBudgetBook(nil)
 	bk.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, p := range pdbs {
 		if err := bk.pdbs.Add(p); err != nil {

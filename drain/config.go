@@ -115,6 +115,18 @@ type Config struct {
 	// surging its one-replica Deployment (surge.go).
 	Surge Surger
 
+	// AfterCordon, when set, is called once the run has cordoned its batch (not with
+	// Rolling) and before its first eviction, with no lock held; the run waits for it to
+	// return. The controller holds the runs of objects admitted together there until every
+	// one has cordoned, so that the replacements of the first pods evicted do not land on
+	// nodes another run is about to drain.
+	AfterCordon func(ctx context.Context)
+	// Ledger, when set, is the view of the budgets this engine's runs share with the
+	// other engines of the process (ledger.go): give every engine of a controller or a
+	// dashboard the same one, so that a pod whose budget another run's evictions have
+	// taken the room of is not asked. Default: one of the engine's own.
+	Ledger *Ledger
+
 	// Permit, when set, is asked once the plan is made and before anything changes, with
 	// what the run will change besides nodes and evictions; an error ends the run there,
 	// nothing changed (the command checks the user's permissions for it).
@@ -183,6 +195,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.RateLimiter == nil {
 		cfg.RateLimiter = DefaultRateLimiter()
+	}
+	if cfg.Ledger == nil {
+		cfg.Ledger = NewLedger()
 	}
 	if cfg.Logger.GetSink() == nil {
 		cfg.Logger = klog.Background()

@@ -21,7 +21,11 @@
 // Budgets: an eviction reserves one of its budget's allowances from its request until
 // there is evidence (the request failed, the status lists the pod in disruptedPods or is
 // the first seen after the answer, or the pod is gone); a status change wakes only as
-// many waiting pods as the budget has room for.
+// many waiting pods as the budget has room for. The engines of one process share a
+// Ledger (ledger.go; Config.Ledger): the room a run sees is the allowance less every
+// run's reservations, none while another run has seen a newer status or at a status the
+// server refused at; its lock is taken after a run's and nothing is called under it, and
+// a run that gives an allowance back tells the others once its own lock is released.
 //
 // Drain order (order.go): a node's pods to evict are queued by order group (package
 // drainrule: the pod's cluster.x-k8s.io/drain label, the run's rules, Cluster API's

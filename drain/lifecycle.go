@@ -67,6 +67,9 @@ func (r *run) drainNodes(ctx context.Context) {
 		r.goroutine(func() { _, _ = r.sharedInformer() }) // its error is the first node's (nodePods)
 	}
 	r.cordonAll(ctx)
+	if f := r.e.cfg.AfterCordon; f != nil && ctx.Err() == nil {
+		f(ctx) // the other runs admitted with this one cordon theirs (Config.AfterCordon)
+	}
 	if ctx.Err() != nil {
 		return
 	}

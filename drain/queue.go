@@ -116,6 +116,15 @@ func (r *run) decideLocked(key string) *eviction {
 		r.checkTerminatingLocked(st, cur)
 		return nil
 	}
+	if cur.DeletionTimestamp != nil && st.attempts == 0 {
+		// Going already: evicted by an earlier run of the same nodes (a leader that handed
+		// over after its request) or deleted by someone else. It is never asked again:
+		// the run waits for it to be gone, as for a pod it evicted itself.
+		st.phase, st.acceptedAt = terminating, r.e.cfg.Clock.Now()
+		r.movedLocked(st.node)
+		r.addAfter(key, r.terminationCheckDelay(cur))
+		return nil
+	}
 	budgets := r.book.budgetsForLocked(cur)
 	d := pdb.Decide(cur, budgets)
 	if b := d.Budget(); b != nil && (d.Consumes() || d.Verdict == pdb.Exhausted) {
@@ -124,7 +133,7 @@ func (r *run) decideLocked(key string) *eviction {
 			return nil
 		}
 	}
-	if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.book.reserved[b.Key()]) <= 0 {
+	if b := d.Budget(); b != nil && d.Consumes() && r.book.roomLocked(b) <= 0 {
 		r.book.parkLocked(st, budgets, string(pdb.Exhausted), r.book.numbersLocked(b))
 		return nil
 	}
@@ -155,17 +164,19 @@ func (r *run) decideLocked(key string) *eviction {
 		r.addAfter(key, wait)
 		return nil
 	}
+	// Reserve the allowance before the call, so that concurrent workers, and the other
+	// runs of the process, never ask a budget for more than its status says it has. Only
+	// evidence releases it.
+	if b := d.Budget(); b != nil && d.Consumes() && !r.book.tryReserveLocked(b, st) {
+		r.book.parkLocked(st, budgets, string(pdb.Exhausted), r.book.numbersLocked(b)) // another run took the room
+		return nil
+	}
 	st.attempts++
 	var lag time.Duration
 	if !st.wokenAt.IsZero() {
 		lag, st.wokenAt = r.e.cfg.Clock.Since(st.wokenAt), time.Time{}
 	}
 	r.sum.Evictions++
-	// Reserve the allowance before the call, so that concurrent workers never ask a
-	// budget for more than its status says it has. Only evidence releases it.
-	if b := d.Budget(); b != nil && d.Consumes() {
-		r.book.reserveLocked(b.Key(), st)
-	}
 	// Known before the request: its replacement may come back before the answer does.
 	if ref, tol := metav1.GetControllerOf(cur), cordonToleration(cur); ref != nil && tol != "" && r.nodes[st.node].tolerating != nil {
 		r.nodes[st.node].tolerating[ref.UID] = tol
@@ -220,6 +231,9 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		named := ev.budgets
 		if b := r.book.budgetLocked(st.pod.Namespace + "/" + ans.pdb); b != nil {
 			named = []*pdb.Budget{b}
+		}
+		for _, b := range named { // no run asks it again until its status changes
+			r.book.ledger.refusedAt(b.Key(), ev.rvBefore[b.Key()])
 		}
 		r.book.parkLocked(st, named, "DisruptionBudget", ans.message)
 		r.book.wakeIfChangedLocked(st, ev.rvBefore)

@@ -117,7 +117,7 @@ func newRun(e *Engine, pf *preflight) *run {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(e.cfg.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Clock: e.cfg.Clock}),
 		pods: map[string]*podState{}, nodes: map[string]*nodeState{}, done: make(chan struct{}),
-		book:    newBudgetBook(),
+		book:    newBudgetBook(e.cfg.Ledger),
 		watch:   newBudgetWatch(),
 		pace:    pacing{pacer: newPacer(e.cfg.PaceMargin)},
 		planned: newPlannedState(pf, e.cfg.Policy),
@@ -175,6 +175,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	if err != nil {
 		return r.finish(nil, err)
 	}
+	stopSharing := r.book.shareLedger() // the process's other runs (ledger.go)
 	var workers sync.WaitGroup
 	for range r.e.cfg.Workers {
 		workers.Add(1)
@@ -217,6 +218,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	cancel()
 	r.queue.ShutDownWithDrain()
 	workers.Wait()
+	stopSharing()
 	r.wg.Wait()
 	r.releases.Wait()
 	factory.Shutdown()

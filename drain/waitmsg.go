@@ -42,6 +42,9 @@ func (bk *budgetBook) numbersLocked(b *pdb.Budget) string {
 	if n := len(taken); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d taken by this drain's evictions in flight", n))
 	}
+	if n := bk.ledger.reservedOn(b.Key()) - len(bk.reserved[b.Key()]); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d taken by the evictions in flight of other runs of this process", n))
+	}
 	if len(gone) > 0 {
 		sort.Strings(gone)
 		parts = append(parts, fmt.Sprintf("%d counted for pod(s) already gone (%s: the disruption controller has not caught up)", len(gone), strings.Join(gone, ", ")))

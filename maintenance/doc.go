@@ -3,7 +3,9 @@
 // runs each Running object as one operation.Run, writing what it does into the object's
 // status (when something changed, at most every StatusInterval, never per eviction).
 // A node is in at most one run at a time: an object that wants a node another holds
-// waits with a condition naming it. Pausing or deleting an object cancels its run; the
+// waits with a condition naming it. The runs share one view of the budgets (a drain.Ledger), and
+// the runs that start within AdmissionWindow of one another cordon all their nodes
+// before any evicts (admission.go). Pausing or deleting an object cancels its run; the
 // nodes keep their state and a later run resumes from their records, as a re-run of the
 // CLI does.
 //

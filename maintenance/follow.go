@@ -130,6 +130,9 @@ func (f *Follower) changes(m *v1alpha1.Maintenance) {
 		f.prev[n.Name] = n
 		ch := NodeChange{Node: n, Was: was.State, To: m.Spec.To, StateChanged: !seen || was.State != n.State}
 		for _, b := range n.Blockers {
+			if b.Message == TerminatingBlocker {
+				continue // an eviction accepted: no wait of a budget's (inherit.go keeps it)
+			}
 			if !slices.Contains(was.Blockers, b) {
 				ch.Blockers = append(ch.Blockers, b)
 			}

@@ -68,6 +68,10 @@ type Reconciler struct {
 	StatusInterval time.Duration
 	// Observer, when set, is told each run's events and each status write (metrics).
 	Observer Observer
+	// AdmissionWindow gathers the runs that start within it of one another into a batch
+	// whose runs all cordon before any evicts (admission.go). Default
+	// DefaultAdmissionWindow; negative: no batches.
+	AdmissionWindow time.Duration
 
 	mu     sync.Mutex
 	base   context.Context // the manager's, once Start ran; the runs' parent
@@ -75,6 +79,10 @@ type Reconciler struct {
 	holder map[string]string    // node -> the Maintenance whose run holds it
 	uids   map[string]types.UID // a running Maintenance's UID, for its Events
 	kept   map[string]*keeper   // a paused Maintenance's hold on its nodes (hold.go)
+	// ledger is the view of the budgets every run of the process shares (drain.Ledger);
+	// admit batches the runs that start together (admission.go; nil: no batches).
+	ledger *drain.Ledger
+	admit  *admission
 	wg     sync.WaitGroup
 }
 

@@ -33,6 +33,14 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	res := make(chan result, 1)
 	obs := r.observer()
 	obs.RunStarted(name)
+	// The budgets' view every run of the process shares, and the batch of runs that start
+	// with this one: each cordons before any evicts (admission.go).
+	req.Drain.Ledger = r.ledger
+	if r.admit != nil {
+		adm := r.admit.join()
+		defer adm.done()
+		req.Drain.AfterCordon = adm.cordoned
+	}
 	go func() {
 		sum, err := op.Run(ctx, req, events)
 		res <- result{sum, err}
@@ -71,7 +79,7 @@ loop:
 			if ev.Type == event.EventPlan {
 				// At once: each node's pods to evict are written before the evictions
 				// start, so that a leader killed before its next write leaves counts the
-				// next one can complete (tracker.inherited).
+				// next one can complete (tracker.inherit).
 				progress()
 			}
 		case <-ticker.C():
@@ -100,7 +108,9 @@ loop:
 	delete(r.runs, name)
 	delete(r.uids, name)
 	r.mu.Unlock()
-	wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
+	// Not cancelled with base: a clean shutdown (SIGTERM) writes its counts too, before
+	// the manager, which waits for the runs, gives up the lease.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(base), statusWriteTimeout)
 	defer cancel()
 	nodes := t.take()
 	var err error
@@ -120,9 +130,9 @@ loop:
 	case why == stopDeleted || base.Err() != nil:
 		r.release(name)
 		c := t.counts(counts, &out.sum.Summary)
-		if base.Err() == nil {
-			err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, _ int64) { s.Nodes, s.Counts = nodes, c })
-		}
+		// Written on a shutdown too: the next leader resumes from these counts and the
+		// pods shown terminating (inherit.go), and asks none of them again.
+		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, _ int64) { s.Nodes, s.Counts = nodes, c })
 	default:
 		r.release(name)
 		phase, reason := phaseOf(out.err)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 )
 
@@ -21,6 +22,16 @@ func (r *Reconciler) defaults() {
 	}
 	if r.Logger.GetSink() == nil {
 		r.Logger = klog.Background()
+	}
+	if r.ledger == nil {
+		r.ledger = drain.NewLedger()
+	}
+	if r.admit == nil && r.AdmissionWindow >= 0 {
+		w := r.AdmissionWindow
+		if w == 0 {
+			w = DefaultAdmissionWindow
+		}
+		r.admit = &admission{clock: r.Clock, window: w}
 	}
 	if r.runs == nil {
 		r.runs, r.holder, r.uids, r.kept = map[string]*run{}, map[string]string{}, map[string]types.UID{}, map[string]*keeper{}

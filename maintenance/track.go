@@ -37,9 +37,14 @@ type tracker struct {
 	nodes map[string]*v1alpha1.NodeStatus
 	order []string
 	dirty bool
-	// evicted counts the pods this run evicted; inherited those an earlier run of the
-	// object evicted after its last status write.
-	evicted, inherited int32
+	// evicted counts the pods this run evicted and requests its eviction requests (as
+	// they are sent, so that a progress write says them); goneBefore the pods an earlier
+	// run of the object evicted that went after its last status write, and askedBefore
+	// the requests it sent after that write (counts).
+	evicted, requests       int32
+	goneBefore, askedBefore int32
+	// resumed names the nodes an earlier status of the object had.
+	resumed map[string]bool
 	// action is the Maintenance's: it says when a node is finished (NodeStateDone).
 	action v1alpha1.Action
 	// waiting says, per node another run holds, who holds it (the engine's line).
@@ -49,10 +54,12 @@ type tracker struct {
 // newTracker starts from the nodes of an earlier status (a resumed run) and names, the
 // run's nodes in order.
 func newTracker(prev []v1alpha1.NodeStatus, names []string, action v1alpha1.Action) *tracker {
-	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}, action: action, waiting: map[string]string{}}
+	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}, action: action, waiting: map[string]string{}, resumed: map[string]bool{}}
 	for i := range prev {
 		n := prev[i]
+		n.Blockers = slices.Clone(n.Blockers)
 		t.nodes[n.Name] = &n
+		t.resumed[n.Name] = true
 	}
 	for _, name := range names {
 		t.order = append(t.order, name)
@@ -96,12 +103,8 @@ func (t *tracker) apply(ev event.Event) {
 		for _, np := range ev.Plan.Nodes {
 			n := t.node(np.Name)
 			left := int32(len(np.Steps))
-			if n.PodsLeft > left && n.State != NodeDrained {
-				// A resumed run (a new leader, a resume after a pause) finds fewer pods than
-				// the last status said: the earlier run evicted them after its last status
-				// write (a leader killed between two writes).
-				t.inherited += n.PodsLeft - left
-				t.dirty = true
+			if t.resumed[np.Name] && n.State != NodeDrained {
+				t.inherit(n, np.Steps)
 			}
 			if n.PodsLeft != left && n.State != NodeDrained {
 				n.PodsLeft = left
@@ -112,8 +115,14 @@ func (t *tracker) apply(ev event.Event) {
 		if n := t.node(ev.Node); n.State == NodePending {
 			t.setState(n, NodeCordoned, ev)
 		}
-	case event.EventEvictionStarted, event.EventEvictionAccepted:
+	case event.EventEvictionStarted:
+		t.requests++
+		t.dirty = true
 		t.setState(t.node(ev.Node), NodeDraining, ev)
+	case event.EventEvictionAccepted:
+		n := t.node(ev.Node)
+		t.setState(n, NodeDraining, ev)
+		t.setBlocker(n, v1alpha1.Blocker{Pod: ev.Pod, Message: TerminatingBlocker})
 	case event.EventPodEvicted:
 		n := t.node(ev.Node)
 		if n.PodsLeft > 0 {
@@ -123,19 +132,7 @@ func (t *tracker) apply(ev event.Event) {
 		t.evicted++
 		t.dirty = true
 	case event.EventEvictionBlocked:
-		n := t.node(ev.Node)
-		b := v1alpha1.Blocker{Pod: ev.Pod, PDB: ev.PDB, Message: ev.Message, Cause: ev.Cause, Remedy: ev.Remedy}
-		i := slices.IndexFunc(n.Blockers, func(o v1alpha1.Blocker) bool { return o.Pod == ev.Pod })
-		switch {
-		case i >= 0 && n.Blockers[i] == b:
-			// the same wait said again: not a change
-		case i >= 0:
-			n.Blockers[i] = b
-			t.dirty = true
-		case len(n.Blockers) < maxBlockers:
-			n.Blockers = append(n.Blockers, b)
-			t.dirty = true
-		}
+		t.setBlocker(t.node(ev.Node), v1alpha1.Blocker{Pod: ev.Pod, PDB: ev.PDB, Message: ev.Message, Cause: ev.Cause, Remedy: ev.Remedy})
 	case event.EventNodeDrained:
 		n := t.node(ev.Node)
 		n.PodsLeft, n.Blockers, n.Message = 0, nil, ""
@@ -171,6 +168,21 @@ func (t *tracker) apply(ev event.Event) {
 	}
 }
 
+// setBlocker records what pod b.Pod waits on (replacing what it waited on before).
+func (t *tracker) setBlocker(n *v1alpha1.NodeStatus, b v1alpha1.Blocker) {
+	i := slices.IndexFunc(n.Blockers, func(o v1alpha1.Blocker) bool { return o.Pod == b.Pod })
+	switch {
+	case i >= 0 && n.Blockers[i] == b:
+		// the same wait said again: not a change
+	case i >= 0:
+		n.Blockers[i] = b
+		t.dirty = true
+	case len(n.Blockers) < maxBlockers:
+		n.Blockers = append(n.Blockers, b)
+		t.dirty = true
+	}
+}
+
 // take returns the nodes' status in order and clears dirty.
 func (t *tracker) take() []v1alpha1.NodeStatus {
 	t.dirty = false
@@ -186,11 +198,10 @@ func (t *tracker) take() []v1alpha1.NodeStatus {
 // counts are the status counts: the nodes' from their states, the pods' from base (the
 // earlier runs of the object) plus this run's (its summary once it ended, when sum is set).
 func (t *tracker) counts(base v1alpha1.Counts, sum *drain.Summary) v1alpha1.Counts {
-	// Each pod an earlier run evicted after its last write took at least one request.
-	c := v1alpha1.Counts{PodsEvicted: base.PodsEvicted + t.inherited + t.evicted, Evictions: base.Evictions + t.inherited, Refusals: base.Refusals}
+	c := v1alpha1.Counts{PodsEvicted: base.PodsEvicted + t.goneBefore + t.evicted, Evictions: base.Evictions + t.askedBefore + t.requests, Refusals: base.Refusals}
 	if sum != nil {
-		c.PodsEvicted = base.PodsEvicted + t.inherited + int32(sum.PodsEvicted)
-		c.Evictions += int32(sum.Evictions)
+		c.PodsEvicted = base.PodsEvicted + t.goneBefore + int32(sum.PodsEvicted)
+		c.Evictions = base.Evictions + t.askedBefore + int32(sum.Evictions)
 		c.Refusals += int32(sum.Refusals)
 	}
 	for _, name := range t.order {

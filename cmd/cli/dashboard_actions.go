@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -32,6 +33,9 @@ type backend struct {
 	op   *operation.Operator
 	runs *operation.Runs
 	src  *dashsource.Source
+	// ledger is the budgets' view the dashboard's concurrent drains share (drain.Ledger):
+	// a pod whose budget another action's evictions took the room of is not asked.
+	ledger *drain.Ledger
 
 	mu sync.Mutex // guards shown
 	// shown is the move plan the dialog showed last (Plan), with its request's key: Start
@@ -44,7 +48,7 @@ type backend struct {
 
 func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
 	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background(), User: c.fallbackUser()}
-	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, render.ErrorLine), src: src}
+	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, render.ErrorLine), src: src, ledger: drain.NewLedger()}
 }
 
 // Snapshots implements tui.Backend (nothing without a source).
@@ -80,6 +84,7 @@ func (b *backend) request(req confirm.Request) operation.Request {
 	r := d.request(operation.Action(req.Action))
 	r.To = req.Pool
 	r.Command = fmt.Sprintf("kubectl maintenance dashboard (%s %s)", req.Action, strings.Join(req.Nodes, " "))
+	r.Drain.Ledger = b.ledger
 	return r
 }
 
