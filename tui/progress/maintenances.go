@@ -32,8 +32,30 @@ func maintenanceLine(r data.MaintenanceRow) string {
 		phase += " (pausing)"
 	}
 	line := fmt.Sprintf("%-24s %-8s %-14s %-11s", trunc(r.Name, 24), r.Action, phase, r.Nodes)
+	if w := WindowText(r); w != "" && !r.Done {
+		return line + " " + w
+	}
 	if r.Message != "" {
 		line += " " + oneLine(r.Message)
 	}
 	return line
+}
+
+// WindowText is a Maintenance's window as written, with when it opens next and when that
+// opening closes ("window Sat 02:00-06:00 UTC, next 2026-12-05T02:00:00Z to
+// 2026-12-05T06:00:00Z"); the parts it does not know are left out, "" without a window.
+func WindowText(r data.MaintenanceRow) string {
+	if r.Window == "" {
+		return ""
+	}
+	s := "window " + r.Window
+	switch {
+	case r.NextStart != "" && r.WindowEnd != "":
+		s += ", next " + r.NextStart + " to " + r.WindowEnd
+	case r.NextStart != "":
+		s += ", next " + r.NextStart
+	case r.WindowEnd != "":
+		s += ", open until " + r.WindowEnd
+	}
+	return s
 }
