@@ -187,7 +187,7 @@ func renderNode(p *page, snap data.Snapshot, name string) {
 			budgets = appendBudgets(budgets, k)
 		}
 	}
-	writeBudgets(p, snap, budgets, "")
+	writeBudgets(p, snap, budgets, func(_, node string) bool { return node == name })
 }
 
 func podVerb(r data.PodRow) string {
@@ -222,8 +222,9 @@ func writeBlocker(p *page, b data.Blocker, by string) {
 	p.field("    ", "remedy", b.Remedy)
 }
 
-// writeBudgets writes each budget's numbers and the other pods it covers (but self).
-func writeBudgets(p *page, snap data.Snapshot, keys []string, self string) {
+// writeBudgets writes each budget's numbers and the other pods it covers (those self
+// does not name: the pod shown, or the pods on the node shown).
+func writeBudgets(p *page, snap data.Snapshot, keys []string, self func(key, node string) bool) {
 	for _, k := range keys {
 		b, ok := findPDB(snap, k)
 		if !ok {
@@ -234,11 +235,11 @@ func writeBudgets(p *page, snap data.Snapshot, keys []string, self string) {
 		writeNumbers(p, b)
 		var others []string
 		for _, pod := range b.Pods {
-			if key, _, _ := strings.Cut(pod, " on "); key != self {
+			if key, node, _ := strings.Cut(pod, " on "); !self(key, node) {
 				others = append(others, pod)
 			}
 		}
-		p.field("  ", "its pods", strings.Join(others, ", "))
+		p.field("  ", "its other pods", strings.Join(others, ", "))
 	}
 }
 

@@ -44,7 +44,7 @@ func renderPod(p *page, snap data.Snapshot, key string) {
 			}
 		}
 	}
-	writeBudgets(p, snap, budgets, key)
+	writeBudgets(p, snap, budgets, func(k, _ string) bool { return k == key })
 }
 
 func renderPDB(p *page, snap data.Snapshot, key string) {
@@ -115,5 +115,5 @@ func renderMaintenance(p *page, snap data.Snapshot, name string) {
 			budgets = appendBudgets(budgets, b.PDB)
 		}
 	}
-	writeBudgets(p, snap, budgets, "")
+	writeBudgets(p, snap, budgets, func(string, string) bool { return false })
 }

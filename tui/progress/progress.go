@@ -288,6 +288,9 @@ func (m Model) View(now time.Time) string {
 				mark, curLine = "> ", len(lines)
 			}
 			lines = append(lines, mark+maintenanceLine(r))
+			if w := WindowText(r); w != "" && !r.Done {
+				lines = append(lines, "    "+w)
+			}
 		}
 	}
 	off := 0
