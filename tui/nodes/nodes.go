@@ -26,12 +26,12 @@ func New() Model {
 	return Model{table: grid.New(columns(false)...)}
 }
 
-// columns are the table's columns; MAINTENANCE (after NAME, so that it keeps its width
-// before STATUS does) only while some node has a Maintenance.
+// columns are the table's columns; MAINTENANCE only while some node has a Maintenance,
+// never cut (NAME and STATUS give way first at 80 columns: the mark is the point).
 func columns(maintenance bool) []grid.Column {
 	cols := []grid.Column{
 		{Title: "  NAME", Width: 13, Min: 8, Grow: true},
-		{Title: "MAINTENANCE", Width: 24, Min: 11},
+		{Title: "MAINTENANCE", Width: 30}, // never cut below its content (up to 30)
 		{Title: "STATUS", Width: 24, Min: 8},
 		{Title: "POOLS", Width: 6, Min: 5},
 		{Title: "PODS", Width: 4},
