@@ -162,7 +162,7 @@ func (a App) eventsView(height int) string {
 		lines = append(lines, "  none")
 	}
 	for _, e := range ev.rows {
-		lines = append(lines, wrapIndented("  ", detail.EventText(e), a.width)...)
+		lines = append(lines, detail.Wrap("  ", "    ", detail.EventText(e), max(a.width, 10))...)
 	}
 	if log := a.events.Lines(); len(log) > 0 {
 		room := height - len(lines) - 2
@@ -179,15 +179,6 @@ func refName(r data.Ref) string {
 		return r.Namespace + "/" + r.Name
 	}
 	return r.Name
-}
-
-// wrapIndented wraps s to w columns, every line after the first indented by two more.
-func wrapIndented(indent, s string, w int) []string {
-	lines := wrapLines(indent+s, max(w, 10))
-	for i := 1; i < len(lines); i++ {
-		lines[i] = indent + "  " + strings.TrimLeft(lines[i], " ")
-	}
-	return lines
 }
 
 // switchView goes to the view a key names (tab: the next one). Arriving on Events, it

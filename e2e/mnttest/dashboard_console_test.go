@@ -78,6 +78,11 @@ func TestDashboardConsoleOfASharedController(t *testing.T) {
 				return strings.Contains(s, "Events of node/"+held) && strings.Contains(s, "DrainStarted")
 			})
 			t.Logf("the Events tab:\n%s", s)
+			for _, l := range strings.Split(s, "\n") {
+				if strings.Contains(l, "…") && !strings.Contains(l, "maintenances:") {
+					t.Errorf("an Event is cut, not wrapped: %q", l)
+				}
+			}
 
 			// Progress: the Scheduled object's window, as written, with its next opening.
 			tm.Keys("4")
@@ -109,7 +114,9 @@ func TestDashboardConsoleOfASharedController(t *testing.T) {
 			s = tm.WaitFor("Maintenance "+weekly, 10*time.Second)
 			t.Logf("the detail of the Scheduled object:\n%s", s)
 			fixture.MustContain(t, "Scheduled detail", flat(s), "window: "+window, "next start: ", "window ends: ")
-			tm.Keys("Escape", "q")
+			tm.Keys("Escape")
+			tm.WaitUntil("the detail closed", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Maintenance "+weekly) })
+			tm.Keys("q")
 			tm.WaitFor("EXITED 0", 10*time.Second)
 		})
 	}

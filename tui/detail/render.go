@@ -54,6 +54,18 @@ func (p *page) wrap(head, pad, text string) {
 	}
 }
 
+// Wrap is head+text wrapped to w columns, the lines after the first prefixed by pad
+// (and wrapped to the room left): never a line wider than w.
+func Wrap(head, pad, text string, w int) []string {
+	p := &page{w: w}
+	p.wrap(head, pad, text)
+	out := make([]string, len(p.lines))
+	for i, l := range p.lines {
+		out[i] = l.Text
+	}
+	return out
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Render is the detail page of ref in snap at width w, with its Events (newest first;
