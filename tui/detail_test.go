@@ -167,3 +167,14 @@ func TestProgressShowsTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// A view key in the detail view leaves it; 5 shows the Events of the object it showed.
+func TestViewKeyFromTheDetailShowsItsEvents(t *testing.T) {
+	m, _ := consoleApp(t, 80, 30)
+	m = step(t, m, press("4"))
+	m = step(t, m, press("d")) // rack-7's detail
+	m = step(t, m, press("5"))
+	if s := screen(m); m.detail.Active() || !strings.Contains(s, "Events of maintenance/rack-7") {
+		t.Errorf("5 from the detail of rack-7 shows:\n%s", s)
+	}
+}
