@@ -27,6 +27,8 @@ func Build(nodes []*corev1.Node, pods []*corev1.Pod, pdbs []*policyv1.PodDisrupt
 		blocker                  string
 	}
 	per := make(map[string]*counts, len(nodes))
+	covered := map[string][]string{} // budget key -> "ns/pod on node" of the pods it covers
+	var waiting []data.PodRow
 	for _, p := range pods {
 		if p.Spec.NodeName == "" || !Running(p) {
 			continue
@@ -41,17 +43,34 @@ func Build(nodes []*corev1.Node, pods []*corev1.Pod, pdbs []*policyv1.PodDisrupt
 			continue
 		}
 		d := pdb.Decide(p, ix.For(p))
+		key := p.Namespace + "/" + p.Name
+		for _, b := range d.Budgets {
+			covered[b.Key()] = append(covered[b.Key()], key+" on "+p.Spec.NodeName)
+		}
 		switch {
 		case d.Goes():
 			c.evictable++
+			continue
 		case d.Blocks():
 			c.blocked++
 			if c.blocker == "" {
 				c.blocker = pdb.JoinKeys(d.Budgets)
 			}
 		}
+		row := data.PodRow{Key: key, Node: p.Spec.NodeName, Never: d.Blocks(), Reason: d.Reason}
+		for _, b := range d.Budgets {
+			row.Budgets = append(row.Budgets, b.Key())
+		}
+		waiting = append(waiting, row)
 	}
 	var s data.Snapshot
+	sort.Slice(waiting, func(i, j int) bool {
+		if waiting[i].Node != waiting[j].Node {
+			return waiting[i].Node < waiting[j].Node
+		}
+		return waiting[i].Key < waiting[j].Key
+	})
+	s.Pods = waiting
 	s.Nodes = make([]data.NodeRow, 0, len(nodes))
 	for _, n := range nodes {
 		c := per[n.Name]
@@ -88,9 +107,11 @@ func Build(nodes []*corev1.Node, pods []*corev1.Pod, pdbs []*policyv1.PodDisrupt
 	sort.Strings(s.PoolNames)
 	for _, b := range ix.All() {
 		st := b.PDB.Status
-		never, _ := b.NeverAllows()
+		never, why := b.NeverAllows()
 		row := data.PDBRow{Key: b.Key(), MinAvailable: "N/A", MaxUnavailable: "N/A", Allowed: st.DisruptionsAllowed,
-			Current: st.CurrentHealthy, Desired: st.DesiredHealthy, Expected: st.ExpectedPods, Stale: b.Stale(), Never: never}
+			Current: st.CurrentHealthy, Desired: st.DesiredHealthy, Expected: st.ExpectedPods, Stale: b.Stale(), Never: never,
+			NeverWhy: why, Pods: covered[b.Key()]}
+		sort.Strings(row.Pods)
 		if v := b.PDB.Spec.MinAvailable; v != nil {
 			row.MinAvailable = v.String()
 		}

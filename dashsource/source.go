@@ -360,7 +360,8 @@ func (s *Source) Snapshot() data.Snapshot {
 				ms = append(ms, m)
 			}
 		}
-		snap.Maintenances = MaintenanceRows(ms)
+		snap.Maintenances = MaintenanceRows(ms, s.cfg.Clock.Now())
+		MarkNodes(&snap)
 	}
 	snap.Synced, snap.Problem = synced, problem
 	return snap

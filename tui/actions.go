@@ -271,6 +271,7 @@ func (a *App) resize() {
 	a.pdbs.SetSize(a.width, body)
 	a.events.SetSize(a.width, body)
 	a.progress.SetSize(a.width, body)
+	a.detail.SetSize(a.width, body)
 	a.help.SetWidth(a.width)
 	if a.dialog != nil {
 		w, h := a.dialogSize()

@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/confirm"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/detail"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/eventlog"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/grid"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/keys"
@@ -43,6 +44,8 @@ type Backend interface {
 	// ControlMaintenance pauses, resumes or cancels (deletes) the Maintenance name; op is
 	// MaintenancePause, MaintenanceResume or MaintenanceCancel. It may block on the API.
 	ControlMaintenance(name, op string) error
+	// Events reads the Events of an object (events.k8s.io and core alike), any order.
+	Events(ref data.Ref) ([]data.EventRow, error)
 }
 
 // What ControlMaintenance does.
@@ -134,6 +137,11 @@ type App struct {
 	clusterFlags []string
 	// cancelling is the Maintenance whose cancel (x) waits for the user's answer.
 	cancelling *data.MaintenanceRow
+	// detail is the detail view (Enter) when open; focus is the object the Events view
+	// shows; objEvents are the Events read of each object shown.
+	detail    detail.Model
+	focus     data.Ref
+	objEvents map[data.Ref]objectEvents
 }
 
 // run is an action started from the dashboard.
@@ -152,7 +160,7 @@ func New(b Backend, noColor bool) App {
 	h.ShortSeparator = "  "
 	fi.Prompt = "/"
 	a := App{backend: b, keys: keys.Default(), styles: styles.New(noColor), noColor: noColor, now: time.Now,
-		selected: map[string]bool{}, runs: map[int]*run{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
+		selected: map[string]bool{}, runs: map[int]*run{}, objEvents: map[data.Ref]objectEvents{}, nodes: nodes.New(), pools: pools.New(), pdbs: pdbs.New(),
 		progress: progress.New(), events: eventlog.New(), help: h, filter: fi, width: 80, height: 24}
 	// The cursor's row is reversed even without colors (NO_COLOR forbids colors, not
 	// attributes): it is the only mark of the cursor.
@@ -228,8 +236,10 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case StartedMsg:
 		return a.started(msg)
+	case EventsMsg:
+		return a.eventsArrived(msg), nil
 	case tickMsg:
-		return a, tick()
+		return a, tea.Batch(tick(), a.fetchEvents(a.shownRef(), false))
 	case tea.KeyPressMsg:
 		return a.key(msg)
 	}
@@ -270,6 +280,12 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return a.cancelKey(msg)
 	case a.dialog != nil:
 		return a.dialogKey(msg)
+	case a.detail.Active():
+		m, cmd, done := a.detailKey(msg)
+		if done {
+			return m, cmd
+		}
+		a = m.(App)
 	case a.filtering:
 		switch msg.String() {
 		case "enter", "esc":
@@ -299,10 +315,11 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Help):
 		a.showHelp = !a.showHelp
 		a.resize()
-	case key.Matches(msg, k.NextView):
-		a.view = (a.view + 1) % numViews
-	case key.Matches(msg, k.Nodes, k.Pools, k.PDBs, k.Progress, k.Events):
-		a.view = int(msg.String()[0] - '1')
+	case key.Matches(msg, k.NextView, k.Nodes, k.Pools, k.PDBs, k.Progress, k.Events):
+		return a.switchView(msg)
+	case key.Matches(msg, k.Detail) && a.view != ViewPools,
+		key.Matches(msg, k.Drain) && (a.view == ViewProgress || a.view == ViewEvents):
+		return a.openDetail()
 	case key.Matches(msg, k.Filter):
 		a.filtering = true
 		return a, a.filter.Focus()

@@ -26,6 +26,7 @@ type fakeBackend struct {
 	canceled []bool
 	plan     string   // the plan Plan answers (a one-line plan when empty)
 	controls []string // "op name" per ControlMaintenance
+	objEvs   map[data.Ref][]data.EventRow
 }
 
 func newFake() *fakeBackend {
@@ -61,6 +62,12 @@ func (f *fakeBackend) ControlMaintenance(name, op string) error {
 	defer f.mu.Unlock()
 	f.controls = append(f.controls, op+" "+name)
 	return nil
+}
+
+func (f *fakeBackend) Events(ref data.Ref) ([]data.EventRow, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.objEvs[ref], nil
 }
 
 func (f *fakeBackend) wasCanceled(i int) bool {

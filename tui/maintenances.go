@@ -7,6 +7,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
 // controlCurrent acts on the Progress view's row under the cursor: x cancels a running
@@ -86,10 +88,7 @@ func (a App) cancelQuestion(w, h int) string {
 	if len(about) > 0 {
 		head = fmt.Sprintf("Cancel maintenance/%s (%s)?", m.Name, strings.Join(about, ", "))
 	}
-	what := "Its run stops: no new eviction and no new node. Its nodes stay cordoned with their state; uncordon them to undo. The Maintenance object is deleted."
-	if m.Done {
-		what = fmt.Sprintf("It has ended (%s): cancelling deletes the Maintenance object; its nodes keep their state.", m.Phase)
-	}
+	what := cancelEffect(*m)
 	lines := append(wrapLines(head, w), "")
 	lines = append(append(lines, wrapLines(what, w)...), "", "Proceed? [y] yes  [n] no")
 	if len(lines) > h { // a tiny terminal: the answer line is never cut
@@ -111,5 +110,26 @@ func maintenanceResult(msg MaintenanceDoneMsg) string {
 	case MaintenanceResume:
 		return fmt.Sprintf("maintenance/%s resumed", msg.Name)
 	}
-	return fmt.Sprintf("maintenance/%s cancelled: its run stops, its nodes stay cordoned with their state", msg.Name)
+	return fmt.Sprintf("maintenance/%s cancelled", msg.Name)
+}
+
+// cancelEffect says what a cancel of m really does for its phase: a finished object is
+// only deleted; one that has cordoned nothing yet (Scheduled, Pending, or a run that has
+// not reached a node) leaves no node cordoned; a run that has cordoned nodes leaves them
+// cordoned, named.
+func cancelEffect(m data.MaintenanceRow) string {
+	switch {
+	case m.Done:
+		return fmt.Sprintf("It has ended (%s): cancelling deletes the Maintenance object; its nodes keep their state.", m.Phase)
+	case len(m.Cordoned) == 0 && m.Phase == "Scheduled":
+		return "Its window has not opened: no node was cordoned and none will be. The Maintenance object is deleted and its nodes lose their MaintenancePlanned condition."
+	case len(m.Cordoned) == 0:
+		return "Its run stops before any node: no node was cordoned by it, nothing is left to undo. The Maintenance object is deleted."
+	}
+	stay := "Its node stays"
+	if len(m.Cordoned) > 1 {
+		stay = fmt.Sprintf("Its %d nodes stay", len(m.Cordoned))
+	}
+	return fmt.Sprintf("Its run stops: no new eviction and no new node. %s cordoned with their state (%s); uncordon to undo. The Maintenance object is deleted.",
+		stay, strings.Join(m.Cordoned, ", "))
 }

@@ -75,7 +75,7 @@ func TestCancellingAMaintenanceAsksFirst(t *testing.T) {
 		m := New(f, true)
 		m = step(t, m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 		snap := snapshot()
-		snap.Maintenances = []data.MaintenanceRow{{Name: "rack-7", Action: "Drain", Phase: "Running", Nodes: "1/3 nodes"}}
+		snap.Maintenances = []data.MaintenanceRow{{Name: "rack-7", Action: "Drain", Phase: "Running", Nodes: "1/3 nodes", Cordoned: []string{"n1", "n2"}}}
 		m = step(t, m, SnapshotMsg{Snapshot: snap})
 		m = step(t, m, press("4"))
 		m = step(t, m, press("x"))
@@ -83,7 +83,7 @@ func TestCancellingAMaintenanceAsksFirst(t *testing.T) {
 		s := screen(m)
 		want := []string{"Proceed? [y] yes  [n] no"}
 		if size[0] >= 80 {
-			want = append(want, "Cancel maintenance/rack-7 (Drain, Running, 1/3 nodes)?", "nodes stay cordoned")
+			want = append(want, "Cancel maintenance/rack-7 (Drain, Running, 1/3 nodes)?", "2 nodes stay cordoned")
 		}
 		for _, w := range want {
 			if !strings.Contains(strings.Join(strings.Fields(s), " "), strings.Join(strings.Fields(w), " ")) {
@@ -100,5 +100,29 @@ func TestCancellingAMaintenanceAsksFirst(t *testing.T) {
 		if strings.Contains(screen(m), "Proceed?") {
 			t.Errorf("%dx%d: the question stays after the answer:\n%s", size[0], size[1], screen(m))
 		}
+	}
+}
+
+// The cancel prompt says what a cancel really does for the object's phase.
+func TestCancelEffectSaysWhatReallyHappens(t *testing.T) {
+	tests := []struct {
+		name      string
+		row       data.MaintenanceRow
+		want, not string
+	}{
+		{"Scheduled: nothing cordoned", data.MaintenanceRow{Phase: "Scheduled"}, "no node was cordoned", "stay cordoned"},
+		{"Pending: nothing cordoned", data.MaintenanceRow{Phase: "Pending"}, "no node was cordoned", "stay cordoned"},
+		{"Running before its first node", data.MaintenanceRow{Phase: "Running"}, "nothing is left to undo", "stay cordoned"},
+		{"Running with one node cordoned", data.MaintenanceRow{Phase: "Running", Cordoned: []string{"n1"}}, "Its node stays cordoned with their state (n1)", "no node"},
+		{"Paused with two", data.MaintenanceRow{Phase: "Paused", Cordoned: []string{"n1", "n2"}}, "Its 2 nodes stay cordoned with their state (n1, n2)", "no node"},
+		{"finished", data.MaintenanceRow{Phase: "Succeeded", Done: true, Cordoned: []string{"n1"}}, "It has ended (Succeeded)", "stay cordoned"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := cancelEffect(tc.row)
+			if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+				t.Errorf("cancelEffect = %q, want %q and not %q", got, tc.want, tc.not)
+			}
+		})
 	}
 }

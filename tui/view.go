@@ -2,11 +2,14 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
 // View renders the screen: tabs, the current view (or the dialog), status and help.
@@ -41,6 +44,8 @@ func (a App) View() tea.View {
 		content = a.box(a.cancelQuestion(a.dialogSize()))
 	case a.stopping:
 		content = "Stopping every action (calls in flight finish first); ctrl+c again leaves at once."
+	case a.detail.Active():
+		content = a.detail.View(a.detailLines())
 	default:
 		switch a.view {
 		case ViewNodes:
@@ -52,7 +57,7 @@ func (a App) View() tea.View {
 		case ViewProgress:
 			content = a.progress.View(a.now())
 		case ViewEvents:
-			content = a.events.View()
+			content = a.eventsView(body)
 		}
 	}
 	b.WriteString(fit(content, body, a.width))
@@ -86,7 +91,31 @@ func (a App) counts() string {
 		nodes = fmt.Sprintf("%d of %d nodes", len(a.nodes.Visible()), len(a.snap.Nodes))
 		pdbs = fmt.Sprintf("%d of %d PDBs", a.pdbs.Grid().Rows(), len(a.snap.PDBs))
 	}
-	return fmt.Sprintf("%s, %d selected, %d pools, %s", nodes, len(a.selected), len(a.snap.Pools), pdbs)
+	s := fmt.Sprintf("%s, %d selected, %d pools, %s", nodes, len(a.selected), len(a.snap.Pools), pdbs)
+	if m := maintenanceCounts(a.snap.Maintenances); m != "" {
+		s += "; maintenances: " + m
+	}
+	return s
+}
+
+// maintenanceCounts counts the Maintenances by phase, in the order phases come in a
+// run ("1 Running, 1 Scheduled, 2 Succeeded"); "" when there are none.
+func maintenanceCounts(ms []data.MaintenanceRow) string {
+	order := []string{"Running", "Paused", "Scheduled", "Pending"}
+	n := map[string]int{}
+	for _, m := range ms {
+		if !slices.Contains(order, m.Phase) {
+			order = append(order, m.Phase)
+		}
+		n[m.Phase]++
+	}
+	var parts []string
+	for _, p := range order {
+		if n[p] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[p], p))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // statusLine is the connection's problem (if any), then what the actions do.
@@ -112,6 +141,8 @@ func (a App) helpView() string {
 	switch {
 	case a.showHelp:
 		h = a.help.FullHelpView(a.keys.FullHelp())
+	case a.detail.Active():
+		h = a.help.ShortHelpView(a.keys.DetailHelp())
 	case a.view == ViewProgress:
 		h = a.help.ShortHelpView(a.keys.ProgressHelp())
 	default:

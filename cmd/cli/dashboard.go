@@ -30,8 +30,11 @@ func NewCmdDashboard(c *Common) *cobra.Command {
 5 Events (tab cycles). On Nodes: space selects, a selects all visible, / filters; then
 c cordon, u uncordon, d drain, m move to a pool. Every action shows its plan first and asks
 for confirmation; drain options can be set in the dialog. Several actions may run at once
-(a node is in at most one); on Progress, x cancels the action of the node under the cursor.
-q quits, asking first while actions run: they are stopped, the nodes keep their state, and
+(a node is in at most one); on Progress, x cancels the action of the node under the cursor,
+and p, r, x pause, resume and cancel a Maintenance. Enter (d on Progress and Events) opens
+the detail of the node, budget or Maintenance under the cursor: its whole wait, the
+budget's numbers, its Events; Enter follows a link in it, esc goes back. The Events view
+shows the Events of the object under the cursor of the view left. q quits, asking first while actions run: they are stopped, the nodes keep their state, and
 the command prints what is left and how to finish it, then exits 130.
 
 The dashboard starts at once: until the watches have listed, and whenever the API server

@@ -195,3 +195,10 @@ func (b *backend) ControlMaintenance(name, op string) error {
 	}
 	return fmt.Errorf("unknown maintenance action %q", op)
 }
+
+// Events implements tui.Backend: the object's Events, from both Event APIs.
+func (b *backend) Events(ref data.Ref) ([]data.EventRow, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, dashsource.DefaultRequestTimeout)
+	defer cancel()
+	return dashsource.Events(ctx, b.op.Kube, ref)
+}

@@ -69,6 +69,9 @@ func Line(ev event.Event) string {
 	case event.EventEvictionAccepted:
 		return ""
 	case event.EventEvictionBlocked:
+		if ev.PDB == "" { // an order group or a rule, not a budget: no empty "waits on :"
+			return fmt.Sprintf("%s pod %s waits: %s", ts, ev.Pod, ev.Message)
+		}
 		return fmt.Sprintf("%s pod %s waits on %s: %s", ts, ev.Pod, ev.PDB, ev.Message)
 	case event.EventPodEvicted:
 		return fmt.Sprintf("%s pod/%s evicted", ts, ev.Pod)

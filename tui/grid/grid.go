@@ -59,6 +59,9 @@ func (m *Model) SetSize(width, height int) {
 	m.clamp()
 }
 
+// SetColumns replaces the columns (rows, cursor and styles stay).
+func (m *Model) SetColumns(cols ...Column) { m.cols = cols }
+
 // SetRows replaces the rows. A row may have fewer or more cells than there are columns.
 func (m *Model) SetRows(rows [][]string) {
 	m.rows = rows

@@ -8,7 +8,7 @@ type KeyMap struct {
 	NextView, Nodes, Pools, PDBs, Progress, Events key.Binding
 	Up, Down, Select, SelectAll, Filter            key.Binding
 	Cordon, Uncordon, Drain, Move, CancelAction    key.Binding
-	Pause, Resume                                  key.Binding
+	Pause, Resume, Detail, Back                    key.Binding
 	Confirm, Cancel, Help, Quit                    key.Binding
 }
 
@@ -36,6 +36,8 @@ func Default() KeyMap {
 		CancelAction: b("cancel action", "x"),
 		Pause:        b("pause", "p"),
 		Resume:       b("resume", "r"),
+		Detail:       b("detail", "enter"),
+		Back:         b("back", "esc"),
 		Confirm:      b("confirm", "y", "enter"),
 		Cancel:       b("cancel", "esc", "n"),
 		Help:         b("help", "?"),
@@ -57,8 +59,18 @@ func (k KeyMap) ProgressHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NextView, k.Nodes, k.Pools, k.PDBs, k.Progress, k.Events},
-		{k.Up, k.Down, k.Select, k.SelectAll, k.Filter},
+		{k.Up, k.Down, k.Select, k.SelectAll, k.Filter, k.Detail},
 		{k.Cordon, k.Uncordon, k.Drain, k.Move, k.CancelAction, k.Pause, k.Resume},
-		{k.Confirm, k.Cancel, k.Help, k.Quit},
+		{k.Back, k.Confirm, k.Cancel, k.Help, k.Quit},
+	}
+}
+
+// DetailHelp is the one-line help of the detail view.
+func (k KeyMap) DetailHelp() []key.Binding {
+	return []key.Binding{
+		key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "link")),
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open link")),
+		k.Back, key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn/pgup", "scroll")),
+		k.Events, k.Help, k.Quit,
 	}
 }

@@ -3,6 +3,7 @@
 package nodes
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,19 +20,31 @@ type Model struct {
 }
 
 // New returns an empty table. At 80 columns it shows the essentials; VERSION and AGE
-// appear from about 100 columns on; narrower screens cut NAME, STATUS and BLOCKER.
+// appear from about 120 columns on; narrower screens cut NAME, STATUS, MAINTENANCE and
+// BLOCKER.
 func New() Model {
-	return Model{table: grid.New(
-		grid.Column{Title: "  NAME", Width: 13, Min: 8, Grow: true},
-		grid.Column{Title: "STATUS", Width: 24, Min: 8},
-		grid.Column{Title: "POOLS", Width: 6, Min: 5},
-		grid.Column{Title: "PODS", Width: 4},
-		grid.Column{Title: "EVICT", Width: 5},
-		grid.Column{Title: "BLOCK", Width: 5},
-		grid.Column{Title: "BLOCKER", Width: 11, Min: 7, Grow: true},
-		grid.Column{Title: "VERSION", Width: 8, Optional: true},
-		grid.Column{Title: "AGE", Width: 5, Optional: true},
-	)}
+	return Model{table: grid.New(columns(false)...)}
+}
+
+// columns are the table's columns; MAINTENANCE only while some node has a Maintenance,
+// never cut (NAME and STATUS give way first at 80 columns: the mark is the point).
+func columns(maintenance bool) []grid.Column {
+	cols := []grid.Column{
+		{Title: "  NAME", Width: 13, Min: 8, Grow: true},
+		{Title: "MAINTENANCE", Width: 30}, // never cut below its content (up to 30)
+		{Title: "STATUS", Width: 24, Min: 8},
+		{Title: "POOLS", Width: 6, Min: 5},
+		{Title: "PODS", Width: 4},
+		{Title: "EVICT", Width: 5},
+		{Title: "BLOCK", Width: 5},
+		{Title: "BLOCKER", Width: 11, Min: 7, Grow: true},
+		{Title: "VERSION", Width: 8, Optional: true},
+		{Title: "AGE", Width: 5, Optional: true},
+	}
+	if !maintenance {
+		cols = append(cols[:1], cols[2:]...)
+	}
+	return cols
 }
 
 // Grid gives access to the table's styles.
@@ -44,6 +57,8 @@ func (m *Model) SetSize(width, height int) { m.table.SetSize(width, height) }
 func (m *Model) SetRows(rows []data.NodeRow, selected map[string]bool, filter string) {
 	out := make([][]string, 0, len(rows))
 	m.names = m.names[:0]
+	withMnt := slices.ContainsFunc(rows, func(r data.NodeRow) bool { return r.Maintenance != "" })
+	m.table.SetColumns(columns(withMnt)...)
 	for _, r := range rows {
 		pools := strings.Join(r.Pools, ",")
 		if filter != "" && !strings.Contains(r.Name, filter) && !strings.Contains(pools, filter) {
@@ -57,11 +72,30 @@ func (m *Model) SetRows(rows []data.NodeRow, selected map[string]bool, filter st
 		if blocker == "" {
 			blocker = "-"
 		}
-		out = append(out, []string{mark + r.Name, r.Status, orNone(pools), strconv.Itoa(r.Pods),
-			strconv.Itoa(r.Evictable), strconv.Itoa(r.Blocked), blocker, r.Version, r.Age})
+		row := []string{mark + r.Name, Maintenance(r), r.Status, orNone(pools), strconv.Itoa(r.Pods),
+			strconv.Itoa(r.Evictable), strconv.Itoa(r.Blocked), blocker, r.Version, r.Age}
+		if !withMnt {
+			row = append(row[:1], row[2:]...)
+		}
+		out = append(out, row)
 		m.names = append(m.names, r.Name)
 	}
 	m.table.SetRows(out)
+}
+
+// Maintenance is the node's MAINTENANCE cell: the Maintenance that holds it with its
+// phase ("rack-7 Running"), or the one that plans it ("weekly Scheduled", or "rack-7
+// queued" when a running one has not reached it yet); "-" when none.
+func Maintenance(r data.NodeRow) string {
+	switch {
+	case r.Maintenance == "":
+		return "-"
+	case r.Held:
+		return r.Maintenance + " " + r.MaintenancePhase
+	case r.MaintenancePhase == "Running" || r.MaintenancePhase == "Paused":
+		return r.Maintenance + " queued"
+	}
+	return r.Maintenance + " " + r.MaintenancePhase
 }
 
 func orNone(s string) string {

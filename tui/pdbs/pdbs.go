@@ -13,7 +13,10 @@ import (
 )
 
 // Model is the PDB table.
-type Model struct{ table grid.Model }
+type Model struct {
+	table grid.Model
+	keys  []string // budget key of each shown row
+}
 
 // New returns an empty table.
 func New() Model {
@@ -38,10 +41,12 @@ func (m *Model) SetSize(width, height int) { m.table.SetSize(width, height) }
 // SetRows shows the budgets matching filter.
 func (m *Model) SetRows(rows []data.PDBRow, filter string) {
 	out := make([][]string, 0, len(rows))
+	m.keys = m.keys[:0]
 	for _, r := range rows {
 		if filter != "" && !strings.Contains(r.Key, filter) {
 			continue
 		}
+		m.keys = append(m.keys, r.Key)
 		var flags []string
 		if r.Never {
 			flags = append(flags, "never-allows")
@@ -53,6 +58,15 @@ func (m *Model) SetRows(rows []data.PDBRow, filter string) {
 			strconv.Itoa(int(r.Current)), strconv.Itoa(int(r.Desired)), strconv.Itoa(int(r.Expected)), strings.Join(flags, ",")})
 	}
 	m.table.SetRows(out)
+}
+
+// Current is the key of the budget under the cursor ("" when none).
+func (m Model) Current() string {
+	c := m.table.Cursor()
+	if c < 0 || c >= len(m.keys) {
+		return ""
+	}
+	return m.keys[c]
 }
 
 // Update moves the cursor.

@@ -161,9 +161,12 @@ func (m *Model) Apply(id int, ev event.Event) {
 	case event.EventEvictionStarted:
 		n.Wave = max(n.Wave, ev.Wave)
 	case event.EventEvictionBlocked:
-		n.Blocker = fmt.Sprintf("%s: %s", ev.Pod, ev.Message)
+		n.Blocker = nonEmpty(ev.Pod, ev.Message)
 		if ev.Cause != "" && ev.Cause != ev.Message {
-			n.Blocker = fmt.Sprintf("%s: %s (remedy: %s)", ev.Pod, ev.Cause, ev.Remedy)
+			n.Blocker = nonEmpty(ev.Pod, ev.Cause)
+			if ev.Remedy != "" {
+				n.Blocker += " (remedy: " + ev.Remedy + ")"
+			}
 		}
 	case event.EventSurgeStarted, event.EventSurgeReady:
 		n.Blocker = ev.Message // --surge: what the move waits for
@@ -285,6 +288,9 @@ func (m Model) View(now time.Time) string {
 				mark, curLine = "> ", len(lines)
 			}
 			lines = append(lines, mark+maintenanceLine(r))
+			if w := WindowText(r); w != "" && !r.Done {
+				lines = append(lines, "    "+w)
+			}
 		}
 	}
 	off := 0
@@ -360,6 +366,17 @@ func (m Model) line(n Node, now time.Time) string {
 		}
 	}
 	return ""
+}
+
+// nonEmpty joins the parts that are not empty with ": " (no field printed empty).
+func nonEmpty(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if strings.TrimSpace(p) != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ": ")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
