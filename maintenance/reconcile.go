@@ -173,6 +173,10 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	if done || err != nil {
 		return res, err
 	}
+	if na := m.Spec.Policy.NotAfter; na != nil && req.Action != operation.Drain && req.Action != operation.Move && !r.Clock.Now().Before(na.Time) {
+		// A drain's engine starts no node after notAfter; a cordon has no engine to ask.
+		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.NotStarted, fmt.Sprintf("not started: policy.notAfter %s has passed", na.UTC().Format(time.RFC3339)))
+	}
 	other, held, err := r.heldBy(ctx, m.Name, names)
 	if err != nil {
 		return ctrl.Result{}, err
