@@ -50,8 +50,12 @@ func MaintenanceChange(out, errOut io.Writer, ch maintenance.NodeChange) {
 // waitText is a blocker's message and cause, each said once (the engine's cause often
 // repeats the budget's numbers of its message).
 func waitText(b mntv1.Blocker) string {
+	said := "" // the cause the engine already put in the message, without the budget's numbers
+	if _, c, ok := strings.Cut(b.Message, "; cause: "); ok {
+		said = c
+	}
 	switch {
-	case b.Cause == "" || strings.Contains(b.Message, b.Cause):
+	case b.Cause == "" || strings.Contains(b.Message, b.Cause) || (said != "" && strings.HasSuffix(b.Cause, said)):
 		return b.Message
 	case strings.Contains(b.Cause, b.Message):
 		return b.Cause
