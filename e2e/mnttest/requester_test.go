@@ -34,7 +34,9 @@ func installRequirePolicy(t *testing.T, e *fixture.Env, probe client.Client) {
 			if _, err := api.ValidatingAdmissionPolicies().Create(e.Ctx, o, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create the policy: %v", err)
 			}
-			t.Cleanup(func() { _ = api.ValidatingAdmissionPolicies().Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				_ = api.ValidatingAdmissionPolicies().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+			})
 		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 			o.Spec.MatchResources = &admissionregistrationv1.MatchResources{ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"test": e.NS}}}
 			if _, err := api.ValidatingAdmissionPolicyBindings().Create(e.Ctx, o, metav1.CreateOptions{}); err != nil {
