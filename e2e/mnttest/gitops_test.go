@@ -59,8 +59,8 @@ func specUntouched(e *fixture.Env, mc client.Client, name string, wantBlocks map
 		if f.Manager == "kubectl-client-side-apply" || f.Subresource != "" || f.FieldsV1 == nil {
 			continue
 		}
-		if strings.Contains(string(f.FieldsV1.Raw), `"f:spec"`) {
-			e.T.Errorf("maintenance/%s: manager %q (%s) owns spec fields: %s", name, f.Manager, f.Operation, f.FieldsV1.Raw)
+		if strings.Contains(f.FieldsV1.GetRawString(), `"f:spec"`) {
+			e.T.Errorf("maintenance/%s: manager %q (%s) owns spec fields: %s", name, f.Manager, f.Operation, f.FieldsV1.GetRawString())
 		}
 	}
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
