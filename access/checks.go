@@ -122,7 +122,7 @@ func Controller() []Check {
 	add(nodePoolGroup, poolsResource, "", "get", "list", "watch", "update", "patch")
 	add(nodePoolGroup, poolsResource, "status", "get", "update", "patch")
 	add(nodePoolGroup, poolsResource, "finalizers", "get", "update", "patch")
-	add(nodePoolGroup, "maintenances", "", "get", "list", "watch", "update", "patch")
+	add(nodePoolGroup, "maintenances", "", "get", "list", "watch", "patch") // patch: the finalizer (metadata only)
 	add(nodePoolGroup, "maintenances", "status", "get", "update", "patch")
 	add(nodePoolGroup, "maintenances", "finalizers", "get", "update", "patch")
 	add(appsGroup, "daemonsets", "", "get", "list")

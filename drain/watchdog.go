@@ -144,7 +144,10 @@ func (bw *budgetWatch) checkStaleLocked() {
 func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
 	r := bw.r
 	if name, since := bw.goneListedLocked(b.PDB); name != "" {
-		return fmt.Sprintf("it still counts as disrupted pod %s, gone for %s", name, since.Round(time.Second)), false
+		// An instant, not a duration: the message is said once and kept (every later
+		// wait line and status write says it), and "for 31s" would be frozen there.
+		at := r.e.cfg.Clock.Now().Add(-since).UTC().Format(time.RFC3339)
+		return fmt.Sprintf("it still counts as disrupted pod %s, gone since %s", name, at), false
 	}
 	sel := r.diag.selected[key]
 	if sel == nil || sel.at.IsZero() {
@@ -163,7 +166,7 @@ func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) 
 		return "", false
 	}
 	if d := diagnose.Disagreement(b, sel.pods, sel.at); d != "" {
-		return fmt.Sprintf("%s, for %s", d, lasted.Round(time.Second)), true
+		return fmt.Sprintf("%s, since %s", d, now.Add(-lasted).UTC().Format(time.RFC3339)), true
 	}
 	return "", false
 }

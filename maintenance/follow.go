@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -58,10 +60,20 @@ type Follower struct {
 	// Waiting is called once for each new wait for nodes another run holds (the
 	// WaitingForNodes condition's message: who holds which node).
 	Waiting func(msg string)
+	// Unreachable is called once when a read fails in a way that may pass (the API server
+	// restarting, a timeout, a 5xx or 429): the follower reads again with backoff, as a
+	// local drain rides out an outage. Reachable is called once when a read answers again,
+	// with how long it did not.
+	Unreachable func(err error)
+	Reachable   func(down time.Duration)
 
 	prev    map[string]v1alpha1.NodeStatus
 	waiting string
+	every   time.Duration // FollowInterval unless a test sets it
 }
+
+// MaxFollowBackoff bounds the wait between two reads while the API server does not answer.
+const MaxFollowBackoff = 8 * time.Second
 
 // Follow reads maintenance/name every FollowInterval, reporting what changed, until it is
 // done (and returned), deleted (an error), or ctx ends (ctx.Err(): the object runs on in
@@ -73,9 +85,15 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 	began := time.Now()
 	said := false
 	f.prev = map[string]v1alpha1.NodeStatus{}
-	ticker := time.NewTicker(FollowInterval)
+	every := f.every
+	if every <= 0 {
+		every = FollowInterval
+	}
+	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	var last *v1alpha1.Maintenance
+	var downSince time.Time
+	backoff := every
 	for {
 		m := &v1alpha1.Maintenance{}
 		if err := f.Client.Get(context.WithoutCancel(ctx), types.NamespacedName{Name: name}, m); err != nil {
@@ -84,8 +102,28 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 				return nil, notFound(name)
 			case apierrors.IsNotFound(err):
 				return last, fmt.Errorf("maintenance/%s was deleted: its run stopped, the nodes keep their state", name)
+			case !Passing(err):
+				return last, fmt.Errorf("get maintenance/%s: %w", name, err)
 			}
-			return last, fmt.Errorf("get maintenance/%s: %w", name, err)
+			if downSince.IsZero() {
+				downSince = time.Now()
+				if f.Unreachable != nil {
+					f.Unreachable(err)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return last, ctx.Err()
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, MaxFollowBackoff)
+			continue
+		}
+		if !downSince.IsZero() {
+			if f.Reachable != nil {
+				f.Reachable(time.Since(downSince))
+			}
+			downSince, backoff = time.Time{}, every
 		}
 		last = m
 		f.changes(m)
@@ -105,6 +143,20 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 		case <-ticker.C:
 		}
 	}
+}
+
+// Passing tells an error that may pass by itself (the API server unreachable or
+// restarting, a timeout, a 5xx, a 429) from one a retry cannot fix: refused access, a bad
+// request, a kind the server does not serve. NotFound is neither: the caller decides.
+func Passing(err error) bool {
+	switch {
+	case err == nil, apierrors.IsNotFound(err), apierrors.IsForbidden(err), apierrors.IsUnauthorized(err),
+		apierrors.IsBadRequest(err), apierrors.IsInvalid(err), apierrors.IsMethodNotSupported(err),
+		apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err), meta.IsNoMatchError(err),
+		runtime.IsNotRegisteredError(err), errors.Is(err, context.Canceled):
+		return false
+	}
+	return true
 }
 
 // waits reports a new wait for nodes another run holds, once.

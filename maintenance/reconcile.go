@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -122,8 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.finalize(ctx, m)
 	}
 	if !controllerutil.ContainsFinalizer(m, Finalizer) {
-		controllerutil.AddFinalizer(m, Finalizer)
-		if err := r.Client.Update(ctx, m); err != nil {
+		if err := patchFinalizers(ctx, r.Client, m, func(o client.Object) { controllerutil.AddFinalizer(o, Finalizer) }); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add the finalizer to maintenance %s: %w", m.Name, err)
 		}
 	}
@@ -180,6 +180,10 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	wr, res, done, err := r.gateWindow(ctx, base, m, names, r.Clock.Now())
 	if done || err != nil {
 		return res, err
+	}
+	if na := m.Spec.Policy.NotAfter; na != nil && req.Action != operation.Drain && req.Action != operation.Move && !r.Clock.Now().Before(na.Time) {
+		// A drain's engine starts no node after notAfter; a cordon has no engine to ask.
+		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.NotStarted, fmt.Sprintf("not started: policy.notAfter %s has passed", na.UTC().Format(time.RFC3339)))
 	}
 	other, held, err := r.heldBy(ctx, m.Name, names)
 	if err != nil {
@@ -327,8 +331,7 @@ func (r *Reconciler) finalize(ctx context.Context, m *v1alpha1.Maintenance) erro
 	if left := leftOver(fresh.Status.Nodes, fresh.Spec.Action); left != "" && !fresh.Status.Phase.Done() && r.Recorder != nil {
 		r.Recorder.Eventf(fresh, corev1.EventTypeWarning, "Stopped", "deleted: the run stopped; nodes left cordoned with their state: %s", left)
 	}
-	controllerutil.RemoveFinalizer(fresh, Finalizer)
-	if err := r.Client.Update(ctx, fresh); err != nil {
+	if err := patchFinalizers(ctx, r.Client, fresh, func(o client.Object) { controllerutil.RemoveFinalizer(o, Finalizer) }); err != nil {
 		return fmt.Errorf("remove the finalizer of maintenance %s: %w", m.Name, err)
 	}
 	return nil
@@ -375,4 +378,23 @@ func (r *Reconciler) writeStatus(ctx context.Context, name string, mutate func(*
 
 func setCondition(s *v1alpha1.MaintenanceStatus, gen int64, typ string, status metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen})
+}
+
+// patchFinalizers changes m's finalizers with a metadata-only merge patch (the
+// resourceVersion guards it against a concurrent change of the list). Never an Update:
+// that would send the whole spec as Go serializes it, with the non-pointer drain and
+// policy blocks as {} where the stored object had none, which the CRD's immutability
+// rule refuses (and the controller never writes the spec). m is updated from the answer.
+func patchFinalizers(ctx context.Context, c client.Client, m *v1alpha1.Maintenance, change func(client.Object)) error {
+	want := m.DeepCopy()
+	change(want)
+	fins := want.Finalizers
+	if fins == nil {
+		fins = []string{}
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": fins, "resourceVersion": m.ResourceVersion}})
+	if err != nil {
+		return fmt.Errorf("encode the finalizers patch: %w", err)
+	}
+	return c.Patch(ctx, m, client.RawPatch(types.MergePatchType, data))
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -131,8 +132,20 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Started != nil {
 		cfg.Started()
 	}
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	if err != nil && ctx.Err() == nil && strings.Contains(err.Error(), "leader election lost") {
+		// controller-runtime cannot campaign again with the same manager: the process
+		// exits (1) and its supervisor starts a fresh one (docs/operations.md).
+		return fmt.Errorf("%w: the Lease %s/%s could not be renewed in time (is the API server reachable?); every run stopped, the nodes keep their records, and this process exits so that a fresh one campaigns again: run it under a supervisor that restarts it (the Deployment in config/manager does)",
+			ErrLeaseLost, cfg.LeaderNamespace, lease)
+	}
+	return err
 }
+
+// ErrLeaseLost is the error of a controller that lost its Lease (it could not renew it
+// within the renew deadline, usually because the API server did not answer): it exits
+// and is to be started again.
+var ErrLeaseLost = errors.New("leader election lost")
 
 // checkPermissions asks the API server, once at start, for every call the controller
 // makes (access.Controller) and names each one it may not make, one line each: a

@@ -56,17 +56,20 @@ type conditionTap struct {
 	origin string
 
 	// owned by the forwarding goroutine
-	inProgress map[string]bool
 	// setTrue: the conditions this run set True, per node (clearing them needs no read)
 	setTrue map[string]map[corev1.NodeConditionType]bool
 
-	mu       sync.Mutex
-	order    []string
-	pending  map[string]*condWrite
-	stopped  bool
-	denied   bool
-	warnings []event.Event
-	wake     chan struct{}
+	mu sync.Mutex
+	// inProgress: the nodes this run drains now, whose DrainInProgress it keeps True
+	// (reassert.go)
+	inProgress map[string]bool
+	order      []string
+	pending    map[string]*condWrite
+	stopped    bool
+	denied     bool
+	warnings   []event.Event
+	wake       chan struct{}
+	every      time.Duration // ReassertEvery unless a test sets it
 }
 
 // newConditionTap returns the tap of req, or nil when req writes no condition (a dry
@@ -99,6 +102,12 @@ func (t *conditionTap) run(ctx context.Context, in <-chan event.Event, out chan<
 		defer wg.Done()
 		t.writeAll(wctx)
 	}()
+	rctx, stopReassert := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t.reassert(rctx)
+	}()
 	for ev := range in {
 		t.observe(ev)
 		for _, w := range t.takeWarnings() {
@@ -106,8 +115,10 @@ func (t *conditionTap) run(ctx context.Context, in <-chan event.Event, out chan<
 		}
 		out <- ev
 	}
+	stopReassert()
 	// A node this run left mid-drain is no longer being drained (a re-run says so again).
-	for node := range t.inProgress {
+	for _, node := range t.draining() {
+		t.markDraining(node, false)
 		t.set(node, false, cond(ConditionDrainInProgress, false, ReasonStopped, "the run stopped before the node was empty: "+t.origin))
 	}
 	t.mu.Lock()
@@ -134,7 +145,7 @@ func (t *conditionTap) observe(ev event.Event) {
 		if t.action == Uncordon {
 			return
 		}
-		t.inProgress[ev.Node] = true
+		t.markDraining(ev.Node, true)
 		conds := []corev1.NodeCondition{
 			cond(ConditionDrainInProgress, true, ReasonDraining, "draining: "+t.origin),
 			cond(ConditionDrained, false, ReasonDraining, "draining: "+t.origin),
@@ -148,14 +159,13 @@ func (t *conditionTap) observe(ev event.Event) {
 		}
 		t.set(ev.Node, false, conds...)
 	case event.EventNodeDrained:
-		delete(t.inProgress, ev.Node)
+		t.markDraining(ev.Node, false)
 		t.set(ev.Node, false, cond(ConditionDrainInProgress, false, ReasonDrained, "drained: "+t.origin),
 			cond(ConditionDrained, true, ReasonDrained, "drained: "+t.origin))
 	case event.EventNodeFailed, event.EventNodeBlocked:
-		if !t.inProgress[ev.Node] {
+		if !t.markDraining(ev.Node, false) {
 			return
 		}
-		delete(t.inProgress, ev.Node)
 		reason := ReasonFailed
 		if ev.Type == event.EventNodeBlocked {
 			reason = ReasonBlocked
@@ -165,7 +175,7 @@ func (t *conditionTap) observe(ev event.Event) {
 		if ev.Reason == ReasonLeftCordoned || ev.Reason == ReasonAlreadyInPool {
 			return
 		}
-		delete(t.inProgress, ev.Node)
+		t.markDraining(ev.Node, false)
 		msg := "uncordoned: " + t.origin
 		all := []corev1.NodeCondition{cond(ConditionDrainInProgress, false, ReasonUncordoned, msg),
 			cond(ConditionDrained, false, ReasonUncordoned, msg), cond(ConditionMaintenanceInProgress, false, ReasonUncordoned, msg)}

@@ -50,8 +50,12 @@ func MaintenanceChange(out, errOut io.Writer, ch maintenance.NodeChange) {
 // waitText is a blocker's message and cause, each said once (the engine's cause often
 // repeats the budget's numbers of its message).
 func waitText(b mntv1.Blocker) string {
+	said := "" // the cause the engine already put in the message, without the budget's numbers
+	if _, c, ok := strings.Cut(b.Message, "; cause: "); ok {
+		said = c
+	}
 	switch {
-	case b.Cause == "" || strings.Contains(b.Message, b.Cause):
+	case b.Cause == "" || strings.Contains(b.Message, b.Cause) || (said != "" && strings.HasSuffix(b.Cause, said)):
 		return b.Message
 	case strings.Contains(b.Cause, b.Message):
 		return b.Cause
@@ -60,27 +64,41 @@ func waitText(b mntv1.Blocker) string {
 }
 
 // MaintenanceTable is Maintenances as kubectl get prints them: NAME ACTION PHASE NODES
-// EVICTED AGE, and HOLDS and MESSAGE with -o wide.
+// BLOCKED FAILED EVICTED NEXT START AGE, and HOLDS and MESSAGE with -o wide. NODES is the
+// nodes done of all; BLOCKED the nodes given up under onBlocked skip or blocked at the
+// end; FAILED the nodes that failed. HOLDS lists the nodes an unfinished object holds
+// (a finished one holds none: <none>).
 func MaintenanceTable(list *mntv1.MaintenanceList, now time.Time) *metav1.Table {
 	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string"}, {Name: "Action", Type: "string"}, {Name: "Phase", Type: "string"},
-		{Name: "Nodes", Type: "string"}, {Name: "Evicted", Type: "integer"}, {Name: "Next Start", Type: "string"}, {Name: "Age", Type: "string"},
+		{Name: "Nodes", Type: "string"}, {Name: "Blocked", Type: "integer"}, {Name: "Failed", Type: "integer"}, {Name: "Evicted", Type: "integer"}, {Name: "Next Start", Type: "string"}, {Name: "Age", Type: "string"},
 		{Name: "Holds", Type: "string", Priority: 1}, {Name: "Message", Type: "string", Priority: 1},
 	}}
 	for i := range list.Items {
 		m := &list.Items[i]
 		s := m.Status
 		var held []string
+		blocked := int64(0)
 		for _, n := range s.Nodes {
-			held = append(held, n.Name)
+			if !s.Phase.Done() {
+				held = append(held, n.Name)
+			}
+			if n.State == mntv1.NodeStateBlocked {
+				blocked++
+			}
+		}
+		blocked = max(blocked, int64(s.Counts.NodesBlocked))
+		holds := strings.Join(held, ",")
+		if holds == "" {
+			holds = "<none>"
 		}
 		phase := string(s.Phase)
 		if m.DeletionTimestamp != nil {
 			phase = "Cancelling"
 		}
 		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{m.Name, string(m.Spec.Action), phase,
-			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), int64(s.Counts.PodsEvicted), nextStart(s, now),
-			duration.HumanDuration(now.Sub(m.CreationTimestamp.Time)), strings.Join(held, ","), s.Message},
+			fmt.Sprintf("%d/%d", s.Counts.NodesDrained, len(s.Nodes)), blocked, int64(s.Counts.NodesFailed), int64(s.Counts.PodsEvicted), nextStart(s, now),
+			duration.HumanDuration(now.Sub(m.CreationTimestamp.Time)), holds, s.Message},
 			Object: runtime.RawExtension{Object: m}})
 	}
 	return t

@@ -49,6 +49,10 @@ func TestWaitTextSaysEachPartOnce(t *testing.T) {
 			"pdb ns/web allows 0: ns/web-2 is unschedulable"},
 		"the message holds the cause": {mntv1.Blocker{Message: "pdb ns/web allows 0: not Ready", Cause: "not Ready"}, "pdb ns/web allows 0: not Ready"},
 		"no cause":                    {mntv1.Blocker{Message: "pdb ns/web allows 0"}, "pdb ns/web allows 0"},
+		"the message says the cause without the numbers": {mntv1.Blocker{
+			Message: "pdb ns/web needs 5 healthy pods, has 5, allows 0; cause: its status is stale: kube-controller-manager is down",
+			Cause:   "pdb ns/web needs 5 healthy pods, has 5, allows 0: its status is stale: kube-controller-manager is down"},
+			"pdb ns/web needs 5 healthy pods, has 5, allows 0; cause: its status is stale: kube-controller-manager is down"},
 	}
 	for name, tc := range tests {
 		if got := waitText(tc.b); got != tc.want {

@@ -122,7 +122,13 @@ func (c *Common) follow(ctx context.Context, mc client.Client, name, output stri
 		NotTakenUp: func(why string) {
 			fmt.Fprintf(c.ErrOut, "Warning: no controller took maintenance/%s up within %s: %s\n", name, maintenance.PickupTimeout, why)
 		},
-		Waiting: func(msg string) { fmt.Fprintf(c.ErrOut, "waiting: %s\n", msg) }}
+		Waiting: func(msg string) { fmt.Fprintf(c.ErrOut, "waiting: %s\n", msg) },
+		Unreachable: func(err error) {
+			fmt.Fprintf(c.ErrOut, "Warning: cannot reach the API server (%v); maintenance/%s runs on in the cluster, following it again when it answers\n", err, name)
+		},
+		Reachable: func(down time.Duration) {
+			fmt.Fprintf(c.ErrOut, "the API server answers again after %s; following maintenance/%s\n", down.Round(time.Second), name)
+		}}
 	m, err := f.Follow(ctx, name)
 	if ctx.Err() != nil && err == ctx.Err() {
 		fmt.Fprintf(c.ErrOut, "detached: maintenance/%s runs on in the cluster; follow it again with `kubectl maintenance follow %s`, cancel it with `kubectl maintenance cancel %s`\n", name, name, name)

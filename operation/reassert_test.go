@@ -1,0 +1,64 @@
+package operation
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
+)
+
+// KEP-6249: a DrainInProgress set False by someone else (the kubelet at its start) while
+// the run still drains the node is set True again; once the node is drained the run's own
+// False stays, and the run goes on as if nothing happened (no event lost or added).
+func TestDrainInProgressSetFalseBySomeoneElseIsSetTrueAgain(t *testing.T) {
+	cs := kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+	tap := (&Operator{Kube: cs}).newConditionTap(Request{Action: Drain, DryRun: drain.DryRunNone})
+	tap.every = 10 * time.Millisecond
+	in, out := make(chan event.Event), make(chan event.Event, 10)
+	ended := make(chan struct{})
+	go func() { tap.run(context.Background(), in, out); close(ended) }()
+	status := func() corev1.ConditionStatus {
+		n, err := cs.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == ConditionDrainInProgress {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	waitStatus := func(want corev1.ConditionStatus, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); status() != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: DrainInProgress %q, want %q", what, status(), want)
+			}
+		}
+	}
+	in <- event.Event{Type: event.EventNodeCordoned, Node: "n1"}
+	waitStatus(corev1.ConditionTrue, "cordoned")
+	for i := range 2 {
+		kubelet := corev1.NodeCondition{Type: ConditionDrainInProgress, Status: corev1.ConditionFalse, Reason: "KubeletStarted"}
+		if err := PatchNodeConditions(context.Background(), cs, "n1", time.Now(), kubelet); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(corev1.ConditionTrue, []string{"set False by the kubelet", "set False again"}[i])
+	}
+	in <- event.Event{Type: event.EventNodeDrained, Node: "n1"}
+	close(in)
+	<-ended
+	if s := status(); s != corev1.ConditionFalse {
+		t.Errorf("after the node drained: DrainInProgress %q, want False", s)
+	}
+	if len(out) != 2 {
+		t.Errorf("%d events forwarded, want the 2 sent", len(out))
+	}
+}
