@@ -352,6 +352,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, name string, mutate func(*
 		before := m.Status.DeepCopy()
 		mutate(&m.Status, m.Generation)
 		m.Status.ObservedGeneration = m.Generation
+		setHealth(&m.Status, m.Generation)
 		if equalStatus(before, &m.Status) {
 			return nil
 		}

@@ -51,6 +51,16 @@ const (
 	// ConditionWaitingForNodes is True while another Maintenance holds some of the nodes;
 	// its message names it.
 	ConditionWaitingForNodes = "WaitingForNodes"
+	// ConditionReconciling (kstatus) is True while the controller works toward the spec:
+	// phase Pending, Scheduled, Running or Paused; its reason is the phase's (Progressing's).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled (kstatus) is True when the run ended in a way that needs a person:
+	// Failed (a bad object included), Blocked, TimedOut, Forced, or DeadlinePassed with
+	// nodes left; its reason and message are the outcome's.
+	ConditionStalled = "Stalled"
+	// ConditionReady is True once the run Succeeded: `kubectl wait --for=condition=Ready`
+	// waits for a good end.
+	ConditionReady = "Ready"
 )
 
 // Blocker is a pod left on a node and what holds it: the same words as plan and the
