@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/config/crd"
 )
 
 func main() {
@@ -53,7 +55,7 @@ func run(root, out string) error {
 	if err := writeFile(filepath.Join(out, "metrics.md"), metricsPage()); err != nil {
 		return err
 	}
-	api, err := apiPage()
+	api, err := apiPage(crd.All())
 	if err != nil {
 		return err
 	}
