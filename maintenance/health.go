@@ -45,6 +45,12 @@ func setHealth(s *v1alpha1.MaintenanceStatus, gen int64) {
 	}
 }
 
+// setSummary sets the scalar summary that fleet tools read without parsing lists
+// (Counts.NodesTotal; the other counts are the tracker's).
+func setSummary(s *v1alpha1.MaintenanceStatus) {
+	s.Counts.NodesTotal = int32(len(s.Nodes))
+}
+
 type healthState int
 
 const (

@@ -97,6 +97,17 @@ func TestHealthReadByKstatus(t *testing.T) {
 	})
 }
 
+// The summary counts every node of the status.
+func TestSummaryCountsTheNodes(t *testing.T) {
+	for _, n := range []int{0, 1, 3} {
+		s := v1alpha1.MaintenanceStatus{Nodes: make([]v1alpha1.NodeStatus, n), Counts: v1alpha1.Counts{NodesTotal: 99}}
+		setSummary(&s)
+		if s.Counts.NodesTotal != int32(n) {
+			t.Errorf("%d nodes: nodesTotal %d", n, s.Counts.NodesTotal)
+		}
+	}
+}
+
 func compute(t *testing.T, obj runtime.Object) *status.Result {
 	t.Helper()
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)

@@ -52,11 +52,11 @@ func TestKubectlWaitsForReadyAndStalled(t *testing.T) {
 	if out, code := kubectl("wait", "--for=condition=Stalled", "maintenance/"+stuck, "--timeout=60s"); code != 0 {
 		t.Errorf("wait for Stalled of a drain blocked under onBlocked=fail: exit %d, want 0: %s", code, out)
 	}
-	if m := get(e, mc, stuck); m.Status.Phase != mntv1.PhaseBlocked {
-		t.Errorf("phase %s (%s), want Blocked", m.Status.Phase, m.Status.Message)
+	if m := get(e, mc, stuck); m.Status.Phase != mntv1.PhaseBlocked || m.Status.Counts.NodesTotal != 1 {
+		t.Errorf("phase %s (%s), nodesTotal %d: want Blocked, 1", m.Status.Phase, m.Status.Message, m.Status.Counts.NodesTotal)
 	}
 	if out, code := kubectl("wait", "--for=condition=Ready", "maintenance/"+stuck, "--timeout=2s"); code == 0 {
 		t.Errorf("wait for Ready of a blocked drain: exit 0, want a timeout: %s", out)
 	}
-	kubectl("get", "maintenance/"+good, "maintenance/"+stuck, "-o", `custom-columns=NAME:.metadata.name,PHASE:.status.phase,GEN:.metadata.generation,RECONCILING:.status.conditions[?(@.type=="Reconciling")].status,STALLED:.status.conditions[?(@.type=="Stalled")].status,READY:.status.conditions[?(@.type=="Ready")].status,REASON:.status.conditions[?(@.type=="Stalled")].reason`)
+	kubectl("get", "maintenance/"+good, "maintenance/"+stuck, "-o", `custom-columns=NAME:.metadata.name,PHASE:.status.phase,GEN:.metadata.generation,RECONCILING:.status.conditions[?(@.type=="Reconciling")].status,STALLED:.status.conditions[?(@.type=="Stalled")].status,READY:.status.conditions[?(@.type=="Ready")].status,NODES:.status.counts.nodesTotal,DRAINED:.status.counts.nodesDrained,EVICTED:.status.counts.podsEvicted,LEFT:.status.counts.podsPending,REASON:.status.conditions[?(@.type=="Stalled")].reason`)
 }

@@ -145,6 +145,11 @@ const (
 
 // Counts are the CLI summary's counts.
 type Counts struct {
+	// NodesTotal are the run's nodes (status.nodes), a scalar for fleet tools that read
+	// no lists: nodesDrained, nodesFailed, nodesBlocked, podsEvicted and podsPending
+	// beside it say how far the run is.
+	// +optional
+	NodesTotal int32 `json:"nodesTotal,omitempty"`
 	// NodesDrained are the nodes finished by the action (drained, moved, uncordoned;
 	// cordoned for a Cordon).
 	NodesDrained int32 `json:"nodesDrained"`
