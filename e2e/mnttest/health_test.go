@@ -1,6 +1,7 @@
 package mnttest
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -32,11 +33,12 @@ func TestKubectlWaitsForReadyAndStalled(t *testing.T) {
 		cmd := exec.CommandContext(e.Ctx, filepath.Join(shared.BinDir, "kubectl"), append([]string{"--kubeconfig", shared.Kubeconfig}, args...)...)
 		out, err := cmd.CombinedOutput()
 		code := 0
-		if err != nil {
+		var x *exec.ExitError
+		switch {
+		case errors.As(err, &x):
+			code = x.ExitCode()
+		case err != nil:
 			code = -1
-			if x, ok := err.(*exec.ExitError); ok {
-				code = x.ExitCode()
-			}
 		}
 		t.Logf("$ kubectl %v  (exit %d)\n%s", args, code, out)
 		return string(out), code
