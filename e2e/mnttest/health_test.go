@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
@@ -59,6 +60,14 @@ func TestKubectlWaitsForReadyAndStalled(t *testing.T) {
 	}
 	if out, code := kubectl("wait", "--for=condition=Ready", "maintenance/"+stuck, "--timeout=2s"); code == 0 {
 		t.Errorf("wait for Ready of a blocked drain: exit 0, want a timeout: %s", out)
+	}
+	// kubectl explain (issue 39): the phase's values, and drain/policy say they decide.
+	out, _ := kubectl("explain", "maintenance.status.phase")
+	fixture.MustContain(t, "explain status.phase", out, "ENUM", "Succeeded", "Forced", "Stalled")
+	out, _ = kubectl("explain", "maintenance.spec")
+	fixture.MustContain(t, "explain spec", out, "it decides", "whether the run ends")
+	if strings.Contains(out, "(planned maintenance)") {
+		t.Errorf("explain maintenance.spec shows a Go comment heading:\n%s", out)
 	}
 	kubectl("get", "maintenance/"+good, "maintenance/"+stuck, "-o", `custom-columns=NAME:.metadata.name,PHASE:.status.phase,GEN:.metadata.generation,RECONCILING:.status.conditions[?(@.type=="Reconciling")].status,STALLED:.status.conditions[?(@.type=="Stalled")].status,READY:.status.conditions[?(@.type=="Ready")].status,NODES:.status.counts.nodesTotal,DRAINED:.status.counts.nodesDrained,EVICTED:.status.counts.podsEvicted,LEFT:.status.counts.podsPending,REASON:.status.conditions[?(@.type=="Stalled")].reason`)
 }
