@@ -14,8 +14,9 @@ LDFLAGS := -X $(MODULE)/cmd/cli.commit=$(COMMIT) -X $(MODULE)/cmd/cli.date=$(DAT
 PKGS := ./...
 # The release platforms; `make verify` cross-builds every one.
 TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
-# Modules besides the root one: the image builder and the pinned tools.
-SUBMODULES := hack/image hack/tools/golangci-lint hack/tools/controller-gen hack/tools/kube hack/tools/etcd hack/tools/kwok
+# Modules besides the root one: the image builder, the Helm chart's SDK tests (Helm v3.22
+# requires k8s.io/* v0.37, the plugin pins v0.36) and the pinned tools.
+SUBMODULES := hack/image hack/chart hack/tools/golangci-lint hack/tools/controller-gen hack/tools/kube hack/tools/etcd hack/tools/kwok
 # make image: the name written into the tarball (default ghcr.io/kubectl-maintenance/kubectl-maintenance:<VERSION or dev>,
 # the name config/manager/deployment.yaml runs) and the linux architecture.
 IMAGE ?=
@@ -34,9 +35,10 @@ build: ## Build bin/kubectl-maintenance (put it on PATH to use it as `kubectl ma
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kubectl-maintenance ./cmd/kubectl-maintenance
 
 .PHONY: release
-release: ## Build dist/: six archives, checksums.txt, plugins/maintenance.yaml (make release VERSION=vX.Y.Z)
+release: ## Build dist/: six archives, the Helm chart (version tied to VERSION), checksums.txt, plugins/maintenance.yaml (make release VERSION=vX.Y.Z)
 	@if [[ -z "$(VERSION)" ]]; then echo "usage: make release VERSION=vX.Y.Z" >&2; exit 2; fi
 	$(GO) run ./hack/release -version "$(VERSION)" -out dist
+	cd hack/chart && $(GO) run ./helmchart package -version "$(VERSION)" -out "$(CURDIR)/dist"
 
 .PHONY: image
 image: ## Build the pool controller's image tarball dist/kubectl-maintenance-image.tar (no container runtime needed)
@@ -51,11 +53,13 @@ tools: ## Build the pinned control-plane binaries once per machine (about 10 min
 test: tools ## Run every test: unit tests and the integration/e2e tests on a real local cluster
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 	cd hack/image && $(GO) test -count=1 ./...
+	cd hack/chart && $(GO) test -count=1 ./...
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (no cluster, no builds)
 	$(GO) test -count=1 -short $(PKGS)
 	cd hack/image && $(GO) test -count=1 -short ./...
+	cd hack/chart && $(GO) test -count=1 -short ./...
 
 .PHONY: verify
 verify: verify-mod verify-fmt vet verify-deps verify-generated verify-docs lint cross-build ## Everything CI checks before the tests; changes no file
@@ -73,6 +77,7 @@ verify-fmt: ## gofmt has nothing to change
 vet: ## go vet
 	$(GO) vet $(PKGS)
 	cd hack/image && $(GO) vet ./...
+	cd hack/chart && $(GO) vet ./...
 
 .PHONY: verify-deps
 verify-deps: ## No engine (drain, pdb, nodepool) depends on bubbletea, even indirectly (depguard checks direct imports)

@@ -5,7 +5,8 @@ package config
 
 import "embed"
 
-// Controller holds every manifest of rbac/ and manager/, so that a file added to either
+// Controller holds every manifest of rbac/ and manager/ (and their kustomization.yaml,
+// which package install skips), so that a file added to either
 // directory is installed without a code change. Package install orders the objects by
 // kind, not by file, so a new directory of manifests is one more pattern on the line
 // below and nothing else (the admission policies: admission/*.yaml). go:embed fails

@@ -36,7 +36,7 @@ type Settings struct {
 	ChunkSize int64
 	// DryRun: none, client (nothing sent) or server (sent with dryRun=All).
 	DryRun DryRun
-	// MaxParallelNodes is how many nodes are cordoned and drained at once. 0: the default
+	// MaxParallelNodes is how many nodes drain at once (the batch is cordoned first). 0: the default
 	// (DefaultMaxParallelNodes, or a pool's maxUnavailable).
 	MaxParallelNodes int
 	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt: "true" like

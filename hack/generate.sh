@@ -13,3 +13,13 @@ fi
 cd "$root"
 "$bin" object paths=./nodepool/api/... paths=./maintenance/api/...
 "$bin" crd paths=./nodepool/api/... paths=./maintenance/api/... output:crd:artifacts:config=config/crd/bases
+# One line per paragraph in every description: kubectl explain wraps them itself.
+go run ./hack/crdfold config/crd/bases/*.yaml
+# The Helm chart's copies of config/ (Helm reads no file outside the chart): its templates
+# render them in the release's namespace (charts/kubectl-maintenance/templates/_helpers.tpl).
+files=charts/kubectl-maintenance/files
+rm -rf "$files"
+mkdir -p "$files/crds" "$files/rbac" "$files/admission"
+cp config/crd/bases/*.yaml "$files/crds/"
+cp config/rbac/rbac.yaml config/rbac/roles.yaml "$files/rbac/"
+cp config/admission/policy.yaml "$files/admission/"

@@ -11,7 +11,7 @@ cd "$root"
 git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$tmp"
 (cd "$tmp" && ./hack/generate.sh)
 status=0
-for d in nodepool/api maintenance/api config/crd; do
+for d in nodepool/api maintenance/api config/crd charts/kubectl-maintenance/files; do
   if ! diff -ru "$d" "$tmp/$d"; then status=1; fi
 done
 if [[ $status -ne 0 ]]; then

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	pathpkg "path"
 	"sort"
 	"strings"
 
@@ -83,11 +84,15 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-// decodeFS decodes every .yaml file of fsys, in path order.
+// kustomization is the file that makes a directory of config/ a kustomize base
+// (config/default renders them all); it lists the manifests, it is not one.
+const kustomization = "kustomization.yaml"
+
+// decodeFS decodes every .yaml file of fsys but the kustomization files, in path order.
 func decodeFS(fsys fs.FS) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") || pathpkg.Base(path) == kustomization {
 			return err
 		}
 		b, err := fs.ReadFile(fsys, path)

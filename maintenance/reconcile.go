@@ -363,6 +363,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, name string, mutate func(*
 		before := m.Status.DeepCopy()
 		mutate(&m.Status, m.Generation)
 		m.Status.ObservedGeneration = m.Generation
+		setHealth(&m.Status, m.Generation)
+		setSummary(&m.Status)
 		if equalStatus(before, &m.Status) {
 			return nil
 		}

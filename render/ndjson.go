@@ -32,7 +32,11 @@ import (
 // a forced pod is gone; node.gone (a node deleted while it drained); pod.left (a pod of a
 // dead node no longer waited for); the plan's force_after_seconds and would_force, its
 // nodes' dead; the summary's pods_forced, forced, pods_left_on_dead_nodes, nodes_gone; the summary's outcome (package outcome's verdict).
-const EventsVersion = "1.4"
+//
+// 1.5: context on every line: the kubeconfig context the command ran against (its
+// server when the kubeconfig names no context), so that the streams of several clusters
+// can be merged and told apart.
+const EventsVersion = "1.5"
 
 // jsonEvent is one NDJSON line.
 type jsonEvent struct {
@@ -40,6 +44,7 @@ type jsonEvent struct {
 	Time       time.Time `json:"ts"`
 	Type       string    `json:"type"`
 	Level      string    `json:"level"`
+	Context    string    `json:"context,omitempty"`
 	Message    string    `json:"message,omitempty"`
 	Node       string    `json:"node,omitempty"`
 	Pod        string    `json:"pod,omitempty"`
@@ -110,6 +115,14 @@ type NDJSON struct {
 	requests func() int64
 	eta      etaTally
 	started  bool
+	context  string
+}
+
+// SetContext names the cluster on every line from now on (the context field): the
+// kubeconfig context, or its server.
+func (p *NDJSON) SetContext(name string) *NDJSON {
+	p.context = name
+	return p
 }
 
 // NewNDJSON returns the NDJSON printer on w: version is the plugin's (the version
@@ -125,6 +138,7 @@ func (p *NDJSON) write(e jsonEvent) {
 		p.write(jsonEvent{Type: "version", Level: "info", EventsVersion: EventsVersion, Version: p.version})
 	}
 	e.V = 1
+	e.Context = p.context
 	if e.Time.IsZero() {
 		e.Time = p.now()
 	}

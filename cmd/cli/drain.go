@@ -130,7 +130,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&s.SkipWaitForDeleteTimeoutSeconds, "skip-wait-for-delete-timeout", s.SkipWaitForDeleteTimeoutSeconds, "if a pod's DeletionTimestamp is older than N seconds, skip waiting for it")
 	f.Int64Var(&s.ChunkSize, "chunk-size", s.ChunkSize, "return large lists in chunks rather than all at once")
 	addDryRunFlag(cmd, &o.DryRun, `"none", "client" (print what would happen) or "server" (send every change with dryRun=All)`)
-	f.IntVar(&s.MaxParallelNodes, "max-parallel-nodes", s.MaxParallelNodes, "how many nodes are cordoned and drained at once")
+	f.IntVar(&s.MaxParallelNodes, "max-parallel-nodes", s.MaxParallelNodes, "how many nodes drain at once (the whole batch is cordoned first, before any eviction)")
 	f.StringVarP(&o.Output, "output", "o", o.Output, `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	f.StringVar(&o.Progress, "progress", "auto", `"auto" (a live progress view in a terminal, plain lines otherwise), "tty" or "plain"`)
 	o.addRuleFlags(f, s)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -54,7 +53,7 @@ func (c *Common) operator(ctx context.Context, cs kubernetes.Interface, pools bo
 // NDJSON with -o json.
 func (o *DrainOptions) eventPrinter() render.Printer {
 	if o.Output == "json" {
-		return render.NewNDJSON(o.Out, version, time.Now, o.APIRequests)
+		return o.newNDJSON()
 	}
 	return &render.Human{Out: o.Out, ErrOut: o.ErrOut, Verbose: klog.V(1).Enabled()}
 }

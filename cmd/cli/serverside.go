@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -162,7 +161,7 @@ type followOutput struct {
 func newFollowOutput(c *Common, output string) *followOutput {
 	fo := &followOutput{c: c}
 	if output == "json" {
-		fo.nd = render.NewNDJSON(c.Out, version, time.Now, c.APIRequests)
+		fo.nd = c.newNDJSON()
 	}
 	return fo
 }

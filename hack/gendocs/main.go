@@ -2,7 +2,8 @@
 // that the reference cannot drift from it: one Markdown page per command of "kubectl
 // maintenance" (cobra's doc generator over the real command tree), the exit codes (from
 // the table the root command's --help prints), the NDJSON event types (from the
-// constants of package event) and the Prometheus metrics (metrics.Catalog). `make docs`
+// constants of package event), the Prometheus metrics (metrics.Catalog) and the API (the
+// CRDs' schema: api.md). `make docs`
 // runs it; hack/verify-docs.sh runs it into a temporary directory and compares.
 //
 // The output is deterministic: no generation date, no value of the machine it runs on
@@ -14,6 +15,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/config/crd"
 )
 
 func main() {
@@ -50,6 +53,13 @@ func run(root, out string) error {
 		return err
 	}
 	if err := writeFile(filepath.Join(out, "metrics.md"), metricsPage()); err != nil {
+		return err
+	}
+	api, err := apiPage(crd.All())
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(out, "api.md"), api); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(out, "events.md"), events)

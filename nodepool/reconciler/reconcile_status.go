@@ -49,6 +49,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *v1alpha1.NodePool, st *
 	}
 	meta.SetStatusCondition(&p.Status.Conditions, ready)
 	meta.SetStatusCondition(&p.Status.Conditions, degraded)
+	SetHealth(&p.Status, p.Generation)
 	if reflect.DeepEqual(before, &p.Status) {
 		return nil
 	}

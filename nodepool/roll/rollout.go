@@ -250,8 +250,9 @@ func (ro *Rollout) condition(ctx context.Context, status metav1.ConditionStatus,
 		if err := ro.Client.Get(ctx, types.NamespacedName{Name: name}, p); err != nil {
 			return err
 		}
-		if !meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: reconciler.ConditionRollout, Status: status, Reason: reason,
-			Message: message, ObservedGeneration: p.Generation}) {
+		changed := meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: reconciler.ConditionRollout, Status: status, Reason: reason,
+			Message: message, ObservedGeneration: p.Generation})
+		if !reconciler.SetHealth(&p.Status, p.Generation) && !changed {
 			return nil
 		}
 		return ro.Client.Status().Update(ctx, p)

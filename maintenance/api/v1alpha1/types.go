@@ -77,10 +77,17 @@ type MaintenanceSpec struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Pool string `json:"pool,omitempty"`
-	// Drain holds kubectl drain's settings, with its defaults.
+	// Drain holds kubectl drain's settings, with its defaults. Optional, but it decides
+	// whether a Drain or a Move runs: unset, a node with DaemonSet pods (most nodes run
+	// some), pods with emptyDir data or pods without a controller is refused as kubectl
+	// drain refuses it, and the Maintenance ends Blocked before anything changes. Set
+	// ignoreDaemonSets, deleteEmptyDirData and force as you would pass their flags.
 	// +optional
 	Drain DrainSettings `json:"drain,omitempty"`
-	// Policy says what to do with blocked nodes, deadlines and parallelism.
+	// Policy says what to do with blocked nodes, deadlines and parallelism. Optional, but
+	// it decides whether the run ends: unset, onBlocked is wait, so a node whose pods a
+	// budget never lets go keeps the Maintenance Running for ever. Set onBlocked (skip,
+	// fail, force), blockedAfter or notAfter to bound it.
 	// +optional
 	Policy Policy `json:"policy,omitempty"`
 	// Paused, when true, stops new evictions and new nodes until set back to false; the
@@ -93,6 +100,7 @@ type MaintenanceSpec struct {
 	Reason string `json:"reason,omitempty"`
 
 	// Windows (planned maintenance).
+
 	// Window is when the run may start nodes: before it opens the object is Scheduled
 	// and its nodes carry MaintenancePlanned=True; when it closes no new node starts.
 	// Unset: at once.
@@ -143,7 +151,7 @@ type DrainSettings struct {
 	// +optional
 	IncludeDisrupting bool `json:"includeDisrupting,omitempty"`
 	// Drain order (planned maintenance).
-	//
+
 	// Order are drain rules in the shape of Cluster API's MachineDrainRules, tried in
 	// this order before the cluster's MachineDrainRules (the first match wins; a pod's
 	// cluster.x-k8s.io/drain label wins over both): a node's pods go by ascending order
@@ -154,7 +162,7 @@ type DrainSettings struct {
 	Order []DrainOrderRule `json:"order,omitempty"`
 
 	// Dead nodes and force (planned maintenance).
-	//
+
 	// DeadNodeDeleteWait is how long a pod whose deletion started on a dead node (Ready
 	// Unknown or False) still blocks it (--dead-node-delete-wait). Unset: 10s; 0: wait
 	// for ever.
@@ -204,6 +212,7 @@ type Policy struct {
 	Soak *Duration `json:"soak,omitempty"`
 
 	// Windows (planned maintenance).
+
 	// OnWindowClose is what nodes in progress do when spec.window closes: Finish (the
 	// default: they drain to the end) or Stop (they stop at once, left cordoned with
 	// their state, as a pause leaves them; a recurring window goes on from there).
@@ -211,7 +220,7 @@ type Policy struct {
 	// +kubebuilder:validation:XValidation:rule="self in ['Finish', 'Stop']",message="onWindowClose must be Finish or Stop"
 	OnWindowClose WindowClose `json:"onWindowClose,omitempty"`
 	// Dead nodes and force (planned maintenance).
-	//
+
 	// ForceAfter, with onBlocked force (required there, no default), is how long a pod
 	// must have been blocked by its budget (outages do not count) before it is deleted
 	// instead of evicted (--force-after). The controller then needs delete on pods.
