@@ -45,6 +45,8 @@ type podState struct {
 	blockPDB   string // budgets of the last 500 (several budgets)
 	acceptedAt time.Time
 	stuckSaid  bool
+	// reforced: deleted again with a shorter grace under --on-blocked=force (track.go).
+	reforced bool
 	// wokenAt is when a budget change woke the pod (zero otherwise).
 	wokenAt time.Time
 	// Drain order (planned maintenance).
@@ -115,6 +117,9 @@ func (r *run) decideLocked(key string) *eviction {
 	if st.phase == terminating {
 		r.checkTerminatingLocked(st, cur)
 		return nil
+	}
+	if r.alreadyDeletingLocked(st, cur) {
+		return nil // someone else deleted it meanwhile: waited for, not evicted
 	}
 	budgets := r.book.budgetsForLocked(cur)
 	d := pdb.Decide(cur, budgets)

@@ -9,8 +9,24 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
+// alreadyDeletingLocked makes a pod whose deletion someone else started (cur has a
+// deletionTimestamp) one the run waits for, never evicts: it is checked at once, and
+// --skip-wait-for-delete-timeout lets it go the moment it passes. It reports whether it
+// did.
+func (r *run) alreadyDeletingLocked(st *podState, cur *corev1.Pod) bool {
+	if st.phase != waiting || cur.DeletionTimestamp == nil {
+		return false
+	}
+	st.phase, st.acceptedAt = terminating, r.e.cfg.Clock.Now()
+	r.book.unparkLocked(st)
+	r.add(st.key)
+	return true
+}
+
 // checkTerminatingLocked reports a pod stuck terminating and, past
-// --skip-wait-for-delete-timeout, stops waiting for it.
+// --skip-wait-for-delete-timeout, stops waiting for it. Under --on-blocked=force, a pod
+// still terminating ForceAfter after its eviction (or after the run found it deleting)
+// whose grace ends later than the forced grace is deleted again with it (force.go).
 func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 	skip, dead := r.skipWaitLocked(st.node) // shorter on a dead node (deadnode.go)
 	if skip > 0 && cur.DeletionTimestamp != nil && r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time) >= skip {
@@ -19,6 +35,9 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 		}
 		r.goneLocked(st)
 		return
+	}
+	if wait := r.reforceLocked(st, cur); wait > 0 {
+		defer r.addAfter(st.key, wait) // its force deadline
 	}
 	if !st.stuckSaid {
 		st.stuckSaid = true
