@@ -107,7 +107,7 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	bad := 0
 	for _, n := range plan.Nodes {
-		if render.NodeVerdict(n) != render.VerdictReady {
+		if render.NodeVerdict(n) != render.VerdictReady && !policyEnds(n, plan, o.Settings.OnBlocked) {
 			bad++
 		}
 	}
@@ -132,4 +132,37 @@ func (o *PlanOptions) printObject(plan *event.Plan) error {
 		return err
 	}
 	return o.Printer.Print(o.Out, nil, u)
+}
+
+// policyEnds reports whether the run's policy ends every blocker of a blocked node, so
+// that the node's drain ends: under --on-blocked=force each pod that can never be
+// evicted as things stand is one the plan would force (event.Plan.WouldForce), under
+// --on-blocked=skip each waits on a budget (the node is given up). A node with errors
+// (refused by kubectl's filters) is never ended by a policy.
+func policyEnds(n event.NodePlan, plan *event.Plan, onBlocked drain.OnBlocked) bool {
+	if len(n.Errors) > 0 {
+		return false
+	}
+	forced := map[string]bool{}
+	for _, b := range plan.WouldForce {
+		forced[b.Node+"/"+b.Pod] = true
+	}
+	for _, s := range n.Steps {
+		if s.Wave != 0 {
+			continue
+		}
+		switch onBlocked {
+		case drain.OnBlockedForce:
+			if !forced[n.Name+"/"+s.Pod.Namespace+"/"+s.Pod.Name] {
+				return false
+			}
+		case drain.OnBlockedSkip:
+			if len(s.Decision.Budgets) == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
