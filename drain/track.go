@@ -42,7 +42,7 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 	if !st.stuckSaid {
 		st.stuckSaid = true
 		r.e.emit(r.diag.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
-			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))}))
+			Message: fmt.Sprintf("pod %s is still terminating %s after %s", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second), stuckSince(st))}))
 	}
 	if skip > 0 {
 		wait := skip // from the deletionTimestamp, as the skip is measured
@@ -111,4 +111,13 @@ func (r *run) storeHasUnknownLocked(ns *nodeState) bool {
 		}
 	}
 	return false
+}
+
+// stuckSince names what a terminating pod's wait counts from: its eviction, or, for a pod
+// whose deletion someone else started (never evicted), when the drain found it deleting.
+func stuckSince(st *podState) string {
+	if st.attempts == 0 {
+		return "the drain found it deleting (it is waited for, not evicted)"
+	}
+	return "its eviction"
 }
