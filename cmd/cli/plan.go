@@ -35,8 +35,9 @@ PodDisruptionBudget and why, which can never go (a budget that never allows a di
 a pod under two budgets, replacements with nowhere to run), and kubectl's warnings
 (DaemonSet, emptyDir and unmanaged pods). Takes the same flags as drain.
 
-Exit code 0 when every node can be drained, 3 when something can never drain as things
-stand, 2 for bad input.`,
+Exit code 0 when every node can be drained (under --on-blocked=force or skip, also when
+the policy ends every pod that can never go: it would be forced, or its node given up),
+3 when something can never drain as things stand, 2 for bad input.`,
 		Example: `  kubectl maintenance plan node-1 --ignore-daemonsets
   kubectl maintenance plan -l node-role.kubernetes.io/blue --ignore-daemonsets -o json`,
 		ValidArgsFunction: completeNodes(c),

@@ -80,6 +80,7 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 	noEvict, noEvictUser := userKubeconfig(t, e, "no-evict", without(maintainerRules(), "pods/eviction", "create"))
 	noPatch, noPatchUser := userKubeconfig(t, e, "no-patch", without(maintainerRules(), "nodes", "patch", "update"))
 	noPools, noPoolsUser := userKubeconfig(t, e, "no-pools", without(maintainerRules(), "nodepools", "get", "list", "watch"))
+	noVolumes, noVolumesUser := userKubeconfig(t, e, "no-volumes", without(maintainerRules(), "volumeattachments", "list", "watch"))
 	tests := []struct {
 		name       string
 		kubeconfig string
@@ -96,6 +97,8 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
 		{"uncordon without patch nodes", noPatch, []string{"uncordon", e.Nodes[0]},
 			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
+		{"drain without list volumeattachments (the volume wait, on by default)", noVolumes, []string{"drain", e.Nodes[0]},
+			fmt.Sprintf(`error: cannot list volumeattachments.storage.k8s.io (user %q)`, noVolumesUser)},
 		{"pool move without get nodepools", noPools, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
 			fmt.Sprintf(`error: cannot get nodepools.maintenance.kubectl-maintenance.io (user %q)`, noPoolsUser)},
 		{"pool move without create pods/eviction", noEvict, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
