@@ -14,6 +14,9 @@ const (
 	appsGroup      = "apps"
 	autoscaling    = "autoscaling"
 	evictionSubres = "eviction"
+	storageGroup   = "storage.k8s.io"
+	vaResource     = "volumeattachments"
+	pvcResource    = "persistentvolumeclaims"
 )
 
 // Cordon is what cordon and uncordon do: read each node and patch it.
@@ -37,6 +40,17 @@ func DrainReads() []Check {
 			Check{Verb: v, Group: policyGroup, Resource: pdbsResource, AllNamespaces: true})
 	}
 	return cs
+}
+
+// VolumeDetach is what the volume wait reads (drain --wait-for-volume-detach, on by
+// default): VolumeAttachments (list and watch) and the claims of the pods removed (get,
+// in every namespace).
+func VolumeDetach() []Check {
+	return []Check{
+		{Verb: "list", Group: storageGroup, Resource: vaResource},
+		{Verb: "watch", Group: storageGroup, Resource: vaResource},
+		{Verb: "get", Group: coreGroup, Resource: pvcResource, AllNamespaces: true},
+	}
 }
 
 // Drain is everything a drain does: DrainReads, patch nodes (cordon and the resume
@@ -134,6 +148,9 @@ func Controller() []Check {
 	add(coreGroup, podsResource, "", "get", "list", "watch", "delete") // delete: policy.onBlocked force only
 	add(coreGroup, podsResource, evictionSubres, "create")
 	add(policyGroup, pdbsResource, "", "get", "list", "watch")
+	// When is a node drained: the volume wait.
+	add(storageGroup, vaResource, "", "list", "watch")
+	add(coreGroup, pvcResource, "", "get")
 	// Drain order (planned maintenance): MachineDrainRules and namespaces' labels.
 	add("cluster.x-k8s.io", "machinedrainrules", "", "list")
 	add(coreGroup, "namespaces", "", "list")

@@ -34,5 +34,12 @@
 // karpenter.sh/do-not-disrupt protects (for ever, or for a duration from their start) are
 // never evicted (rules.go, donotdisrupt.go).
 //
+// When a node is drained (quiet.go): once its last pod is gone, not before Settle since
+// its cordon and a last look at its pods from the API server (a pod bound late is
+// evicted), and, with WaitForVolumeDetach, once no VolumeAttachment of the node refers to
+// a volume of a pod the run removed. Pods already deleting are waited for, never evicted
+// (track.go); under force, a node's blocked pods go at the deadline whatever their tier,
+// with a grace of at least 1 s (force.go).
+//
 // It never prints and never imports a UI package; progress is a typed event stream.
 package drain

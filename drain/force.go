@@ -130,10 +130,16 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 			pods = append(pods, st)
 		}
 	}
+	pods = append(pods, r.blockedHeldBackLocked(ns)...) // past the deadline, whatever its tier
 	sort.Slice(pods, func(i, j int) bool { return pods[i].key < pods[j].key })
 	blockedFor := r.e.cfg.Clock.Since(ns.pol.movedAt).Round(time.Second)
 	for _, st := range pods {
 		keys := append([]string(nil), st.parkedOn...)
+		if len(keys) == 0 { // held back (blockedHeldBackLocked): its budgets
+			for _, b := range r.book.budgetsForLocked(st.pod) {
+				keys = append(keys, b.Key())
+			}
+		}
 		sort.Strings(keys)
 		fp := ForcedPod{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), BlockedFor: blockedFor}
 		numbers := "pdb " + fp.PDB
@@ -149,7 +155,7 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 		r.book.unparkLocked(st)
 		nb := fp.Budget
 		r.e.emit(event.Event{Type: event.EventPodForced, Node: st.node, Pod: st.key, PDB: fp.PDB, Reason: ReasonPodForced, Message: msg, Budget: &nb})
-		st, pod, grace := st, st.pod, r.graceLocked(st.pod)
+		st, pod, grace := st, st.pod, r.forceGraceLocked(st.pod)
 		r.later(func() {
 			err := r.e.deletePod(r.ctx, pod, grace)
 			if err == nil { // recorded once deleted: the Events say what was done
@@ -164,6 +170,39 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 			r.forceAnsweredLocked(st, fp, err)
 		})
 	}
+}
+
+// blockedHeldBackLocked takes out of the node's held-back pods (order groups and tiers,
+// order.go) those their budgets block as the parked ones are (exhausted, never, several
+// or negative), none of them in NeverForce: a node past its force deadline has them
+// forced at once with the others, not one tier after another.
+func (r *run) blockedHeldBackLocked(ns *nodeState) []*podState {
+	var out []*podState
+	keep := ns.heldBack[:0]
+	for _, st := range ns.heldBack {
+		cur, exists := r.currentLocked(st)
+		if !exists {
+			keep = append(keep, st)
+			continue
+		}
+		budgets := r.book.budgetsForLocked(cur)
+		d := pdb.Decide(cur, budgets)
+		var keys []string
+		for _, b := range budgets {
+			keys = append(keys, b.Key())
+		}
+		blocked := d.Verdict == pdb.Exhausted || d.Verdict == pdb.Never || d.Verdict == pdb.Multiple || d.Verdict == pdb.Negative
+		if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.book.reserved[b.Key()]) <= 0 {
+			blocked = true
+		}
+		if !blocked || len(keys) == 0 || forceVerdict(keys, r.planned.never) != "" || r.planned.forcing[st.key] {
+			keep = append(keep, st)
+			continue
+		}
+		out = append(out, st)
+	}
+	ns.heldBack = keep
+	return out
 }
 
 // forceAnsweredLocked records the answer to a forced pod's DELETE.
@@ -254,4 +293,61 @@ func wouldForce(nodes []event.NodePlan, never map[string]bool) []event.Blocker {
 		}
 	}
 	return out
+}
+
+// forceGraceLocked is a forced deletion's grace in seconds: --grace-period's, else the
+// pod's own (30 s when unset), never below 1 s (a grace of 0 removes the pod from etcd at
+// once, before its kubelet stopped it: a StatefulSet could run two pods of one identity;
+// Karpenter clamps likewise). With a --timeout, it is cut to the time left before it (less
+// 2 s, at least 1 s), so that the pod is gone before the run gives up.
+func (r *run) forceGraceLocked(p *corev1.Pod) int {
+	grace := r.graceLocked(p)
+	if grace < 0 {
+		grace = 30
+		if p.Spec.TerminationGracePeriodSeconds != nil {
+			grace = int(*p.Spec.TerminationGracePeriodSeconds)
+		}
+	}
+	if r.e.cfg.Timeout > 0 && !r.began.IsZero() {
+		left := int((r.e.cfg.Timeout - r.e.cfg.Clock.Since(r.began) - 2*time.Second) / time.Second)
+		grace = min(grace, left)
+	}
+	return max(grace, 1)
+}
+
+// reforceLocked deletes again, with the forced grace, a terminating pod past its force
+// deadline (ForceAfter after its eviction, or after the run found it deleting) whose grace
+// ends later than that: a pod terminating with 600 s of grace is not waited for past the
+// force policy. It returns how long until the pod's deadline (0: passed, or no force).
+func (r *run) reforceLocked(st *podState, cur *corev1.Pod) time.Duration {
+	if r.e.cfg.OnBlocked != OnBlockedForce || st.reforced || cur.DeletionTimestamp == nil || r.planned.forcing[st.key] {
+		return 0
+	}
+	now := r.e.cfg.Clock.Now()
+	if wait := st.acceptedAt.Add(r.e.cfg.ForceAfter).Sub(now); wait > 0 {
+		return wait
+	}
+	grace := r.forceGraceLocked(cur)
+	left := cur.DeletionTimestamp.Sub(now)
+	if left <= time.Duration(grace)*time.Second {
+		return 0 // it ends sooner as it is
+	}
+	st.reforced = true
+	r.planned.forcing[st.key] = true
+	msg := fmt.Sprintf("forcing pod %s on node %s: still terminating %s after --force-after with %s of grace left; deleting it again with a grace of %ds (--on-blocked=force --force-after %s)",
+		st.key, st.node, r.e.cfg.ForceAfter, left.Round(time.Second), grace, r.e.cfg.ForceAfter)
+	r.e.emit(event.Event{Type: event.EventPodForced, Node: st.node, Pod: st.key, Reason: ReasonPodForced, Message: msg})
+	fp := ForcedPod{Node: st.node, Pod: st.key, PDB: "", BlockedFor: r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second)}
+	pod := cur
+	r.later(func() {
+		err := r.e.deletePod(r.ctx, pod, grace)
+		if err == nil {
+			r.recordEvent(st.node, corev1.EventTypeWarning, ReasonPodForced,
+				fmt.Sprintf("kubectl-maintenance deleted pod %s again with a grace of %ds (--on-blocked=force)", st.key, grace))
+		}
+		r.lock()
+		defer r.unlock()
+		r.forceAnsweredLocked(st, fp, err)
+	})
+	return 0
 }

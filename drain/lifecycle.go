@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,11 @@ type nodeState struct {
 	// expired are pods whose do-not-disrupt duration ended while they were left out:
 	// looked at again once (donotdisrupt.go expiredLocked).
 	expired map[types.UID]bool
+	// When it is drained (quiet.go): startedAt is when its drain started (after its
+	// cordon); quieting while the settle and the volume wait run; quiet once they ended
+	// with nothing left, taken by the finish that follows.
+	startedAt       time.Time
+	quieting, quiet bool
 }
 
 // drainNodes cordons the whole batch first (kubectl's order, so that a pod moves once),
@@ -111,6 +117,9 @@ func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	nctx, stop := context.WithCancel(ctx)
 	defer stop()
 	err := r.hold.takeNode(nctx, ns)
+	r.lock()
+	ns.startedAt = r.e.cfg.Clock.Now() // cordoned by now (the settle counts from here)
+	r.unlock()
 	var store cache.Store
 	if err == nil {
 		store, err = r.nodePods(nctx, ns) // pods.go: shared or per node
@@ -246,6 +255,9 @@ func (r *run) look(ns *nodeState) {
 	}
 	for _, st := range added {
 		st.group = r.e.groupOf(st)
+		if r.alreadyDeletingLocked(st, st.pod) {
+			continue // waited for, never evicted (track.go)
+		}
 		ns.heldBack = append(ns.heldBack, st)
 	}
 	r.releaseGroupsLocked(ns)
@@ -299,7 +311,7 @@ func (r *run) returnedLocked(ns *nodeState, p *corev1.Pod) bool {
 
 // finishNodeLocked records the node drained (first the annotation, then the event).
 func (r *run) finishNodeLocked(ns *nodeState) {
-	if ns.finished || ns.finishing || ns.failing || r.holdLocked(ns) {
+	if ns.finished || ns.finishing || ns.failing || r.holdLocked(ns) || !r.quietLocked(ns) {
 		return
 	}
 	ns.finishing = true

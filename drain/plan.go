@@ -225,7 +225,7 @@ func (e *Engine) kubectlHelper(ctx context.Context) *kubectldrain.Helper {
 
 // kubectlHelperWith is kubectlHelper whose drain-rule filter records into sink.
 func (e *Engine) kubectlHelperWith(ctx context.Context, sink *ruleSink) *kubectldrain.Helper {
-	var extra []kubectldrain.PodFilter
+	extra := []kubectldrain.PodFilter{mirrorByOwner}
 	if only := e.cfg.Only; only != nil {
 		extra = append(extra, func(p corev1.Pod) kubectldrain.PodDeleteStatus {
 			if only(&p) {
@@ -247,6 +247,18 @@ func (e *Engine) kubectlHelperWith(ctx context.Context, sink *ruleSink) *kubectl
 		ChunkSize:                       e.cfg.ChunkSize,
 		SkipWaitForDeleteTimeoutSeconds: e.cfg.SkipWaitForDeleteTimeoutSeconds,
 	}
+}
+
+// mirrorByOwner skips a pod owned by its Node: a static pod's mirror, whether or not it
+// carries the mirror annotation kubectl's filter reads (the kubelet sets both; Karpenter
+// reads the owner).
+func mirrorByOwner(p corev1.Pod) kubectldrain.PodDeleteStatus {
+	for _, ref := range p.OwnerReferences {
+		if ref.Kind == "Node" && ref.APIVersion == "v1" && ref.Name == p.Spec.NodeName {
+			return kubectldrain.MakePodDeleteStatusSkip()
+		}
+	}
+	return kubectldrain.MakePodDeleteStatusOkay()
 }
 
 // unmanagedWarning is kubectl's warning for a pod without a controller deleted under

@@ -45,6 +45,8 @@ type podState struct {
 	blockPDB   string // budgets of the last 500 (several budgets)
 	acceptedAt time.Time
 	stuckSaid  bool
+	// reforced: deleted again with a shorter grace under --on-blocked=force (track.go).
+	reforced bool
 	// wokenAt is when a budget change woke the pod (zero otherwise).
 	wokenAt time.Time
 	// Drain order (planned maintenance).
@@ -116,14 +118,8 @@ func (r *run) decideLocked(key string) *eviction {
 		r.checkTerminatingLocked(st, cur)
 		return nil
 	}
-	if cur.DeletionTimestamp != nil && st.attempts == 0 {
-		// Going already: evicted by an earlier run of the same nodes (a leader that handed
-		// over after its request) or deleted by someone else. It is never asked again:
-		// the run waits for it to be gone, as for a pod it evicted itself.
-		st.phase, st.acceptedAt = terminating, r.e.cfg.Clock.Now()
-		r.movedLocked(st.node)
-		r.addAfter(key, r.terminationCheckDelay(cur))
-		return nil
+	if r.alreadyDeletingLocked(st, cur) {
+		return nil // someone else deleted it meanwhile: waited for, not evicted
 	}
 	budgets := r.book.budgetsForLocked(cur)
 	d := pdb.Decide(cur, budgets)

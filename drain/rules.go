@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
 
@@ -68,6 +69,17 @@ func (e *Engine) ruleOf(p *corev1.Pod) rule {
 		return ruleDoNotDisrupt
 	}
 	return ruleNone
+}
+
+// selected reports whether p is part of the drain: --pod-selector selects it (every pod
+// without one). A pod it does not select is not part of the drain at all, as in kubectl:
+// its do-not-disrupt, drain rule or label holds no node.
+func (e *Engine) selected(p *corev1.Pod) bool {
+	if e.cfg.PodSelector == "" {
+		return true
+	}
+	sel, err := labels.Parse(e.cfg.PodSelector) // validated by NewEngine
+	return err == nil && sel.Matches(labels.Set(p.Labels))
 }
 
 // holds reports whether the rule keeps p's node from counting as drained.
@@ -169,6 +181,9 @@ func (r *run) holdLocked(ns *nodeState) bool {
 	seen := map[string]bool{}
 	for _, obj := range ns.store.List() {
 		p := obj.(*corev1.Pod)
+		if !r.e.selected(p) {
+			continue // not part of the drain (--pod-selector, as kubectl): it holds nothing
+		}
 		if r.expiredLocked(ns, p) { // donotdisrupt.go
 			held = true
 			continue

@@ -109,6 +109,11 @@ type run struct {
 	pol     runPolicy
 	planned plannedState // dead nodes and force (deadnode.go, force.go)
 	done    chan struct{}
+	// vaInf watches VolumeAttachments, started once by the first volume wait (quiet.go).
+	vaOnce sync.Once
+	vaInf  cache.SharedIndexInformer
+	// began is when the run's timeout started (a forced grace ends before it, force.go).
+	began time.Time
 }
 
 func newRun(e *Engine, pf *preflight) *run {
@@ -165,6 +170,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	r.ctx = ctx
+	r.began = r.e.cfg.Clock.Now()
 	for _, np := range r.pf.plan.Nodes {
 		r.nodes[np.Name] = &nodeState{name: np.Name, plan: np, finishedCh: make(chan struct{})}
 	}

@@ -53,13 +53,28 @@ type Settings struct {
 	// IgnoreMachineDrainRules does not read Cluster API's MachineDrainRules (read by
 	// default, when the API server serves them).
 	IgnoreMachineDrainRules bool
+	// When a node is drained (quiet.go).
+	//
+	// WaitForVolumeDetach waits, once a node's pods are gone, until no VolumeAttachment of
+	// the node refers to a volume of a pod this drain removed, before the node is drained
+	// (on in DefaultSettings: drained means the node may be powered off).
+	WaitForVolumeDetach bool
+	// Settle is how long after its drain started (its cordon) a node is at the earliest
+	// reported drained, after a last look at its pods: a pod bound from a scheduler cache
+	// that had not seen the cordon is evicted too. 0: no settle. DefaultSettle in
+	// DefaultSettings.
+	Settle time.Duration
 }
+
+// DefaultSettle is the settle before a node is drained: Karpenter's 5 s after its taint.
+const DefaultSettle = 5 * time.Second
 
 // DefaultSettings are kubectl drain's defaults, the settings every front end starts
 // from: each pod's own grace period, lists in pages of DefaultChunkSize, no dry run,
 // DefaultMaxParallelNodes at once.
 func DefaultSettings() Settings {
-	return Settings{GracePeriodSeconds: -1, ChunkSize: DefaultChunkSize, DryRun: DryRunNone, MaxParallelNodes: DefaultMaxParallelNodes}
+	return Settings{GracePeriodSeconds: -1, ChunkSize: DefaultChunkSize, DryRun: DryRunNone, MaxParallelNodes: DefaultMaxParallelNodes,
+		WaitForVolumeDetach: true, Settle: DefaultSettle}
 }
 
 // Mistake is one invalid setting. Setting is the setting's name as the Maintenance spec
@@ -136,6 +151,9 @@ func (s Settings) mistakes() []Mistake {
 	}
 	if s.MaxParallelNodes < 0 {
 		add("maxParallelNodes", ruleMaxParallel, fmt.Sprint(s.MaxParallelNodes))
+	}
+	if s.Settle < 0 {
+		add("settle", ruleNotNegative, s.Settle.String())
 	}
 	ms = append(ms, s.Policy.mistakes()...)
 	if _, err := drainrule.Compile(s.DrainOrder); err != nil {

@@ -9,8 +9,28 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
+// alreadyDeletingLocked makes a pod whose deletion someone else started (cur has a
+// deletionTimestamp) one the run waits for, never evicts: it is checked at once, and
+// --skip-wait-for-delete-timeout lets it go the moment it passes. It reports whether it
+// did.
+func (r *run) alreadyDeletingLocked(st *podState, cur *corev1.Pod) bool {
+	if st.phase != waiting || cur.DeletionTimestamp == nil {
+		return false
+	}
+	// Going already: evicted by an earlier run of the same nodes (a leader that handed
+	// over after its request) or deleted by someone else. It is never asked again: the
+	// run waits for it to be gone, as for a pod it evicted itself.
+	st.phase, st.acceptedAt = terminating, r.e.cfg.Clock.Now()
+	r.book.unparkLocked(st)
+	r.movedLocked(st.node)
+	r.add(st.key)
+	return true
+}
+
 // checkTerminatingLocked reports a pod stuck terminating and, past
-// --skip-wait-for-delete-timeout, stops waiting for it.
+// --skip-wait-for-delete-timeout, stops waiting for it. Under --on-blocked=force, a pod
+// still terminating ForceAfter after its eviction (or after the run found it deleting)
+// whose grace ends later than the forced grace is deleted again with it (force.go).
 func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 	skip, dead := r.skipWaitLocked(st.node) // shorter on a dead node (deadnode.go)
 	if skip > 0 && cur.DeletionTimestamp != nil && r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time) >= skip {
@@ -20,10 +40,13 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 		r.goneLocked(st)
 		return
 	}
+	if wait := r.reforceLocked(st, cur); wait > 0 {
+		defer r.addAfter(st.key, wait) // its force deadline
+	}
 	if !st.stuckSaid {
 		st.stuckSaid = true
 		r.e.emit(r.diag.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
-			Message: fmt.Sprintf("pod %s is still terminating %s after its eviction", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))}))
+			Message: fmt.Sprintf("pod %s is still terminating %s after %s", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second), stuckSince(st))}))
 	}
 	if skip > 0 {
 		wait := skip // from the deletionTimestamp, as the skip is measured
@@ -92,4 +115,13 @@ func (r *run) storeHasUnknownLocked(ns *nodeState) bool {
 		}
 	}
 	return false
+}
+
+// stuckSince names what a terminating pod's wait counts from: its eviction, or, for a pod
+// whose deletion someone else started (never evicted), when the drain found it deleting.
+func stuckSince(st *podState) string {
+	if st.attempts == 0 {
+		return "the drain found it deleting (it is waited for, not evicted)"
+	}
+	return "its eviction"
 }

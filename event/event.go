@@ -268,6 +268,10 @@ const (
 	// EventPodLeft: a pod of a dead node whose deletion started longer ago than the
 	// dead-node wait is no longer waited for: it is left to the node's return or removal.
 	EventPodLeft Type = "pod.left"
+	// EventNodeWaiting: the node's pods are gone but it is not drained yet: Reason
+	// "VolumeDetach", its volumes are still attached (Message names the volumes and their
+	// VolumeAttachments). Said again when what it waits for changes.
+	EventNodeWaiting Type = "node.waiting"
 )
 
 // ReasonForced is the Reason of the EventPodEvicted of a pod --on-blocked=force deleted.

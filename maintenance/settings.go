@@ -25,6 +25,8 @@ func SettingsFromSpec(s v1alpha1.MaintenanceSpec) (drain.Settings, error) {
 		ChunkSize: drain.DefaultChunkSize, MaxParallelNodes: int(p.MaxParallelNodes), IgnoreDoNotDisrupt: d.IgnoreDoNotDisrupt,
 		DrainOrder: drainOrder(d.Order), // Drain order (planned maintenance)
 		Policy:     drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), NeverForce: p.NeverForce},
+		// When is a node drained: unset is on, and the default settle.
+		WaitForVolumeDetach: d.WaitForVolumeDetach == nil || *d.WaitForVolumeDetach, Settle: drain.DefaultSettle,
 	}
 	if d.GracePeriodSeconds != nil {
 		set.GracePeriodSeconds = int(*d.GracePeriodSeconds)
@@ -45,6 +47,13 @@ func SettingsFromSpec(s v1alpha1.MaintenanceSpec) (drain.Settings, error) {
 		{"spec.policy.soak", p.Soak, &set.Soak},
 		{"spec.policy.forceAfter", p.ForceAfter, &set.ForceAfter},
 		{"spec.drain.deadNodeDeleteWait", d.DeadNodeDeleteWait, &set.DeadNodeDeleteWait},
+	}
+	if d.Settle != nil {
+		durations = append(durations, struct {
+			field string
+			in    *v1alpha1.Duration
+			out   *time.Duration
+		}{"spec.drain.settle", d.Settle, &set.Settle})
 	}
 	for _, f := range durations {
 		v, err := f.in.Parse(f.field)
@@ -79,6 +88,14 @@ func SpecFromSettings(set drain.Settings, s *v1alpha1.MaintenanceSpec) {
 		s.Drain.DeadNodeDeleteWait = v1alpha1.DurationOf(0) // for ever
 	default:
 		s.Drain.DeadNodeDeleteWait = durationOrNil(set.DeadNodeDeleteWait)
+	}
+	s.Drain.WaitForVolumeDetach = nil // unset is on
+	if !set.WaitForVolumeDetach {
+		s.Drain.WaitForVolumeDetach = ptr.To(false)
+	}
+	s.Drain.Settle = nil // unset is the default
+	if set.Settle != drain.DefaultSettle {
+		s.Drain.Settle = v1alpha1.DurationOf(set.Settle)
 	}
 	s.Policy.OnBlocked = string(set.OnBlocked)
 	s.Policy.MaxParallelNodes = int32(set.MaxParallelNodes)

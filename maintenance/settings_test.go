@@ -31,7 +31,7 @@ var everySetting = map[string]any{
 	"ChunkSize": int64(50), "MaxParallelNodes": 3, "IgnoreDoNotDisrupt": true,
 	"OnBlocked": drain.OnBlockedForce, "BlockedAfter": 2 * time.Minute, "NotAfter": time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC),
 	"Soak": 30 * time.Second, "ForceAfter": 10 * time.Minute, "NeverForce": []string{"shop/db"},
-	"DeadNodeDeleteWait": time.Minute,
+	"DeadNodeDeleteWait": time.Minute, "WaitForVolumeDetach": true, "Settle": 10 * time.Second,
 	"DrainOrder": []drainrule.Rule{{Name: "logs", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "fluentd"}}, Order: ptr.To(int32(10))},
 		{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "backup"}}, Behavior: drainrule.WaitCompleted}},
 }
@@ -92,10 +92,11 @@ func TestSettingsSpecRoundTrip(t *testing.T) {
 	}
 }
 
-// An empty spec is kubectl drain's defaults (unset durations, the engine's defaults).
+// An empty spec is kubectl drain's defaults (unset durations, the engine's defaults),
+// with the volume wait and the default settle (when is a node drained).
 func TestSettingsFromAnEmptySpec(t *testing.T) {
 	got, err := SettingsFromSpec(v1alpha1.MaintenanceSpec{})
-	want := drain.Settings{GracePeriodSeconds: -1, ChunkSize: drain.DefaultChunkSize}
+	want := drain.Settings{GracePeriodSeconds: -1, ChunkSize: drain.DefaultChunkSize, WaitForVolumeDetach: true, Settle: drain.DefaultSettle}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("SettingsFromSpec(empty) = %+v, %v; want %+v", got, err, want)
 	}

@@ -48,6 +48,11 @@ func (o *Operator) preflightDrain(ctx context.Context, req Request, names []stri
 	if err := o.checkAccess(ctx, req.DryRun, checks(nil)); err != nil {
 		return err
 	}
+	if req.Drain.WaitForVolumeDetach && (req.DryRun == "" || req.DryRun == drain.DryRunNone) {
+		if err := o.checkAccess(ctx, req.DryRun, access.VolumeDetach()); err != nil {
+			return err
+		}
+	}
 	if req.DryRun == drain.DryRunClient {
 		return nil
 	}

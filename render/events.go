@@ -101,6 +101,8 @@ func (p *Human) Event(ev event.Event) {
 		fmt.Fprintf(p.Out, "node/%s given up, left cordoned in state blocked: %s\n", ev.Node, ev.Message)
 	case event.EventNodeNotStarted:
 		fmt.Fprintf(p.ErrOut, "node/%s %s\n", ev.Node, ev.Message)
+	case event.EventNodeWaiting:
+		fmt.Fprintln(p.ErrOut, ev.Message)
 	case event.EventSurgeStarted, event.EventDeploymentRestored:
 		fmt.Fprintln(p.Out, ev.Message+sfx)
 	case event.EventSurgeReady:

@@ -58,6 +58,6 @@ func planForce(w io.Writer, plan *event.Plan) {
 	}
 	fmt.Fprintf(w, "\nforce (--on-blocked=force --force-after %s): %d pod(s) whose budget allows nothing now would be deleted, not evicted, once blocked that long:\n", plan.ForceAfter, len(plan.WouldForce))
 	for _, b := range plan.WouldForce {
-		fmt.Fprintf(w, "  would force pod %s on %s: pdb %s: %s\n", b.Pod, b.Node, b.PDB, b.Message)
+		fmt.Fprintf(w, "  would force pod %s on %s: pdb %s: %s; forced once blocked %s\n", b.Pod, b.Node, b.PDB, b.Message, plan.ForceAfter)
 	}
 }

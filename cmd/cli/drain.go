@@ -128,6 +128,8 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&s.PodSelector, "pod-selector", s.PodSelector, "label selector to filter pods on the node")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", o.DisableEviction, "not supported: this tool never bypasses PodDisruptionBudgets (use kubectl drain --disable-eviction)")
 	f.IntVar(&s.SkipWaitForDeleteTimeoutSeconds, "skip-wait-for-delete-timeout", s.SkipWaitForDeleteTimeoutSeconds, "if a pod's DeletionTimestamp is older than N seconds, skip waiting for it")
+	f.BoolVar(&s.WaitForVolumeDetach, "wait-for-volume-detach", s.WaitForVolumeDetach, "once a node's pods are gone, wait until the volumes of the pods it removed are detached from it (no VolumeAttachment left) before the node is drained")
+	f.DurationVar(&s.Settle, "settle", s.Settle, "a node is drained at the earliest this long after its cordon, after a last look at its pods (a pod bound late is evicted too); 0: no settle")
 	f.Int64Var(&s.ChunkSize, "chunk-size", s.ChunkSize, "return large lists in chunks rather than all at once")
 	addDryRunFlag(cmd, &o.DryRun, `"none", "client" (print what would happen) or "server" (send every change with dryRun=All)`)
 	f.IntVar(&s.MaxParallelNodes, "max-parallel-nodes", s.MaxParallelNodes, "how many nodes drain at once (the whole batch is cordoned first, before any eviction)")

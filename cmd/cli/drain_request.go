@@ -91,7 +91,7 @@ var settingFlags = map[string]string{
 	"skipWaitForDeleteTimeoutSeconds": "--skip-wait-for-delete-timeout", "chunkSize": "--chunk-size",
 	"dryRun": "--dry-run", "maxParallelNodes": "--max-parallel-nodes", "onBlocked": "--on-blocked",
 	"blockedAfter": "--blocked-after", "soak": "--soak", "forceAfter": "--force-after", "neverForce": "--never-force",
-	"drainOrder": "--drain-order",
+	"drainOrder": "--drain-order", "settle": "--settle",
 }
 
 // flagWords says a rule between settings in flags ("forceAfter needs onBlocked force":

@@ -35,8 +35,9 @@ PodDisruptionBudget and why, which can never go (a budget that never allows a di
 a pod under two budgets, replacements with nowhere to run), and kubectl's warnings
 (DaemonSet, emptyDir and unmanaged pods). Takes the same flags as drain.
 
-Exit code 0 when every node can be drained, 3 when something can never drain as things
-stand, 2 for bad input.`,
+Exit code 0 when every node can be drained (under --on-blocked=force or skip, also when
+the policy ends every pod that can never go: it would be forced, or its node given up),
+3 when something can never drain as things stand, 2 for bad input.`,
 		Example: `  kubectl maintenance plan node-1 --ignore-daemonsets
   kubectl maintenance plan -l node-role.kubernetes.io/blue --ignore-daemonsets -o json`,
 		ValidArgsFunction: completeNodes(c),
@@ -107,7 +108,7 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	bad := 0
 	for _, n := range plan.Nodes {
-		if render.NodeVerdict(n) != render.VerdictReady {
+		if render.NodeVerdict(n) != render.VerdictReady && !policyEnds(n, plan, o.Settings.OnBlocked) {
 			bad++
 		}
 	}
@@ -132,4 +133,37 @@ func (o *PlanOptions) printObject(plan *event.Plan) error {
 		return err
 	}
 	return o.Printer.Print(o.Out, nil, u)
+}
+
+// policyEnds reports whether the run's policy ends every blocker of a blocked node, so
+// that the node's drain ends: under --on-blocked=force each pod that can never be
+// evicted as things stand is one the plan would force (event.Plan.WouldForce), under
+// --on-blocked=skip each waits on a budget (the node is given up). A node with errors
+// (refused by kubectl's filters) is never ended by a policy.
+func policyEnds(n event.NodePlan, plan *event.Plan, onBlocked drain.OnBlocked) bool {
+	if len(n.Errors) > 0 {
+		return false
+	}
+	forced := map[string]bool{}
+	for _, b := range plan.WouldForce {
+		forced[b.Node+"/"+b.Pod] = true
+	}
+	for _, s := range n.Steps {
+		if s.Wave != 0 {
+			continue
+		}
+		switch onBlocked {
+		case drain.OnBlockedForce:
+			if !forced[n.Name+"/"+s.Pod.Namespace+"/"+s.Pod.Name] {
+				return false
+			}
+		case drain.OnBlockedSkip:
+			if len(s.Decision.Budgets) == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -21,6 +21,8 @@ func maintainerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"volumeattachments"}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "replicasets", "statefulsets"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		{APIGroups: []string{"maintenance.kubectl-maintenance.io"}, Resources: []string{"nodepools"}, Verbs: []string{"get", "list", "watch"}},
@@ -78,6 +80,7 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 	noEvict, noEvictUser := userKubeconfig(t, e, "no-evict", without(maintainerRules(), "pods/eviction", "create"))
 	noPatch, noPatchUser := userKubeconfig(t, e, "no-patch", without(maintainerRules(), "nodes", "patch", "update"))
 	noPools, noPoolsUser := userKubeconfig(t, e, "no-pools", without(maintainerRules(), "nodepools", "get", "list", "watch"))
+	noVolumes, noVolumesUser := userKubeconfig(t, e, "no-volumes", without(maintainerRules(), "volumeattachments", "list", "watch"))
 	tests := []struct {
 		name       string
 		kubeconfig string
@@ -94,6 +97,8 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
 		{"uncordon without patch nodes", noPatch, []string{"uncordon", e.Nodes[0]},
 			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
+		{"drain without list volumeattachments (the volume wait, on by default)", noVolumes, []string{"drain", e.Nodes[0]},
+			fmt.Sprintf(`error: cannot list volumeattachments.storage.k8s.io (user %q)`, noVolumesUser)},
 		{"pool move without get nodepools", noPools, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
 			fmt.Sprintf(`error: cannot get nodepools.maintenance.kubectl-maintenance.io (user %q)`, noPoolsUser)},
 		{"pool move without create pods/eviction", noEvict, []string{"pool", "move", e.Nodes[0], "--to", "blue"},

@@ -16,7 +16,8 @@ import (
 
 // A node deleted while it drains (its pod waits on a budget that never allows a
 // disruption) ends its drain at once, gone, in one line, and the run exits 0: it was the
-// only node. plan first lists the pod --on-blocked=force would force. The guard is on; it
+// only node. plan first lists the pod --on-blocked=force would force (exit 0: the policy
+// ends the blocker; with --never-force it does not, exit 3). The guard is on; it
 // accepts only the pod garbage collector's deletion of the pods of the deleted node.
 func TestNodeDeletedMidDrainEndsItsDrain(t *testing.T) {
 	t.Parallel()
@@ -28,13 +29,16 @@ func TestNodeDeletedMidDrainEndsItsDrain(t *testing.T) {
 	key := e.NS + "/" + pod.Name
 
 	p := e.Run("plan", a, "--on-blocked=force", "--force-after", "1m")
-	if p.Code != 3 {
-		t.Errorf("plan exit %d, want 3 (a pod that can never go as things stand)", p.Code)
+	if p.Code != 0 {
+		t.Errorf("plan exit %d, want 0 (the one pod that can never go as things stand would be forced; issue 40)", p.Code)
 	}
 	mustContain(t, "plan", p.Stdout, "force (--on-blocked=force --force-after 1m0s): 1 pod(s) whose budget allows nothing now would be deleted",
 		"would force pod "+key+" on "+a+": pdb "+e.NS+"/ledger")
 	np := e.Run("plan", a, "--on-blocked=force", "--force-after", "1m", "--never-force", e.NS+"/ledger")
 	mustContain(t, "plan --never-force", np.Stdout, "none would be forced as things stand")
+	if np.Code != 3 {
+		t.Errorf("plan --never-force exit %d, want 3 (the pod is never forced: it can never go)", np.Code)
+	}
 
 	g := e.Guard()
 	g.Tolerate(func(p *corev1.Pod) string {

@@ -41,6 +41,8 @@ func TestRolloutGoesThroughPreflightOriginAndConditions(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"volumeattachments"}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"maintenance.kubectl-maintenance.io"}, Resources: []string{"nodepools", "nodepools/status"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	})
 	cordoned := unschedulablePeak(e, e.Nodes[:2])
