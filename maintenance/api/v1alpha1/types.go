@@ -172,8 +172,6 @@ type DrainSettings struct {
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('-') || self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="deadNodeDeleteWait must be a duration such as 90s, 30m or 1h30m (units ns, us, ms, s, m, h; 1d is not one: write 24h)"
 	DeadNodeDeleteWait *Duration `json:"deadNodeDeleteWait,omitempty"`
 
-	// When is a node drained.
-	//
 	// WaitForVolumeDetach waits, once a node's pods are gone, until no VolumeAttachment
 	// of the node refers to a volume of a pod the drain removed, before the node is
 	// drained (--wait-for-volume-detach). Unset: true.
