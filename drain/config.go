@@ -115,9 +115,10 @@ type Config struct {
 	// surging its one-replica Deployment (surge.go).
 	Surge Surger
 
-	// AfterCordon, when set, is called once the run has cordoned its batch (not with
-	// Rolling) and before its first eviction, with no lock held; the run waits for it to
-	// return. The controller holds the runs of objects admitted together there until every
+	// AfterCordon, when set, is called once the run has cordoned its batch and before its
+	// first eviction, with no lock held; the run waits for it to return, and it returns
+	// at once when ctx is done. A Rolling run calls it first with a done context: it
+	// cordons as it goes and waits for no one. The controller holds the runs of objects admitted together there until every
 	// one has cordoned, so that the replacements of the first pods evicted do not land on
 	// nodes another run is about to drain.
 	AfterCordon func(ctx context.Context)

@@ -64,6 +64,14 @@ type nodeState struct {
 // (Config.Rolling) is drainRolling instead.
 func (r *run) drainNodes(ctx context.Context) {
 	if r.e.cfg.Rolling != nil {
+		if f := r.e.cfg.AfterCordon; f != nil {
+			// A rolling drain cordons each node as it starts and waits for no batch: it
+			// tells its batch at once (a done context: f does not wait), so the other runs
+			// admitted with it do not wait on it.
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			f(done)
+		}
 		r.roller.drainRolling(ctx)
 		return
 	}

@@ -1,6 +1,8 @@
 package maintenance
 
 import (
+	"context"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,9 +37,9 @@ func (r *Reconciler) observer() Observer {
 
 // SetupObserved is Setup with obs told what the runs do (a controller for
 // operation.ControllerConfig's Controllers).
-func SetupObserved(obs Observer) func(mgr ctrl.Manager, kube kubernetes.Interface) error {
+func SetupObserved(obs Observer, stop context.Context) func(mgr ctrl.Manager, kube kubernetes.Interface) error {
 	return func(mgr ctrl.Manager, kube kubernetes.Interface) error {
-		return setup(mgr, kube, obs)
+		return setup(mgr, kube, obs, stop)
 	}
 }
 

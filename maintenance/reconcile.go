@@ -73,6 +73,12 @@ type Reconciler struct {
 	// whose runs all cordon before any evicts (admission.go). Default
 	// DefaultAdmissionWindow; negative: no batches.
 	AdmissionWindow time.Duration
+	// Stop, when set, is the process's own context (its signals). A run stopped while it
+	// is done stopped cleanly (SIGTERM) and writes its last counts before the Lease is
+	// released; a run the manager stopped while Stop is not done (leader election lost)
+	// writes nothing, since another leader may already run the object. Unset: every
+	// stop writes.
+	Stop context.Context
 
 	mu     sync.Mutex
 	base   context.Context // the manager's, once Start ran; the runs' parent

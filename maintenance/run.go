@@ -127,6 +127,12 @@ loop:
 		r.release(name) // a Stop's nodes: the object's hold (hold.go) keeps them while it waits
 		err = r.afterWindow(wctx, name, rn.win, nodes, t.counts(counts, &out.sum.Summary))
 		r.Logger.Info("maintenance run ended: its window closed", "maintenance", name)
+	case why != stopDeleted && base.Err() != nil && r.Stop != nil && r.Stop.Err() == nil:
+		// The manager stopped the runs without a signal: its Lease was lost. Another leader
+		// may run the object already, so nothing is written; the next leader resumes from
+		// the last write and the pods it finds terminating (inherit.go).
+		r.release(name)
+		r.Logger.Info("maintenance run stopped: the Lease was lost; its last counts are left to the next leader", "maintenance", name)
 	case why == stopDeleted || base.Err() != nil:
 		r.release(name)
 		c := t.counts(counts, &out.sum.Summary)

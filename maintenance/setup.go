@@ -1,6 +1,7 @@
 package maintenance
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -52,11 +53,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Setup adds a Reconciler to mgr on its client, API reader and event recorder, the runs on
 // kube (package manager calls it for the controller command).
 func Setup(mgr ctrl.Manager, kube kubernetes.Interface) error {
-	return setup(mgr, kube, nil)
+	return setup(mgr, kube, nil, nil)
 }
 
-func setup(mgr ctrl.Manager, kube kubernetes.Interface, obs Observer) error {
-	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube, Observer: obs,
+func setup(mgr ctrl.Manager, kube kubernetes.Interface, obs Observer, stop context.Context) error {
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Kube: kube, Observer: obs, Stop: stop,
 		Logger:   klog.NewKlogr().WithName("maintenance"),
 		Recorder: mgr.GetEventRecorderFor("kubectl-maintenance"), //nolint:staticcheck // core/v1 Events, which config/rbac grants; the events.k8s.io recorder is a follow-up
 	}

@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := metrics.Register(metrics.Registry, rec, mgr.GetCache()); err != nil {
 			return fmt.Errorf("register the metrics: %w", err)
 		}
-		if err := maintenance.SetupObserved(rec)(mgr, cfg.Kube); err != nil {
+		if err := maintenance.SetupObserved(rec, ctx)(mgr, cfg.Kube); err != nil {
 			return err
 		}
 	}

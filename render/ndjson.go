@@ -33,7 +33,7 @@ import (
 // dead node no longer waited for); the plan's force_after_seconds and would_force, its
 // nodes' dead; the summary's pods_forced, forced, pods_left_on_dead_nodes, nodes_gone; the summary's outcome (package outcome's verdict).
 //
-// 1.5: context on every line: the kubeconfig context the command ran against (its
+// 1.5: context on every line, its last field: the kubeconfig context the command ran against (its
 // server when the kubeconfig names no context), so that the streams of several clusters
 // can be merged and told apart.
 const EventsVersion = "1.5"
@@ -44,7 +44,6 @@ type jsonEvent struct {
 	Time       time.Time `json:"ts"`
 	Type       string    `json:"type"`
 	Level      string    `json:"level"`
-	Context    string    `json:"context,omitempty"`
 	Message    string    `json:"message,omitempty"`
 	Node       string    `json:"node,omitempty"`
 	Pod        string    `json:"pod,omitempty"`
@@ -75,6 +74,10 @@ type jsonEvent struct {
 	Summary  *summaryJSON `json:"summary,omitempty"`
 	ExitCode *int         `json:"exit_code,omitempty"`
 	Error    string       `json:"error,omitempty"`
+
+	// Context is last on the line (1.5), so that the fields before it keep the order
+	// of earlier versions.
+	Context string `json:"context,omitempty"`
 }
 
 type summaryJSON struct {
