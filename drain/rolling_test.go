@@ -209,3 +209,28 @@ func TestRollingDrainSoaksWhatIsLeft(t *testing.T) {
 		t.Fatalf("the run still waits 2 minutes after the 8 left of n1's soak: it soaked n1 again from the start")
 	}
 }
+
+// A rolling drain cordons as it goes and waits for no admission batch: it calls
+// Config.AfterCordon once, at its start, with a context already done, so that the runs
+// admitted with it (the controller's batch) do not wait on it.
+func TestRollingDrainTellsItsBatchAtOnce(t *testing.T) {
+	adm := &admitLog{}
+	var calls, doneCtx int
+	after := func(ctx context.Context) {
+		calls++
+		if ctx.Err() != nil {
+			doneCtx++
+		}
+	}
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1}, Rolling: adm, AfterCordon: after}, testNode("n1"))
+	adm.client = g.client
+	g.start("n1")
+	<-g.run
+	res := <-g.done
+	if res.err != nil {
+		t.Fatalf("run: %v", res.err)
+	}
+	if calls != 1 || doneCtx != 1 {
+		t.Errorf("AfterCordon called %d time(s), %d with a done context; want 1 and 1", calls, doneCtx)
+	}
+}
