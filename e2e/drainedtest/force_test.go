@@ -107,8 +107,8 @@ func TestForceDeletesEveryTierAtTheDeadlineWithARealGrace(t *testing.T) {
 	if r.Code != 5 {
 		t.Fatalf("drain exit %d, want 5 (finished by force)", r.Code)
 	}
-	evs := events(t, r.Stdout)
-	blocked := timeOf(t, first(evs, "pod.eviction_blocked", ""))
+	evs := fixture.NDJSON(t, r.Stdout)
+	blocked := timeOf(t, fixture.FirstEvent(evs, "pod.eviction_blocked", ""))
 	for _, name := range []string{"ledger", "crit"} {
 		d, ok := del.of(name)
 		if !ok {
@@ -121,7 +121,7 @@ func TestForceDeletesEveryTierAtTheDeadlineWithARealGrace(t *testing.T) {
 			t.Errorf("pod %s deleted with grace %v, want at least 1 s", name, d.graces)
 		}
 		t.Logf("figures: pod %s deleted %s after the first wait, grace %v", name, d.seenAt.Sub(blocked).Round(time.Millisecond), d.graces)
-		if first(evs, "pod.forced", e.NS+"/"+name) == nil {
+		if fixture.FirstEvent(evs, "pod.forced", e.NS+"/"+name) == nil {
 			t.Errorf("no pod.forced event for %s", name)
 		}
 	}

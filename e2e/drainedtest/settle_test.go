@@ -52,13 +52,13 @@ func TestALateBoundPodIsEvictedBeforeTheNodeIsDrained(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("drain: exit %d", r.Code)
 	}
-	evs := events(t, r.Stdout)
+	evs := fixture.NDJSON(t, r.Stdout)
 	key := e.NS + "/late"
-	evicted := first(evs, "pod.evicted", key)
+	evicted := fixture.FirstEvent(evs, "pod.evicted", key)
 	if evicted == nil {
 		t.Fatalf("pod %s, bound 1 s after the cordon, was not evicted", key)
 	}
-	drained := timeOf(t, first(evs, "node.drained", ""))
+	drained := timeOf(t, fixture.FirstEvent(evs, "node.drained", ""))
 	if drained.Before(timeOf(t, evicted)) {
 		t.Errorf("node drained at %s, before the late pod was gone (%s)", drained, timeOf(t, evicted))
 	}
@@ -76,8 +76,8 @@ func TestALateBoundPodIsEvictedBeforeTheNodeIsDrained(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("drain: exit %d", r.Code)
 		}
-		evs := events(t, r.Stdout)
-		took := timeOf(t, first(evs, "node.drained", "")).Sub(timeOf(t, first(evs, "node.cordoned", "")))
+		evs := fixture.NDJSON(t, r.Stdout)
+		took := timeOf(t, fixture.FirstEvent(evs, "node.drained", "")).Sub(timeOf(t, fixture.FirstEvent(evs, "node.cordoned", "")))
 		if took < 5*time.Second {
 			t.Errorf("empty node drained %s after its cordon, want at least the 5 s settle", took)
 		}

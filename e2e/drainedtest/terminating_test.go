@@ -44,13 +44,13 @@ func TestATerminatingPodIsLetGoWhenSkipWaitPasses(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("drain exit %d", r.Code)
 	}
-	evs := events(t, r.Stdout)
-	if ev := first(evs, "pod.eviction_started", e.NS+"/held"); ev != nil {
+	evs := fixture.NDJSON(t, r.Stdout)
+	if ev := fixture.FirstEvent(evs, "pod.eviction_started", e.NS+"/held"); ev != nil {
 		t.Errorf("the terminating pod was sent an eviction: %v", ev)
 	}
 	// deletionTimestamp has a precision of one second: the pod passed 20 s at most 1 s
 	// before passes.
-	drained := timeOf(t, first(evs, "node.drained", ""))
+	drained := timeOf(t, fixture.FirstEvent(evs, "node.drained", ""))
 	if after := drained.Sub(passes); after < -time.Second || after > 3*time.Second {
 		t.Errorf("node drained %s after the pod passed 20 s, want within 3 s", after.Round(time.Millisecond))
 	}

@@ -83,9 +83,9 @@ func TestDrainedWaitsForTheVolumesOfThePodsItRemoved(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("drain %s: exit %d", a, r.Code)
 	}
-	evs := events(t, r.Stdout)
-	drained := timeOf(t, first(evs, "node.drained", ""))
-	wait := first(evs, "node.waiting", "")
+	evs := fixture.NDJSON(t, r.Stdout)
+	drained := timeOf(t, fixture.FirstEvent(evs, "node.drained", ""))
+	wait := fixture.FirstEvent(evs, "node.waiting", "")
 	if wait == nil {
 		t.Fatal("no node.waiting event")
 	}
@@ -105,7 +105,7 @@ func TestDrainedWaitsForTheVolumesOfThePodsItRemoved(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("drain %s: exit %d", b, r.Code)
 		}
-		if w := first(events(t, r.Stdout), "node.waiting", ""); w != nil {
+		if w := fixture.FirstEvent(fixture.NDJSON(t, r.Stdout), "node.waiting", ""); w != nil {
 			t.Errorf("node.waiting with the wait off: %v", w)
 		}
 		if _, err := e.C.StorageV1().VolumeAttachments().Get(e.Ctx, "csi-"+e.NS+"-db-b", metav1.GetOptions{}); err != nil {

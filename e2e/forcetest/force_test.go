@@ -94,8 +94,8 @@ func TestForceDeletesOnlyTheBlockedPodAfterForceAfter(t *testing.T) {
 		if r.Code != 5 {
 			t.Fatalf("drain exit %d, want 5", r.Code)
 		}
-		evs := events(t, r.Stdout)
-		blocked, f := first(evs, "pod.eviction_blocked", key), first(evs, "pod.forced", key)
+		evs := fixture.NDJSON(t, r.Stdout)
+		blocked, f := fixture.FirstEvent(evs, "pod.eviction_blocked", key), fixture.FirstEvent(evs, "pod.forced", key)
 		if blocked == nil || f == nil {
 			t.Fatalf("no pod.eviction_blocked or pod.forced event for %s", key)
 		}

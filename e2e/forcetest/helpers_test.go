@@ -1,10 +1,7 @@
 package forcetest
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,32 +71,6 @@ func (d *deletions) all() []deletion {
 		out = append(out, v)
 	}
 	return out
-}
-
-// events parses the NDJSON lines of a -o json run.
-func events(t *testing.T, stdout string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("stdout line is not JSON: %q: %v", sc.Text(), err)
-		}
-		out = append(out, ev)
-	}
-	return out
-}
-
-// first returns the first event of type typ about pod (any pod when pod is "").
-func first(evs []map[string]any, typ, pod string) map[string]any {
-	for _, ev := range evs {
-		if ev["type"] == typ && (pod == "" || ev["pod"] == pod) {
-			return ev
-		}
-	}
-	return nil
 }
 
 // timeOf is an event's ts.
