@@ -127,6 +127,11 @@ func (r *run) drainNode(ctx context.Context, ns *nodeState) {
 	err := r.hold.takeNode(nctx, ns)
 	r.lock()
 	ns.startedAt = r.e.cfg.Clock.Now() // cordoned by now (the settle counts from here)
+	if r.roller.drainedBefore(ns.name) > 0 {
+		// An earlier run (a leader that handed over) drained it, settle included: its
+		// cordon is old, so only the last look is left.
+		ns.startedAt = time.Time{}
+	}
 	r.unlock()
 	var store cache.Store
 	if err == nil {
