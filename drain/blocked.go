@@ -240,6 +240,19 @@ func (r *run) mayStartLocked() (reason, msg string) {
 	return "", ""
 }
 
+// stopUnstarted, for a run stopped (its context ended) before nodes started, records
+// them as not started when the run could not have started them anyway (--not-after
+// passed, --on-blocked=fail stopped it): a stop at the window's close (a controller's
+// onWindowClose Stop, at the same instant as --not-after) lets them go as the deadline
+// would, whichever of the two came first. Otherwise they stay as a pause leaves them.
+func (r *run) stopUnstarted(nodes []event.NodePlan) {
+	r.lock()
+	defer r.unlock()
+	if reason, msg := r.mayStartLocked(); reason != "" {
+		r.notStartedLocked(nodes, reason, msg)
+	}
+}
+
 // notStartedLocked records nodes that will not start, and lets go those the run holds
 // (releaseNotStarted: a node it cordoned is uncordoned, or left cordoned to a run waiting
 // for it; one another run took is left to it).

@@ -85,6 +85,7 @@ func (r *run) drainNodes(ctx context.Context) {
 		f(ctx) // the other runs admitted with this one cordon theirs (Config.AfterCordon)
 	}
 	if ctx.Err() != nil {
+		r.stopUnstarted(r.pf.plan.Nodes)
 		return
 	}
 	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
@@ -101,6 +102,7 @@ func (r *run) drainNodes(ctx context.Context) {
 		case slots <- struct{}{}:
 		case <-deadline:
 		case <-ctx.Done():
+			r.stopUnstarted(r.pf.plan.Nodes[i:])
 			return
 		}
 		r.lock()

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -179,6 +181,41 @@ func TestNotAfterStopsTheNextNodeAndUndoesItsCordon(t *testing.T) {
 	}
 }
 
+// A run paused at the instant --not-after passes (a controller's onWindowClose Stop fires
+// with the engine's own deadline): the node not started yet is not started and its cordon
+// undone, whichever of the two the run saw first; the node in progress stays as a pause
+// leaves it (cordoned, held).
+func TestPausedAtNotAfterLetsTheUnstartedNodesGo(t *testing.T) {
+	budget := testPDB(0)
+	g := newRig(t, Config{Settings: Settings{MaxParallelNodes: 1}}, testNode("n1"), testNode("n2"), podOn("p1", "n1", "u1"), budget)
+	g.eng.cfg.NotAfter = g.clock.Now().Add(time.Minute)
+	// The pause must win: the engine's timers never fire here, only its clock moves.
+	g.eng.cfg.Clock = silentTimers{g.clock}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	go func() {
+		sum, err := g.eng.Run(ctx, []string{"n1", "n2"})
+		close(g.events)
+		g.done <- result{sum, err}
+	}()
+	<-g.run
+	g.next(event.EventEvictionBlocked, 0) // n1 started and waits on its budget; n2 waits for a slot
+	g.clock.Step(time.Minute)             // --not-after passes (its timer has not fired yet) ...
+	cancel(ErrPaused)                     // ... and the run is paused at that instant
+	res := g.finish()
+	if len(res.sum.NotStarted) != 1 || res.sum.NotStarted[0] != "n2" {
+		t.Fatalf("Run = %v, summary %+v; want n2 not started", res.err, res.sum)
+	}
+	n2, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
+	if n2.Spec.Unschedulable || noderecord.Touched(n2) {
+		t.Errorf("n2 not restored: unschedulable %v labels %v annotations %v", n2.Spec.Unschedulable, n2.Labels, n2.Annotations)
+	}
+	n1, _ := g.client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if !n1.Spec.Unschedulable || !noderecord.Touched(n1) {
+		t.Errorf("n1, paused in progress: unschedulable %v labels %v; want cordoned with its record", n1.Spec.Unschedulable, n1.Labels)
+	}
+}
+
 // --on-blocked=fail, a budget that comes to never allow a disruption during the run: the
 // node waiting on it fails, the next node does not start, and the run ends blocked.
 func TestFailMetDuringTheRunStopsNewNodes(t *testing.T) {
@@ -214,3 +251,16 @@ func TestFailMetDuringTheRunStopsNewNodes(t *testing.T) {
 			n1.Spec.Unschedulable, n1.Labels[noderecord.LabelState], n1.Annotations[noderecord.AnnotationBlocked], noderecord.StateBlocked)
 	}
 }
+
+// silentTimers is a fake clock whose timers never fire: a timer's instant has come (Now
+// says so) but its channel has not been read yet.
+type silentTimers struct{ *testingclock.FakeClock }
+
+// NewTimer returns a timer that never fires.
+func (c silentTimers) NewTimer(time.Duration) clock.Timer { return silentTimer{} }
+
+type silentTimer struct{}
+
+func (silentTimer) C() <-chan time.Time      { return nil }
+func (silentTimer) Stop() bool               { return true }
+func (silentTimer) Reset(time.Duration) bool { return true }

@@ -167,6 +167,11 @@ func (ro *roller) drainRolling(ctx context.Context) {
 		case slots <- struct{}{}:
 		case <-w.halt:
 		case <-ctx.Done():
+			var rest []event.NodePlan
+			for _, j := range pending {
+				rest = append(rest, r.pf.plan.Nodes[j])
+			}
+			r.stopUnstarted(rest)
 			return
 		}
 		r.lock()
