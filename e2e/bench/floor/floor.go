@@ -13,8 +13,8 @@ import (
 // plane's own throughput measured in the same run (not a replay of the run's recovery
 // times, which grow with the machine's load).
 //
-// Two bounds hold whatever the tool does, and they overlap in time, so the floor is the
-// larger of them (their sum would not be a lower bound), plus the last pod's termination:
+// Three bounds hold whatever the tool does, and they overlap in time, so the floor is the
+// largest of them (their sum would not be a lower bound), plus the last pod's termination:
 //   - throughput: every evicted pod of a workload is replaced by the ReplicaSet or
 //     StatefulSet controller, bound by the scheduler and made Ready, and each budget's
 //     allowance comes back only through that pipeline; the cluster's sustained rate R of
@@ -23,7 +23,15 @@ import (
 //     phase that needs the pipeline: N evictions take at least N/R;
 //   - budgets: a budget b allowing k_b disruptions with M_b pods on the drained nodes
 //     needs ⌈M_b/k_b⌉ waves, and each wave but the first waits for the one before it to be
-//     replaced and Ready: at least (⌈M_b/k_b⌉ − 1) × the pods' readiness.
+//     replaced and Ready: at least (⌈M_b/k_b⌉ − 1) × the pods' readiness;
+//   - the disruption controller: a budget allows its next disruption only once
+//     kube-controller-manager's disruption controller has written the budget's status
+//     again (the eviction's own write only takes allowance away), and that controller has
+//     one worker that writes every budget's status through one rate-limited client. Each
+//     budget-covered eviction costs it W status writes (about 2: one when the pod goes,
+//     one when its replacement is Ready), so the N budget-covered evictions of a phase
+//     take at least N × W / S, with S the controller's sustained status-write rate.
+//     Pods under no budget cost it nothing.
 
 // Window is the window the sustained rate is measured over.
 const Window = 30 * time.Second
@@ -46,26 +54,44 @@ type Input struct {
 	Budgets map[string]BudgetLoad
 	// Ready is the time from a replacement's creation to Ready, Term a pod's termination.
 	Ready, Term time.Duration
+	// WritesPerEviction is the disruption controller's status writes per budget-covered
+	// eviction, WriteRate its sustained status-write rate per second, both measured in
+	// the same run (ControllerWrites, SustainedRate). Either 0 (not measured) leaves the
+	// controller's bound out.
+	WritesPerEviction, WriteRate float64
 }
 
 // Floor is a phase's floor and its parts.
 type Floor struct {
-	// Sec is the floor: max(ThroughputSec, WavesSec) + the termination.
+	// Sec is the floor: max(ThroughputSec, WavesSec, ControllerSec) + TermSec.
 	Sec float64 `json:"floor_seconds"`
 	// ThroughputSec is the pods that wait for a replacement over Rate; WavesSec the
 	// slowest budget's waves; Waiting those pods.
 	ThroughputSec float64 `json:"throughput_seconds"`
 	WavesSec      float64 `json:"waves_seconds"`
 	Waiting       int     `json:"waiting_pods"`
-	// Binding names the bound that sets the floor: "throughput" or the budget's name.
+	// ControllerSec is the disruption controller's bound: Covered (the budget-covered
+	// pods of the phase) × WritesPerEviction / WriteRate.
+	ControllerSec     float64 `json:"controller_seconds,omitempty"`
+	Covered           int     `json:"budget_covered_pods,omitempty"`
+	WritesPerEviction float64 `json:"controller_writes_per_eviction,omitempty"`
+	WriteRate         float64 `json:"controller_writes_per_second,omitempty"`
+	// TermSec is the last pod's termination.
+	TermSec float64 `json:"termination_seconds,omitempty"`
+	// Binding names the bound that sets the floor: "throughput", Controller or the
+	// budget's name.
 	Binding string `json:"binding"`
 	// Rate is the sustained rate used, pods/s.
 	Rate float64 `json:"rate_per_second"`
 }
 
-// Of computes in's floor. A Rate of 0 (not measured) leaves the throughput bound out.
+// Controller is the Binding of a floor set by the disruption controller's bound.
+const Controller = "disruption controller"
+
+// Of computes in's floor. A Rate of 0 (not measured) leaves the throughput bound out, a
+// WriteRate or WritesPerEviction of 0 the controller's.
 func Of(in Input) Floor {
-	f := Floor{Binding: "throughput", Rate: in.Rate}
+	f := Floor{Binding: "throughput", Rate: in.Rate, TermSec: in.Term.Seconds()}
 	names := make([]string, 0, len(in.Budgets))
 	for name, b := range in.Budgets {
 		if b.Allowed <= 0 || b.Pods <= 0 {
@@ -73,9 +99,14 @@ func Of(in Input) Floor {
 		}
 		names = append(names, name)
 		f.Waiting += max(0, b.Pods-b.Allowed)
+		f.Covered += b.Pods
 	}
 	if in.Rate > 0 {
 		f.ThroughputSec = float64(f.Waiting) / in.Rate
+	}
+	if in.WriteRate > 0 && in.WritesPerEviction > 0 {
+		f.WritesPerEviction, f.WriteRate = in.WritesPerEviction, in.WriteRate
+		f.ControllerSec = float64(f.Covered) * in.WritesPerEviction / in.WriteRate
 	}
 	sort.Strings(names)
 	for _, name := range names {
@@ -88,7 +119,10 @@ func Of(in Input) Floor {
 			}
 		}
 	}
-	f.Sec = max(f.ThroughputSec, f.WavesSec) + in.Term.Seconds()
+	if f.ControllerSec > max(f.ThroughputSec, f.WavesSec) {
+		f.Binding = Controller
+	}
+	f.Sec = max(f.ThroughputSec, f.WavesSec, f.ControllerSec) + f.TermSec
 	return f
 }
 

@@ -41,6 +41,37 @@ func TestOf(t *testing.T) {
 				Budgets: map[string]BudgetLoad{"ns/never": {Pods: 10, Allowed: 0}}},
 			wantSec: 1, wantBinding: "throughput",
 		},
+		// The 1,000-node run of 2026-11-28 07:42 (docs/bench/fleet-report.json), F1 ours:
+		// rate 34.2333 pods/s, 379 pods waiting, the slowest budget's waves 7 × 2 s. Its
+		// budgets are not in the report: app-212 (8 pods one at a time, 7 waves) and the
+		// rest as one budget of 897 pods allowing 525 give the same waiting pods and waves.
+		// The write figures are illustrative, not recorded (the run did not count them).
+		"recorded F1 without the controller's figures keeps its floor of 15 s": {
+			in: Input{Evictions: 905, Rate: 34.233333333333334, Ready: 2 * time.Second, Term: time.Second,
+				Budgets: map[string]BudgetLoad{"app-212": {Pods: 8, Allowed: 1}, "rest": {Pods: 905 - 8, Allowed: 905 - 8 - 372}}},
+			wantSec: 15, wantBinding: "app-212",
+		},
+		"recorded F1 at the default 20 QPS: 905 × 2 writes at 20 a second bind (90.5 s)": {
+			in: Input{Evictions: 905, Rate: 34.233333333333334, Ready: 2 * time.Second, Term: time.Second,
+				Budgets:           map[string]BudgetLoad{"app-212": {Pods: 8, Allowed: 1}, "rest": {Pods: 905 - 8, Allowed: 905 - 8 - 372}},
+				WritesPerEviction: 2, WriteRate: 20},
+			wantSec: 905*2.0/20 + 1, wantBinding: Controller,
+		},
+		"the controller's bound counts budget-covered pods only, and never a budget that allows nothing": {
+			in: Input{Evictions: 100, Rate: 1000, Ready: 2 * time.Second, Term: time.Second, WritesPerEviction: 1.5, WriteRate: 10,
+				Budgets: map[string]BudgetLoad{"ns/a": {Pods: 30, Allowed: 10}, "ns/never": {Pods: 40, Allowed: 0}}},
+			wantSec: 30*1.5/10 + 1, wantBinding: Controller, // waves 2 × 2 s = 4 s; 20 waiting / 1000 = 0.02 s
+		},
+		"a controller faster than the budgets' waves is no bound": {
+			in: Input{Evictions: 40, Rate: 50, Ready: 2 * time.Second, Term: time.Second, WritesPerEviction: 2, WriteRate: 100,
+				Budgets: map[string]BudgetLoad{"ns/one": {Pods: 40, Allowed: 1}}},
+			wantSec: 39*2 + 1, wantBinding: "ns/one", // controller: 40 × 2 / 100 = 0.8 s
+		},
+		"writes per eviction not measured: no controller bound": {
+			in: Input{Evictions: 40, Rate: 50, Term: time.Second, WriteRate: 0.001,
+				Budgets: map[string]BudgetLoad{"ns/ten": {Pods: 40, Allowed: 10}}},
+			wantSec: 30.0/50 + 1, wantBinding: "throughput",
+		},
 		"no rate measured: the budgets alone": {
 			in:      Input{Evictions: 10, Ready: 3 * time.Second, Budgets: map[string]BudgetLoad{"ns/a": {Pods: 3, Allowed: 1}}},
 			wantSec: 6, wantBinding: "ns/a",
@@ -51,6 +82,9 @@ func TestOf(t *testing.T) {
 			got := Of(tc.in)
 			if math.Abs(got.Sec-tc.wantSec) > 1e-9 || got.Binding != tc.wantBinding {
 				t.Errorf("Of = %+v, want %.3f s bound by %s", got, tc.wantSec, tc.wantBinding)
+			}
+			if parts := max(got.ThroughputSec, got.WavesSec, got.ControllerSec) + got.TermSec; math.Abs(parts-got.Sec) > 1e-9 {
+				t.Errorf("Of = %+v: its parts compose to %.3f s, not its floor", got, parts)
 			}
 		})
 	}

@@ -1,0 +1,130 @@
+package floor
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestByController(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		prev, next map[string]time.Time
+		want       bool
+	}{
+		{name: "an entry added: the eviction handler's write", prev: nil, next: map[string]time.Time{"db-0": t0}, want: false},
+		{name: "an entry dropped: the controller's", prev: map[string]time.Time{"db-0": t0}, next: nil, want: true},
+		{name: "the same entries (counts recomputed): the controller's", prev: map[string]time.Time{"db-0": t0}, next: map[string]time.Time{"db-0": t0}, want: true},
+		{name: "an entry's time moved on (a replacement evicted under the same name): the eviction handler's",
+			prev: map[string]time.Time{"db-0": t0}, next: map[string]time.Time{"db-0": t0.Add(3 * time.Second)}, want: false},
+		{name: "one dropped and one added in one write: the eviction handler's", prev: map[string]time.Time{"db-0": t0},
+			next: map[string]time.Time{"db-1": t0}, want: false},
+		{name: "nothing before, nothing after: the controller's", want: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ByController(tc.prev, tc.next); got != tc.want {
+				t.Errorf("ByController = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A one-at-a-time budget through two evictions: each adds its entry (the eviction
+// handler), the controller drops it when the pod goes and writes again when the
+// replacement is Ready. Four controller writes for two evictions.
+func TestControllerWrites(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	entry := func(name string, s float64) map[string]time.Time { return map[string]time.Time{name: at(s)} }
+	seq := []Status{
+		{At: at(0)},                               // where the watch started: no write
+		{At: at(1), Disrupted: entry("web-a", 1)}, // eviction of web-a
+		{At: at(1.2)},                             // the controller: web-a deleting, entry dropped
+		{At: at(3.5)},                             // the controller: the replacement Ready, allowed 1
+		{At: at(3.6), Disrupted: entry("web-b", 3.6)},
+		{At: at(4)},
+		{At: at(6)},
+	}
+	want := []time.Time{at(1.2), at(3.5), at(4), at(6)}
+	if got := ControllerWrites(seq); !slices.EqualFunc(got, want, time.Time.Equal) {
+		t.Errorf("ControllerWrites = %v, want %v", got, want)
+	}
+	if got := ControllerWrites(seq[:1]); got != nil {
+		t.Errorf("ControllerWrites of the starting state alone = %v, want none", got)
+	}
+}
+
+func TestWritesPerEviction(t *testing.T) {
+	tests := []struct {
+		name string
+		runs [][2]int
+		min  int
+		want float64
+	}{
+		{name: "the cheapest run", runs: [][2]int{{1810, 905}, {1500, 1017}, {230, 115}}, min: 100, want: 1500.0 / 1017},
+		{name: "runs below the minimum are left out", runs: [][2]int{{1810, 905}, {10, 12}}, min: 100, want: 2},
+		{name: "a run with no write counts (0 is the fewest)", runs: [][2]int{{0, 200}, {400, 200}}, min: 100, want: 0},
+		{name: "no run qualifies", runs: [][2]int{{10, 5}}, min: 100, want: 0},
+		{name: "no run", want: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := WritesPerEviction(tc.runs, tc.min); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("WritesPerEviction = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The recorded reports' floors (docs/bench) compose from their recorded parts as Of does:
+// the largest bound plus the profile's termination (1 s), the throughput bound the
+// waiting pods over the rate. Reports from before the controller's bound have none.
+func TestRecordedFloorsCompose(t *testing.T) {
+	files, err := filepath.Glob("../../../docs/bench/*report.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded report under docs/bench (%v)", err)
+	}
+	checked := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Results []struct {
+				Phase, Tool string
+				Floor       *Floor `json:"floor"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, r := range rep.Results {
+			f := r.Floor
+			if f == nil {
+				continue
+			}
+			checked++
+			term := f.TermSec
+			if term == 0 {
+				term = 1 // the fleet profile's termination, not recorded before the controller's bound
+			}
+			if got := max(f.ThroughputSec, f.WavesSec, f.ControllerSec) + term; math.Abs(got-f.Sec) > 1e-6 {
+				t.Errorf("%s %s/%s: parts compose to %.3f s, recorded floor %.3f s", filepath.Base(file), r.Phase, r.Tool, got, f.Sec)
+			}
+			if got := float64(f.Waiting) / f.Rate; math.Abs(got-f.ThroughputSec) > 1e-6 {
+				t.Errorf("%s %s/%s: %d waiting / %.3f a second = %.3f s, recorded %.3f s", filepath.Base(file), r.Phase, r.Tool,
+					f.Waiting, f.Rate, got, f.ThroughputSec)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no recorded floor under docs/bench")
+	}
+}
