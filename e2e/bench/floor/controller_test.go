@@ -43,10 +43,10 @@ func TestControllerWrites(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	entry := func(name string, s float64) map[string]time.Time { return map[string]time.Time{name: at(s)} }
 	seq := []Status{
-		{At: at(0)},                               // where the watch started: no write
+		{At: at(0)}, // where the watch started: no write
 		{At: at(1), Disrupted: entry("web-a", 1)}, // eviction of web-a
-		{At: at(1.2)},                             // the controller: web-a deleting, entry dropped
-		{At: at(3.5)},                             // the controller: the replacement Ready, allowed 1
+		{At: at(1.2)}, // the controller: web-a deleting, entry dropped
+		{At: at(3.5)}, // the controller: the replacement Ready, allowed 1
 		{At: at(3.6), Disrupted: entry("web-b", 3.6)},
 		{At: at(4)},
 		{At: at(6)},
