@@ -84,13 +84,21 @@ type Result struct {
 	CPUSec     float64 `json:"cpu_seconds,omitempty"`
 	Watches    int     `json:"watch_requests,omitempty"`
 	PerNodeSec float64 `json:"per_node_seconds,omitempty"`
-	// Holds (fleet profile): evictions after which the budget kept the pod in its
-	// status.disruptedPods longer than the pod's termination + readiness (the disruption
-	// controller saw the pod's replacement before the pod's going: a StatefulSet's
-	// replacement is then counted as disrupted until the entry expires, 2 minutes).
+	// Holds (fleet profile) are the holds this run caused, HoldsSeen every hold seen while
+	// it ran (pdb.Holds, the engine's definition: a budget's disruptedPods entry whose
+	// name a newer pod, not deleting, now carries; the disruption controller counts that
+	// replacement as disrupted until the entry is 2 minutes old). Caused: the entry was
+	// written during the run, so by its eviction (one tool runs at a time).
 	// HoldFreeLimitSec is the limit of the same simulation with each recovery floored at
 	// the run's median and no replayed holds: the time the holds cost is WallSec beside it.
-	Holds int `json:"holds"`
+	Holds     int `json:"holds"`
+	HoldsSeen int `json:"holds_seen"`
+	// ControllerWrites (fleet profile) are the disruption controller's status writes of
+	// every budget while the run went (floor.ByController), CoveredEvicted the pods under a
+	// budget the run evicted: their ratio is what a budget-covered eviction cost the
+	// controller in this run.
+	ControllerWrites int `json:"controller_status_writes"`
+	CoveredEvicted   int `json:"budget_covered_evictions"`
 	// FirstEvictionSec (ours, fleet profile): from the command's start to its first
 	// eviction request (its first pod.eviction_started event).
 	FirstEvictionSec float64 `json:"first_eviction_seconds,omitempty"`
@@ -120,6 +128,9 @@ type Result struct {
 	// during it (the run's sustained rate is the best over every phase).
 	floorIn floor.Input
 	ready   []time.Time
+	// writes are the times of the disruption controller's status writes during it (the
+	// run's sustained write rate is the best over every phase).
+	writes []time.Time
 }
 
 // Report is every result of a bench run.

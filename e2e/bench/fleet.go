@@ -73,8 +73,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if cfg.Progress != nil {
 				cfg.Progress(rep)
 			}
-			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs, hold-free %.1fs, %d holds), %d evicted, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
-				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.HoldFreeLimitSec, r.Holds, r.Evicted, r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)
+			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs, hold-free %.1fs, %d holds caused, %d seen), %d evicted (%d under a budget), %d disruption controller writes, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
+				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.HoldFreeLimitSec, r.Holds, r.HoldsSeen, r.Evicted, r.CoveredEvicted, r.ControllerWrites,
+				r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)
 		}
 		if err != nil || runs <= 0 {
 			return err
@@ -290,8 +291,8 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 		}
 	}
 	r.LimitSec = windowLimit(obs.allowances(), drained, width, obs.tcOf(), f.p.DeleteDelay).Seconds()
-	holds := obs.holds(f.p.DeleteDelay + f.p.ReadyDelay) // longer than the pod's termination + readiness
-	r.Holds = len(holds)
+	r.HoldsSeen, r.Holds = obs.holdCounts()
+	holds := obs.heldEvictions()
 	r.HoldFreeLimitSec = windowLimit(obs.allowances(), drained, width, obs.tcWithout(holds), f.p.DeleteDelay).Seconds()
 	obs.check(r, "")
 	r.Timeline = obs.disrupted()
@@ -304,6 +305,8 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 		r.Lines = outputLines(outs[0], errs[0])
 	}
 	r.floorIn, r.ready = f.floorInput(r.Evicted, onDrained, obs.allowances()), obs.readyTimes()
+	r.ControllerWrites, r.CoveredEvicted = len(obs.controllerWrites()), obs.coveredEvictions()
+	r.writes = obs.controllerWrites()
 	if tool == "kubectl-seq" && len(nodes) > 0 {
 		r.PerNodeSec = r.WallSec / float64(len(nodes))
 	}

@@ -26,32 +26,51 @@ func (o *observer) readyTimes() []time.Time {
 	return append([]time.Time(nil), o.ready...)
 }
 
-// setFloors gives every drain of rep its floor, at the run's sustained rate: the most
-// pods that became Ready in any floor.Window of any phase (the parallel drains saturate
-// the ReplicaSet controller, the scheduler and the disruption controller: the best the
-// control plane did in this run is what no tool could beat over a phase).
+// minCoveredEvictions is the fewest budget-covered evictions a drain needs for its
+// controller writes per eviction to count (a handful of evictions say little of the
+// controller's cost).
+const minCoveredEvictions = 50
+
+// setFloors gives every drain of rep its floor, at the run's sustained rates: the most
+// pods that became Ready, and the most status writes the disruption controller made, in
+// any floor.Window of any phase (the parallel drains saturate the ReplicaSet controller,
+// the scheduler and the disruption controller: the best the control plane did in this
+// run is what no tool could beat over a phase), and the fewest controller writes per
+// budget-covered eviction of any drain of the run (floor.WritesPerEviction).
 func setFloors(rep *Report) {
-	rate := 0.0
+	rate, writeRate := 0.0, 0.0
+	var perEviction [][2]int
 	for i := range rep.Results {
 		r := &rep.Results[i]
-		if len(r.ready) == 0 {
-			continue
+		rate = max(rate, sustained(r.ready))
+		writeRate = max(writeRate, sustained(r.writes))
+		if r.Evicted > 0 {
+			perEviction = append(perEviction, [2]int{r.ControllerWrites, r.CoveredEvicted})
 		}
-		secs := make([]float64, len(r.ready))
-		for j, t := range r.ready {
-			secs[j] = t.Sub(r.ready[0]).Seconds()
-		}
-		rate = max(rate, floor.SustainedRate(secs, floor.Window.Seconds()))
 	}
+	w := floor.WritesPerEviction(perEviction, minCoveredEvictions)
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if r.Evicted == 0 || rate == 0 {
 			continue
 		}
 		r.floorIn.Rate = rate
+		r.floorIn.WriteRate, r.floorIn.WritesPerEviction = writeRate, w
 		fl := floor.Of(r.floorIn)
 		r.Floor = &fl
 	}
+}
+
+// sustained is floor.SustainedRate of times over floor.Window.
+func sustained(times []time.Time) float64 {
+	if len(times) == 0 {
+		return 0
+	}
+	secs := make([]float64, len(times))
+	for j, t := range times {
+		secs[j] = t.Sub(times[0]).Seconds()
+	}
+	return floor.SustainedRate(secs, floor.Window.Seconds())
 }
 
 // FloorWindowSeconds is floor.Window in seconds, for the report.

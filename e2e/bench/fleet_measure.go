@@ -249,39 +249,6 @@ func (o *observer) tcWithout(holds map[string]bool) func(app string, j int) time
 	}
 }
 
-// holds are the evictions (name/uid) after which the budget listed the pod in its
-// status.disruptedPods for longer than after: from the eviction to the first status, after
-// one listing it, that no longer does (or to the last status seen, if none).
-func (o *observer) holds(after time.Duration) map[string]bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	out := map[string]bool{}
-	for key, at := range o.evicted {
-		name := strings.SplitN(key, "/", 2)[0]
-		var listedAt, until time.Time
-		for _, p := range o.statuses[o.appOf[name]] {
-			if p.at.Before(at.Add(-2 * time.Second)) { // the eviction writes the entry just before the pod's deletion is seen
-				continue
-			}
-			if p.disrupted[name] {
-				if listedAt.IsZero() {
-					listedAt = p.at
-				}
-				until = p.at
-				continue
-			}
-			if !listedAt.IsZero() {
-				until = p.at // the first status that no longer lists it
-				break
-			}
-		}
-		if !listedAt.IsZero() && until.Sub(at) > after {
-			out[key] = true
-		}
-	}
-	return out
-}
-
 // dump writes what the observer saw (evictions with their node, every budget status) as
 // JSON, so that a limit can be recomputed from a run.
 func (o *observer) dump(path string) error {

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // windowLimit: the closed form for one group, and the coupling of the groups of a
@@ -59,46 +61,84 @@ func TestRunProcMeasuresTheChild(t *testing.T) {
 	_ = ballast[len(ballast)-1]
 }
 
-// holds: an eviction whose disruptedPods entry outlasts termination + readiness, and the
-// hold-free limit that replays it as the run's median instead.
+// holds: a StatefulSet's pod replaced under its name while its entry stands is a hold
+// this run caused (pdb.Holds), one whose entry the controller dropped first is none, and a
+// hold older than the run is seen but not caused; the controller's writes are the
+// statuses that add no entry; the hold-free limit replays the held eviction's recovery as
+// the run's median.
 func TestHoldsAndTheHoldFreeLimit(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	listing := func(names ...string) map[string]bool {
-		m := map[string]bool{}
-		for _, n := range names {
-			m[n] = true
+	budget := func(name string, allowed, current int32, entries map[string]float64) *policyv1.PodDisruptionBudget {
+		b := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed, CurrentHealthy: current, DesiredHealthy: 2, ExpectedPods: 3}}
+		for pod, s := range entries {
+			if b.Status.DisruptedPods == nil {
+				b.Status.DisruptedPods = map[string]metav1.Time{}
+			}
+			b.Status.DisruptedPods[pod] = metav1.NewTime(at(s))
 		}
-		return m
+		return b
 	}
-	o := &observer{start: t0,
-		evicted: map[string]time.Time{"db-0/u1": at(0), "db-1/u2": at(10), "web-x/u3": at(0)},
-		appOf:   map[string]string{"db-0": "db", "db-1": "db", "web-x": "web"},
-		statuses: map[string][]pdbPoint{
-			// db-0's entry stays 120 s (a hold); db-1's goes 0.5 s after its eviction.
-			"db": {{at: at(-1), allowed: 1, expected: 3, desired: 2},
-				{at: at(0), allowed: 0, expected: 3, desired: 2, current: 2, disrupted: listing("db-0")},
-				{at: at(120), allowed: 1, expected: 3, desired: 2, current: 3},
-				{at: at(10), allowed: 0, expected: 3, desired: 2, current: 2, disrupted: listing("db-1")},
-				{at: at(10.5), allowed: 0, expected: 3, desired: 2, current: 2},
-				{at: at(13), allowed: 1, expected: 3, desired: 2, current: 3}},
-			"web": {{at: at(0), allowed: 0, expected: 3, desired: 2, current: 2, disrupted: listing("web-x")},
-				{at: at(0.2), allowed: 0, expected: 3, desired: 2, current: 2},
-				{at: at(3), allowed: 1, expected: 3, desired: 2, current: 3}}},
+	pod := func(name, uid string, created float64, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid), CreationTimestamp: metav1.NewTime(at(created)),
+			OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "db", Controller: ptr.To(true)}}}}
+		if deleting {
+			p.DeletionTimestamp = &p.CreationTimestamp
+		}
+		return p
 	}
-	// The statuses in time order, as the watch records them.
-	pts := o.statuses["db"]
-	pts[2], pts[3], pts[4], pts[5] = pts[3], pts[4], pts[5], pts[2]
-	holds := o.holds(3 * time.Second)
+	o := &observer{start: t0, statuses: map[string][]pdbPoint{}, hw: newHoldWatch(),
+		evicted: map[string]time.Time{"db-0/u1": at(0), "db-1/u3": at(121), "web-x/u5": at(0)},
+		appOf:   map[string]string{"db-0": "db", "db-1": "db", "web-x": "web", "old-0": "old"}}
+	steps := []func(){
+		// Where the watches start: every budget's status; "old" holds old-0 from before the run.
+		func() { o.seePod(pod("old-0", "o2", -20, false), false, at(0)) },
+		func() { o.recordAt(budget("old", 0, 2, map[string]float64{"old-0": -30}), at(0)) },
+		func() { o.recordAt(budget("db", 1, 3, nil), at(0)) },
+		func() { o.recordAt(budget("web", 1, 3, nil), at(0)) },
+		// db-0 evicted; its replacement comes before the controller syncs: a hold.
+		func() { o.recordAt(budget("db", 0, 3, map[string]float64{"db-0": 0}), at(0)) },
+		func() { o.seePod(pod("db-0", "u1", -3600, true), false, at(0)) },
+		func() { o.seePod(pod("db-0", "u1", -3600, true), true, at(5)) },
+		func() { o.seePod(pod("db-0", "u2", 5, false), false, at(5)) },
+		func() { o.recordAt(budget("db", 0, 2, map[string]float64{"db-0": 0}), at(6)) },
+		func() { o.recordAt(budget("db", 1, 3, nil), at(120)) },
+		// db-1 evicted; the controller drops its entry before the replacement: no hold.
+		func() { o.recordAt(budget("db", 0, 3, map[string]float64{"db-1": 121}), at(121)) },
+		func() { o.seePod(pod("db-1", "u3", -3600, true), false, at(121)) },
+		func() { o.recordAt(budget("db", 0, 2, nil), at(121.5)) },
+		func() { o.seePod(pod("db-1", "u3", -3600, true), true, at(122)) },
+		func() { o.seePod(pod("db-1", "u4", 122, false), false, at(122)) },
+		func() { o.recordAt(budget("db", 1, 3, nil), at(124)) },
+		// web-x (a Deployment's pod: its replacement has another name).
+		func() { o.recordAt(budget("web", 0, 3, map[string]float64{"web-x": 0}), at(0)) },
+		func() { o.recordAt(budget("web", 0, 2, nil), at(0.2)) },
+		func() { o.recordAt(budget("web", 1, 3, nil), at(3)) },
+	}
+	for _, step := range steps {
+		step()
+	}
+	if seen, caused := o.holdCounts(); seen != 2 || caused != 1 {
+		t.Errorf("holds seen %d, caused %d; want 2 (db-0's and old-0's) and 1 (db-0's)", seen, caused)
+	}
+	holds := o.heldEvictions()
 	if len(holds) != 1 || !holds["db-0/u1"] {
-		t.Fatalf("holds %v, want db-0/u1 only", holds)
+		t.Fatalf("held evictions %v, want db-0/u1 only", holds)
+	}
+	want := []time.Time{at(6), at(120), at(121.5), at(124), at(0.2), at(3)}
+	if got := o.controllerWrites(); !slices.EqualFunc(got, want, time.Time.Equal) {
+		t.Errorf("controller writes at %v, want %v", got, want)
+	}
+	if got := o.coveredEvictions(); got != 3 {
+		t.Errorf("budget-covered evictions %d, want 3", got)
 	}
 	replayed, free := o.tcOf(), o.tcWithout(holds)
-	if got := replayed("db", 0); got != 13*time.Second {
-		t.Errorf("replayed recovery after db-0 %s, want 13s (the budget allowed one again 13 s after it)", got)
+	if got := replayed("db", 0); got != 120*time.Second {
+		t.Errorf("replayed recovery after db-0 %s, want 120s (the budget allowed one again when the entry expired)", got)
 	}
-	if got, median := free("db", 0), o.tc(); got != median {
-		t.Errorf("hold-free recovery after db-0 %s, want the run's median %s", got, median)
+	if got, median := free("db", 0), o.tc(); got != median || median != 3*time.Second {
+		t.Errorf("hold-free recovery after db-0 %s, want the run's median %s (3s)", got, median)
 	}
 }
 

@@ -34,16 +34,19 @@ type observer struct {
 	// ready are the times pods were first seen Ready (by UID) during the run.
 	ready     []time.Time
 	readyUIDs map[string]bool
+	// hw follows the disruption controller: its holds and status writes (fleet_holds.go).
+	hw holdWatch
 }
 
 type pdbPoint struct {
 	at                                  time.Time
 	allowed, current, desired, expected int32
-	disrupted                           map[string]bool // status.disruptedPods, by pod name (nil: none)
+	disrupted                           map[string]time.Time // status.disruptedPods: pod name -> the eviction's time (nil: none)
 }
 
 func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer, error) {
-	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, nodeOf: map[string]string{}, statuses: map[string][]pdbPoint{}, readyUIDs: map[string]bool{}}
+	o := &observer{start: time.Now(), evicted: map[string]time.Time{}, appOf: map[string]string{}, nodeOf: map[string]string{}, statuses: map[string][]pdbPoint{}, readyUIDs: map[string]bool{},
+		hw: newHoldWatch()}
 	// From the current resourceVersion (no ADDED burst of every pod, which a loaded API
 	// server answers by dropping a slow watcher), re-established if the server closes it.
 	now, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
@@ -89,6 +92,7 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 				o.evicted[p.Name+"/"+string(p.UID)] = time.Now()
 				o.nodeOf[p.Name+"/"+string(p.UID)] = p.Spec.NodeName
 			}
+			o.seePod(p, ev.Type == watch.Deleted, time.Now())
 			o.mu.Unlock()
 		}
 	}()
@@ -104,21 +108,30 @@ func observe(ctx context.Context, c kubernetes.Interface, ns string) (*observer,
 
 // record adds a budget's status, once the disruption controller has computed it for the
 // budget's current spec.
-func (o *observer) record(b *policyv1.PodDisruptionBudget) {
+func (o *observer) record(b *policyv1.PodDisruptionBudget) { o.recordAt(b, time.Now()) }
+
+// recordAt is record with the time the status was seen.
+func (o *observer) recordAt(b *policyv1.PodDisruptionBudget, now time.Time) {
 	if b.Status.ObservedGeneration != b.Generation {
 		return
 	}
 	s := b.Status
-	var disrupted map[string]bool
-	for name := range s.DisruptedPods {
+	var disrupted map[string]time.Time
+	for name, t := range s.DisruptedPods {
 		if disrupted == nil {
-			disrupted = map[string]bool{}
+			disrupted = map[string]time.Time{}
 		}
-		disrupted[name] = true
+		disrupted[name] = t.Time
 	}
 	o.mu.Lock()
-	o.statuses[b.Name] = append(o.statuses[b.Name], pdbPoint{time.Now(), s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods, disrupted})
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	pts := o.statuses[b.Name]
+	var prev map[string]time.Time
+	if len(pts) > 0 {
+		prev = pts[len(pts)-1].disrupted
+	}
+	o.seeBudget(b, prev, len(pts) > 0, disrupted, now)
+	o.statuses[b.Name] = append(pts, pdbPoint{now, s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods, disrupted})
 }
 
 // check fills the ceiling figures: worst unavailable per PDB and any violation.
