@@ -26,10 +26,10 @@ func (o *observer) readyTimes() []time.Time {
 	return append([]time.Time(nil), o.ready...)
 }
 
-// minCoveredEvictions is the fewest budget-covered evictions a drain needs for its
+// MinCoveredEvictions is the fewest budget-covered evictions a drain needs for its
 // controller writes per eviction to count (a handful of evictions say little of the
 // controller's cost).
-const minCoveredEvictions = 50
+const MinCoveredEvictions = 50
 
 // setFloors gives every drain of rep its floor, at the run's sustained rates: the most
 // pods that became Ready, and the most status writes the disruption controller made, in
@@ -48,7 +48,7 @@ func setFloors(rep *Report) {
 			perEviction = append(perEviction, [2]int{r.ControllerWrites, r.CoveredEvicted})
 		}
 	}
-	w := floor.WritesPerEviction(perEviction, minCoveredEvictions)
+	w := floor.WritesPerEviction(perEviction, MinCoveredEvictions)
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if r.Evicted == 0 || rate == 0 {

@@ -24,6 +24,12 @@ import (
 type FleetProfile struct {
 	Nodes, PodsPerNode      int
 	ReadyDelay, DeleteDelay time.Duration
+	// StsDeleteDelay is how long a StatefulSet's pod takes to terminate (kwok's delete
+	// delay, by the pod's annotation), above DeleteDelay as for a real stateful workload:
+	// a StatefulSet recreates its pod only once the pod is gone, so a disruption
+	// controller that lags less than this drops the eviction's entry before the
+	// replacement exists, and a hold measures the controller, not 1-s pods. 0: DeleteDelay.
+	StsDeleteDelay time.Duration
 	// Phases to run, in order: F2 (plan, changes nothing), F1, F5, F3, F4. With F5 the
 	// fleet has a tenth more nodes (F5's group); the pods are still Nodes·PodsPerNode.
 	Phases []string
@@ -57,7 +63,7 @@ func (p FleetProfile) tools(phase string) []string {
 // Fleet is the default fleet profile (BENCH_FLEET_NODES overrides the node count, e.g.
 // 100 to validate the harness on a small machine).
 func Fleet() FleetProfile {
-	p := FleetProfile{Nodes: 1000, PodsPerNode: 10, ReadyDelay: 2 * time.Second, DeleteDelay: time.Second,
+	p := FleetProfile{Nodes: 1000, PodsPerNode: 10, ReadyDelay: 2 * time.Second, DeleteDelay: time.Second, StsDeleteDelay: 5 * time.Second,
 		Phases: []string{"F2", "F1", "F5", "F3", "F4"}, KubectlBox: map[string]time.Duration{"F1": 5 * time.Minute, "F4": 3 * time.Minute}}
 	if n, err := strconv.Atoi(os.Getenv("BENCH_FLEET_NODES")); err == nil && n >= 20 {
 		p.Nodes = n
@@ -251,7 +257,11 @@ func (f *fleet) setUp(ctx context.Context, c kubernetes.Interface, logf func(str
 		a := f.apps[i]
 		var err error
 		if a.sts {
-			_, err = fixture.StatefulSet(ctx, c, a.ns, a.name, a.replicas, o)
+			so := o
+			if f.p.StsDeleteDelay > 0 {
+				so.DeleteDelay = f.p.StsDeleteDelay
+			}
+			_, err = fixture.StatefulSet(ctx, c, a.ns, a.name, a.replicas, so)
 		} else {
 			_, err = fixture.Deployment(ctx, c, a.ns, a.name, a.replicas, o)
 		}
