@@ -99,6 +99,12 @@ type Result struct {
 	// controller in this run.
 	ControllerWrites int `json:"controller_status_writes"`
 	CoveredEvicted   int `json:"budget_covered_evictions"`
+	// ControllerSyncs and ControllerBusySec (fleet profile) are the budgets the
+	// disruption controller synced while the run went and the seconds its one worker spent
+	// on them, the status writes through its rate-limited client included
+	// (kube-controller-manager's workqueue_work_duration_seconds, queue "disruption").
+	ControllerSyncs   float64 `json:"controller_syncs,omitempty"`
+	ControllerBusySec float64 `json:"controller_busy_seconds,omitempty"`
 	// FirstEvictionSec (ours, fleet profile): from the command's start to its first
 	// eviction request (its first pod.eviction_started event).
 	FirstEvictionSec float64 `json:"first_eviction_seconds,omitempty"`
@@ -128,9 +134,6 @@ type Result struct {
 	// during it (the run's sustained rate is the best over every phase).
 	floorIn floor.Input
 	ready   []time.Time
-	// writes are the times of the disruption controller's status writes during it (the
-	// run's sustained write rate is the best over every phase).
-	writes []time.Time
 }
 
 // Report is every result of a bench run.

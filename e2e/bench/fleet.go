@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +50,11 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 	if err := f.setUp(ctx, c, cfg.Logf); err != nil {
 		return rep, fmt.Errorf("set up: %w", err)
 	}
+	if s, err := newKCMScraper(ctx, cfg.Cluster); err != nil {
+		cfg.Logf("fleet: kube-controller-manager's metrics not read, the floor goes without the disruption controller's bound: %v", err)
+	} else {
+		f.kcm = s
+	}
 	// Every run but the last is followed by a settle (every pod Ready, every budget full).
 	runs := 0
 	for _, phase := range cfg.Fleet.Phases {
@@ -73,8 +79,8 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 			if cfg.Progress != nil {
 				cfg.Progress(rep)
 			}
-			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs, hold-free %.1fs, %d holds caused, %d seen), %d evicted (%d under a budget), %d disruption controller writes, %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
-				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.HoldFreeLimitSec, r.Holds, r.HoldsSeen, r.Evicted, r.CoveredEvicted, r.ControllerWrites,
+			cfg.Logf("fleet: %s %s: %.1fs (limit %.1fs, hold-free %.1fs, %d holds caused, %d seen), %d evicted (%d under a budget), %d disruption controller writes (%.0f syncs, %.1f s of its worker), %.0f eviction requests, %.0f 429s, %d client requests, %d watches, rss %.0f MiB, cpu %.1fs",
+				r.Phase, r.Tool, r.WallSec, r.LimitSec, r.HoldFreeLimitSec, r.Holds, r.HoldsSeen, r.Evicted, r.CoveredEvicted, r.ControllerWrites, r.ControllerSyncs, r.ControllerBusySec,
 				r.Evictions, r.Refused, r.ClientRequestsTotal, r.Watches, r.PeakRSSMiB, r.CPUSec)
 		}
 		if err != nil || runs <= 0 {
@@ -253,6 +259,7 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	if err != nil {
 		return nil, err
 	}
+	queueBefore, queueErr := f.disruptionQueue(ctx)
 	r := &Result{Phase: phase, Tool: tool, Nodes: len(nodes)}
 	began := time.Now()
 	procs := do()
@@ -273,6 +280,11 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 		return nil, err
 	}
 	r.Evictions, r.Refused = evAfter-evBefore, refAfter-refBefore
+	if queueAfter, err := f.disruptionQueue(ctx); err == nil && queueErr == nil {
+		r.ControllerSyncs, r.ControllerBusySec = queueAfter.Syncs-queueBefore.Syncs, queueAfter.BusySec-queueBefore.BusySec
+	} else if f.kcm != nil {
+		cfg.Logf("fleet: %s %s: the disruption controller's queue not read: %v", phase, tool, errors.Join(queueErr, err))
+	}
 	stderr := bytes.Join(errs, nil)
 	r.ClientRequests, r.ClientRequestsTotal = countRequests(stderr)
 	r.Watches = countWatches(stderr)
@@ -306,7 +318,6 @@ func (f *fleet) measure(ctx context.Context, cfg FleetConfig, phase, tool string
 	}
 	r.floorIn, r.ready = f.floorInput(r.Evicted, onDrained, obs.allowances()), obs.readyTimes()
 	r.ControllerWrites, r.CoveredEvicted = len(obs.controllerWrites()), obs.coveredEvictions()
-	r.writes = obs.controllerWrites()
 	if tool == "kubectl-seq" && len(nodes) > 0 {
 		r.PerNodeSec = r.WallSec / float64(len(nodes))
 	}

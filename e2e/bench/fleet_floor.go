@@ -31,24 +31,23 @@ func (o *observer) readyTimes() []time.Time {
 // controller's cost).
 const MinCoveredEvictions = 50
 
-// setFloors gives every drain of rep its floor, at the run's sustained rates: the most
-// pods that became Ready, and the most status writes the disruption controller made, in
-// any floor.Window of any phase (the parallel drains saturate the ReplicaSet controller,
-// the scheduler and the disruption controller: the best the control plane did in this
-// run is what no tool could beat over a phase), and the fewest controller writes per
-// budget-covered eviction of any drain of the run (floor.WritesPerEviction).
+// setFloors gives every drain of rep its floor, at the run's sustained rate of pods
+// becoming Ready: the most in any floor.Window of any phase (the parallel drains saturate
+// the ReplicaSet controller and the scheduler: the best the control plane did in this
+// run is what no tool could beat over a phase), and with the disruption controller's
+// writes per budget-covered eviction and writes per second of its worker's time from the
+// drain of the run whose evictions cost that worker the least (floor.Cheapest).
 func setFloors(rep *Report) {
-	rate, writeRate := 0.0, 0.0
-	var perEviction [][2]int
+	rate := 0.0
+	var costs []floor.Cost
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		rate = max(rate, sustained(r.ready))
-		writeRate = max(writeRate, sustained(r.writes))
 		if r.Evicted > 0 {
-			perEviction = append(perEviction, [2]int{r.ControllerWrites, r.CoveredEvicted})
+			costs = append(costs, floor.Cost{Writes: r.ControllerWrites, BusySec: r.ControllerBusySec, Evictions: r.CoveredEvicted})
 		}
 	}
-	w := floor.WritesPerEviction(perEviction, MinCoveredEvictions)
+	w, writeRate := floor.Cheapest(costs, MinCoveredEvictions)
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if r.Evicted == 0 || rate == 0 {

@@ -92,6 +92,9 @@ func FleetClusterArgs() map[string][]string {
 type fleet struct {
 	p     FleetProfile
 	nodes []string
+	// kcm reads the disruption controller's queue (nil: its metrics could not be read,
+	// and the floor goes without the controller's bound).
+	kcm *kcmScraper
 	// groups: f1-ours, f1-kpar, f1-kseq, f3-pool, f4-ours, f4-kpar, f5-controller (node
 	// label fleet-group).
 	groups map[string][]string

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -153,4 +154,12 @@ func parseQueueBusy(text []byte, queue string) queueBusy {
 		}
 	}
 	return q
+}
+
+// disruptionQueue reads the disruption controller's queue, or says why not (no scraper).
+func (f *fleet) disruptionQueue(ctx context.Context) (queueBusy, error) {
+	if f.kcm == nil {
+		return queueBusy{}, errors.New("no kube-controller-manager metrics")
+	}
+	return f.kcm.disruption(ctx)
 }

@@ -37,7 +37,7 @@ func runFleet(ctx context.Context, out, phases, tools string, logf func(string, 
 func printFleet(rep *bench.Report) {
 	fmt.Printf("profile %s on %s, %s\n\n", rep.Profile, rep.Machine, rep.Date.Format("2006-01-02 15:04 MST"))
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\thold-free s\twall/hold-free\tholds caused\tholds seen\tctl writes\tctl writes/evict\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\t1st evict s\tpeak RSS MiB\tCPU s\tfloor s\tctl bound s\twall/floor\tlines\twrites/min\t")
+	fmt.Fprintln(w, "phase\ttool\tnodes\twall s\tlimit s\twall/limit\thold-free s\twall/hold-free\tholds caused\tholds seen\tctl writes\tctl writes/evict\tctl busy s\tTc s\tevicted\tevict req\t429s\tclient req\treq/pod\twatches\tlag p50 ms\tlag p99 ms\t1st evict s\tpeak RSS MiB\tCPU s\tfloor s\tctl bound s\twall/floor\tlines\twrites/min\t")
 	walls := map[string]float64{}
 	for _, r := range rep.Results {
 		perPod, ratio, free, freeRatio := "-", "-", "-", "-"
@@ -57,12 +57,15 @@ func printFleet(rep *bench.Report) {
 		if r.FirstEvictionSec > 0 {
 			first = fmt.Sprintf("%.2f", r.FirstEvictionSec)
 		}
-		fl, flRatio, lines, writes, ctl, perEvict := "-", "-", "-", "-", "-", "-"
+		fl, flRatio, lines, writes, ctl, perEvict, busy := "-", "-", "-", "-", "-", "-", "-"
 		if r.Floor != nil && r.Floor.Sec > 0 {
 			fl, flRatio = fmt.Sprintf("%.1f", r.Floor.Sec), fmt.Sprintf("%.2f", r.WallSec/r.Floor.Sec)
 		}
 		if r.Floor != nil && r.Floor.ControllerSec > 0 {
 			ctl = fmt.Sprintf("%.1f", r.Floor.ControllerSec)
+		}
+		if r.ControllerBusySec > 0 {
+			busy = fmt.Sprintf("%.1f", r.ControllerBusySec)
 		}
 		if r.CoveredEvicted > 0 {
 			perEvict = fmt.Sprintf("%.2f", float64(r.ControllerWrites)/float64(r.CoveredEvicted))
@@ -73,8 +76,8 @@ func printFleet(rep *bench.Report) {
 		if r.StatusWritesPerMin > 0 {
 			writes = fmt.Sprintf("%.1f (max %d)", r.StatusWritesPerMin, r.StatusWritesMaxMin)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", r.Phase, r.Tool, r.Nodes,
-			r.WallSec, r.LimitSec, ratio, free, freeRatio, r.Holds, r.HoldsSeen, r.ControllerWrites, perEvict, r.TcSec, r.Evicted, r.Evictions, r.Refused,
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%.2f\t%d\t%.0f\t%.0f\t%d\t%s\t%d\t%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", r.Phase, r.Tool, r.Nodes,
+			r.WallSec, r.LimitSec, ratio, free, freeRatio, r.Holds, r.HoldsSeen, r.ControllerWrites, perEvict, busy, r.TcSec, r.Evicted, r.Evictions, r.Refused,
 			r.ClientRequestsTotal, perPod, r.Watches, lag50, lag99, first, r.PeakRSSMiB, r.CPUSec, fl, ctl, flRatio, lines, writes)
 		walls[r.Phase+"/"+r.Tool] = r.WallSec
 		if r.StoppedAtSec > 0 {
@@ -135,7 +138,7 @@ func printFleet(rep *bench.Report) {
 	}
 	printQueries(rep.Results)
 	if r := walls["floor-rate"]; r > 0 {
-		fmt.Printf("floor: the run's sustained rate of pods becoming Ready, %.1f a second (best %.0f s window of any phase); the disruption controller's sustained status-write rate %.1f a second (same window), %.2f writes per budget-covered eviction (the fewest of any drain of %d or more); floor = max(pods waiting for a replacement / Ready rate, the slowest budget's waves × readiness, budget-covered pods × writes per eviction / write rate) + termination\n",
+		fmt.Printf("floor: the run's sustained rate of pods becoming Ready, %.1f a second (best %.0f s window of any phase); the disruption controller's worker %.1f status writes a second of its busy time and %.2f writes per budget-covered eviction (the drain of %d or more such evictions that cost it least); floor = max(pods waiting for a replacement / Ready rate, the slowest budget's waves × readiness, budget-covered pods × writes per eviction / write rate) + termination\n",
 			r, bench.FloorWindowSeconds, walls["floor-write-rate"], walls["floor-writes-per-eviction"], bench.MinCoveredEvictions)
 	}
 	for _, f := range rep.Failures {

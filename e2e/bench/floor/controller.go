@@ -41,21 +41,36 @@ func ControllerWrites(seq []Status) []time.Time {
 	return out
 }
 
-// WritesPerEviction is the fewest controller status writes per budget-covered eviction
-// among runs (each a pair: writes, evictions) that evicted at least minEvictions such
-// pods: the cheapest the controller was in the same run. The controller batches under
-// load (one sync covers every change its queue merged), so the count is not a constant;
-// the fewest keeps the bound below what any tool needed. 0 when no run qualifies.
-func WritesPerEviction(runs [][2]int, minEvictions int) float64 {
-	best, found := 0.0, false
-	for _, r := range runs {
-		writes, evictions := r[0], r[1]
-		if evictions < max(1, minEvictions) {
+// Cost is what one drain's budget-covered evictions cost the disruption controller:
+// its status writes during the drain, the worker's busy seconds (kube-controller-manager's
+// workqueue_work_duration_seconds for the queue "disruption", the write through its
+// rate-limited client included), and the evictions.
+type Cost struct {
+	Writes    int
+	BusySec   float64
+	Evictions int
+}
+
+// Cheapest returns, among costs of at least minEvictions evictions, the writes per
+// eviction W and the writes per second of the worker's time S of the drain whose
+// evictions cost the worker the fewest seconds each (W / S = busy seconds per eviction).
+// S is the rate the controller sustains while it is never idle (one worker: a sync at a
+// time), W what each eviction cost it; the controller merges the changes its queue holds
+// into one sync under load, so W is no constant, and the cheapest drain keeps N × W / S
+// below the worker's own busy time in every drain of the run, hence below each wall. Zeros
+// when no drain qualifies or the cheapest made no write.
+func Cheapest(costs []Cost, minEvictions int) (w, s float64) {
+	best, found := Cost{}, false
+	for _, c := range costs {
+		if c.Evictions < max(1, minEvictions) || c.BusySec <= 0 {
 			continue
 		}
-		if w := float64(writes) / float64(evictions); !found || w < best {
-			best, found = w, true
+		if !found || c.BusySec/float64(c.Evictions) < best.BusySec/float64(best.Evictions) {
+			best, found = c, true
 		}
 	}
-	return best
+	if !found || best.Writes == 0 {
+		return 0, 0
+	}
+	return float64(best.Writes) / float64(best.Evictions), float64(best.Writes) / best.BusySec
 }

@@ -60,23 +60,27 @@ func TestControllerWrites(t *testing.T) {
 	}
 }
 
-func TestWritesPerEviction(t *testing.T) {
+func TestCheapest(t *testing.T) {
 	tests := []struct {
-		name string
-		runs [][2]int
-		min  int
-		want float64
+		name  string
+		costs []Cost
+		min   int
+		w, s  float64
 	}{
-		{name: "the cheapest run", runs: [][2]int{{1810, 905}, {1500, 1017}, {230, 115}}, min: 100, want: 1500.0 / 1017},
-		{name: "runs below the minimum are left out", runs: [][2]int{{1810, 905}, {10, 12}}, min: 100, want: 2},
-		{name: "a run with no write counts (0 is the fewest)", runs: [][2]int{{0, 200}, {400, 200}}, min: 100, want: 0},
-		{name: "no run qualifies", runs: [][2]int{{10, 5}}, min: 100, want: 0},
-		{name: "no run", want: 0},
+		{name: "the drain whose evictions cost the worker the fewest seconds each",
+			costs: []Cost{{Writes: 1810, BusySec: 90.5, Evictions: 905}, {Writes: 1017, BusySec: 20, Evictions: 1017}, {Writes: 230, BusySec: 23, Evictions: 115}},
+			min:   100, w: 1, s: 1017.0 / 20},
+		{name: "drains below the minimum are left out", costs: []Cost{{Writes: 1810, BusySec: 90.5, Evictions: 905}, {Writes: 1, BusySec: 0.01, Evictions: 12}},
+			min: 100, w: 2, s: 20},
+		{name: "the worker's time not measured: no drain qualifies", costs: []Cost{{Writes: 200, Evictions: 200}}, min: 100},
+		{name: "the cheapest made no write", costs: []Cost{{BusySec: 1, Evictions: 200}, {Writes: 400, BusySec: 20, Evictions: 200}}, min: 100},
+		{name: "no drain"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := WritesPerEviction(tc.runs, tc.min); math.Abs(got-tc.want) > 1e-12 {
-				t.Errorf("WritesPerEviction = %v, want %v", got, tc.want)
+			w, s := Cheapest(tc.costs, tc.min)
+			if math.Abs(w-tc.w) > 1e-12 || math.Abs(s-tc.s) > 1e-12 {
+				t.Errorf("Cheapest = %v writes per eviction, %v a second; want %v, %v", w, s, tc.w, tc.s)
 			}
 		})
 	}

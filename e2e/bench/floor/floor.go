@@ -30,8 +30,9 @@ import (
 //     one worker that writes every budget's status through one rate-limited client. Each
 //     budget-covered eviction costs it W status writes (about 2: one when the pod goes,
 //     one when its replacement is Ready), so the N budget-covered evictions of a phase
-//     take at least N × W / S, with S the controller's sustained status-write rate.
-//     Pods under no budget cost it nothing.
+//     take at least N × W / S, with S the status writes its worker sustains while never
+//     idle (writes per second of the worker's busy time; Cheapest). Pods under no budget
+//     cost it nothing.
 
 // Window is the window the sustained rate is measured over.
 const Window = 30 * time.Second
@@ -55,8 +56,8 @@ type Input struct {
 	// Ready is the time from a replacement's creation to Ready, Term a pod's termination.
 	Ready, Term time.Duration
 	// WritesPerEviction is the disruption controller's status writes per budget-covered
-	// eviction, WriteRate its sustained status-write rate per second, both measured in
-	// the same run (ControllerWrites, SustainedRate). Either 0 (not measured) leaves the
+	// eviction, WriteRate the writes per second its worker sustains while never idle,
+	// both measured in the same run (Cheapest). Either 0 (not measured) leaves the
 	// controller's bound out.
 	WritesPerEviction, WriteRate float64
 }
