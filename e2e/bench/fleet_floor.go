@@ -26,11 +26,6 @@ func (o *observer) readyTimes() []time.Time {
 	return append([]time.Time(nil), o.ready...)
 }
 
-// MinCoveredEvictions is the fewest budget-covered evictions a drain needs for its
-// controller writes per eviction to count (a handful of evictions say little of the
-// controller's cost).
-const MinCoveredEvictions = 50
-
 // setFloors gives every drain of rep its floor, at the run's sustained rate of pods
 // becoming Ready: the most in any floor.Window of any phase (the parallel drains saturate
 // the ReplicaSet controller and the scheduler: the best the control plane did in this
@@ -47,7 +42,7 @@ func setFloors(rep *Report) {
 			costs = append(costs, floor.Cost{Writes: r.ControllerWrites, BusySec: r.ControllerBusySec, Evictions: r.CoveredEvicted})
 		}
 	}
-	w, writeRate := floor.Cheapest(costs, MinCoveredEvictions)
+	w, writeRate := floor.Cheapest(costs)
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		if r.Evicted == 0 || rate == 0 {

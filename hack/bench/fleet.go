@@ -138,8 +138,8 @@ func printFleet(rep *bench.Report) {
 	}
 	printQueries(rep.Results)
 	if r := walls["floor-rate"]; r > 0 {
-		fmt.Printf("floor: the run's sustained rate of pods becoming Ready, %.1f a second (best %.0f s window of any phase); the disruption controller's worker %.1f status writes a second of its busy time and %.2f writes per budget-covered eviction (the drain of %d or more such evictions that cost it least); floor = max(pods waiting for a replacement / Ready rate, the slowest budget's waves × readiness, budget-covered pods × writes per eviction / write rate) + termination\n",
-			r, bench.FloorWindowSeconds, walls["floor-write-rate"], walls["floor-writes-per-eviction"], bench.MinCoveredEvictions)
+		fmt.Printf("floor: the run's sustained rate of pods becoming Ready, %.1f a second (best %.0f s window of any phase); the disruption controller's worker %.1f status writes a second of its busy time and %.2f writes per budget-covered eviction (the drain whose evictions cost it least); floor = max(pods waiting for a replacement / Ready rate, the slowest budget's waves × readiness, budget-covered pods × writes per eviction / write rate) + termination\n",
+			r, bench.FloorWindowSeconds, walls["floor-write-rate"], walls["floor-writes-per-eviction"])
 	}
 	for _, f := range rep.Failures {
 		fmt.Println("FAIL:", f)

@@ -51,18 +51,19 @@ type Cost struct {
 	Evictions int
 }
 
-// Cheapest returns, among costs of at least minEvictions evictions, the writes per
-// eviction W and the writes per second of the worker's time S of the drain whose
+// Cheapest returns the writes per eviction W and the writes per second of the worker's
+// time S of the drain (with at least one eviction and the worker's time read) whose
 // evictions cost the worker the fewest seconds each (W / S = busy seconds per eviction).
 // S is the rate the controller sustains while it is never idle (one worker: a sync at a
 // time), W what each eviction cost it; the controller merges the changes its queue holds
-// into one sync under load, so W is no constant, and the cheapest drain keeps N × W / S
-// below the worker's own busy time in every drain of the run, hence below each wall. Zeros
-// when no drain qualifies or the cheapest made no write.
-func Cheapest(costs []Cost, minEvictions int) (w, s float64) {
+// into one sync under load, so W is no constant. With the cheapest drain, N × W / S is at
+// most any drain's own busy time for its N evictions, which one worker cannot spend in
+// less wall time; a small drain's noisy figure can only lower the bound. Zeros when no
+// drain qualifies or the cheapest made no write.
+func Cheapest(costs []Cost) (w, s float64) {
 	best, found := Cost{}, false
 	for _, c := range costs {
-		if c.Evictions < max(1, minEvictions) || c.BusySec <= 0 {
+		if c.Evictions < 1 || c.BusySec <= 0 {
 			continue
 		}
 		if !found || c.BusySec/float64(c.Evictions) < best.BusySec/float64(best.Evictions) {

@@ -64,21 +64,22 @@ func TestCheapest(t *testing.T) {
 	tests := []struct {
 		name  string
 		costs []Cost
-		min   int
 		w, s  float64
 	}{
 		{name: "the drain whose evictions cost the worker the fewest seconds each",
 			costs: []Cost{{Writes: 1810, BusySec: 90.5, Evictions: 905}, {Writes: 1017, BusySec: 20, Evictions: 1017}, {Writes: 230, BusySec: 23, Evictions: 115}},
-			min:   100, w: 1, s: 1017.0 / 20},
-		{name: "drains below the minimum are left out", costs: []Cost{{Writes: 1810, BusySec: 90.5, Evictions: 905}, {Writes: 1, BusySec: 0.01, Evictions: 12}},
-			min: 100, w: 2, s: 20},
-		{name: "the worker's time not measured: no drain qualifies", costs: []Cost{{Writes: 200, Evictions: 200}}, min: 100},
-		{name: "the cheapest made no write", costs: []Cost{{BusySec: 1, Evictions: 200}, {Writes: 400, BusySec: 20, Evictions: 200}}, min: 100},
+			w:     1, s: 1017.0 / 20},
+		{name: "a small drain counts: its figure can only lower the bound",
+			costs: []Cost{{Writes: 1810, BusySec: 90.5, Evictions: 905}, {Writes: 1, BusySec: 0.01, Evictions: 12}},
+			w:     1.0 / 12, s: 100},
+		{name: "a drain without evictions is left out", costs: []Cost{{Writes: 5, BusySec: 0.001}, {Writes: 40, BusySec: 2, Evictions: 20}}, w: 2, s: 20},
+		{name: "the worker's time not read: no drain qualifies", costs: []Cost{{Writes: 200, Evictions: 200}}},
+		{name: "the cheapest made no write", costs: []Cost{{BusySec: 1, Evictions: 200}, {Writes: 400, BusySec: 20, Evictions: 200}}},
 		{name: "no drain"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w, s := Cheapest(tc.costs, tc.min)
+			w, s := Cheapest(tc.costs)
 			if math.Abs(w-tc.w) > 1e-12 || math.Abs(s-tc.s) > 1e-12 {
 				t.Errorf("Cheapest = %v writes per eviction, %v a second; want %v, %v", w, s, tc.w, tc.s)
 			}
@@ -94,6 +95,7 @@ func TestRecordedFloorsCompose(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no recorded report under docs/bench (%v)", err)
 	}
+	files = append(files, "testdata/fleet30-report.json")
 	checked := 0
 	for _, file := range files {
 		b, err := os.ReadFile(file)
@@ -130,5 +132,54 @@ func TestRecordedFloorsCompose(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no recorded floor under docs/bench")
+	}
+}
+
+// The controller's bound on a recorded run: `BENCH_FLEET_NODES=30 go run ./hack/bench
+// -profile fleet -phases F1,F4 -tools ours` on the project's machine, 2026-11-28 16:59 UTC
+// (testdata/fleet30-report.json without its timelines, its log beside it). F1 evicted 32
+// budget-covered pods with 1.3416 s of the controller's worker (0.0419 s each), F4 104 with
+// 320 writes and 3.5596 s (0.0342 s each, the cheaper): W = 320/104, S = 320/3.5596, and
+// N × W / S = N × 3.5596/104.
+func TestRecordedControllerBound(t *testing.T) {
+	b, err := os.ReadFile("testdata/fleet30-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Results []struct {
+			Phase   string  `json:"phase"`
+			Wall    float64 `json:"wall_seconds"`
+			Writes  int     `json:"controller_status_writes"`
+			Covered int     `json:"budget_covered_evictions"`
+			BusySec float64 `json:"controller_busy_seconds"`
+			Floor   *Floor  `json:"floor"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var costs []Cost
+	for _, r := range rep.Results {
+		costs = append(costs, Cost{Writes: r.Writes, BusySec: r.BusySec, Evictions: r.Covered})
+	}
+	const f4Busy = 3.5595693890000044
+	w, s := Cheapest(costs)
+	if math.Abs(w-320.0/104) > 1e-12 || math.Abs(s-320/f4Busy) > 1e-9 {
+		t.Errorf("Cheapest = %v writes per eviction, %v a second; want 320/104 and 320/%v", w, s, f4Busy)
+	}
+	want := map[string]float64{"F1": 32 * f4Busy / 104, "F4": f4Busy}
+	for _, r := range rep.Results {
+		if r.Floor == nil {
+			t.Fatalf("%s: no floor recorded", r.Phase)
+		}
+		got := float64(r.Floor.Covered) * w / s
+		if math.Abs(got-want[r.Phase]) > 1e-9 || math.Abs(r.Floor.ControllerSec-want[r.Phase]) > 1e-9 {
+			t.Errorf("%s: bound %.4f s computed, %.4f s recorded; want %.4f s", r.Phase, got, r.Floor.ControllerSec, want[r.Phase])
+		}
+		if r.Floor.ControllerSec > r.BusySec+1e-9 || r.Floor.Sec >= r.Wall {
+			t.Errorf("%s: controller bound %.2f s (worker busy %.2f s), floor %.2f s, wall %.2f s: a floor above what the run did",
+				r.Phase, r.Floor.ControllerSec, r.BusySec, r.Floor.Sec, r.Wall)
+		}
 	}
 }
