@@ -2,13 +2,6 @@ package floor
 
 import "time"
 
-// Status is one status of a budget as a watch delivered it: when, and its
-// status.disruptedPods (pod name → the time the API server recorded the eviction).
-type Status struct {
-	At        time.Time
-	Disrupted map[string]time.Time
-}
-
 // ByController reports whether next, the status written right after prev on the same
 // budget, is the disruption controller's write. Two writers change a budget's status: the
 // API server's eviction handler, which takes one allowance and adds the evicted pod's
@@ -24,21 +17,6 @@ func ByController(prev, next map[string]time.Time) bool {
 		}
 	}
 	return true
-}
-
-// ControllerWrites are the times of the statuses of seq (one budget's, in the order its
-// watch delivered them) that the disruption controller wrote. The first status is the
-// state the watch started from and is no write; every later one is one write, since a
-// watch delivers every change of the object and a write that changes nothing makes no
-// event.
-func ControllerWrites(seq []Status) []time.Time {
-	var out []time.Time
-	for i := 1; i < len(seq); i++ {
-		if ByController(seq[i-1].Disrupted, seq[i].Disrupted) {
-			out = append(out, seq[i].At)
-		}
-	}
-	return out
 }
 
 // Cost is what one drain's budget-covered evictions cost the disruption controller:

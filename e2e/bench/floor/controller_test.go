@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 )
@@ -32,31 +31,6 @@ func TestByController(t *testing.T) {
 				t.Errorf("ByController = %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-// A one-at-a-time budget through two evictions: each adds its entry (the eviction
-// handler), the controller drops it when the pod goes and writes again when the
-// replacement is Ready. Four controller writes for two evictions.
-func TestControllerWrites(t *testing.T) {
-	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	entry := func(name string, s float64) map[string]time.Time { return map[string]time.Time{name: at(s)} }
-	seq := []Status{
-		{At: at(0)}, // where the watch started: no write
-		{At: at(1), Disrupted: entry("web-a", 1)}, // eviction of web-a
-		{At: at(1.2)}, // the controller: web-a deleting, entry dropped
-		{At: at(3.5)}, // the controller: the replacement Ready, allowed 1
-		{At: at(3.6), Disrupted: entry("web-b", 3.6)},
-		{At: at(4)},
-		{At: at(6)},
-	}
-	want := []time.Time{at(1.2), at(3.5), at(4), at(6)}
-	if got := ControllerWrites(seq); !slices.EqualFunc(got, want, time.Time.Equal) {
-		t.Errorf("ControllerWrites = %v, want %v", got, want)
-	}
-	if got := ControllerWrites(seq[:1]); got != nil {
-		t.Errorf("ControllerWrites of the starting state alone = %v, want none", got)
 	}
 }
 
