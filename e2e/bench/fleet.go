@@ -35,7 +35,9 @@ type FleetConfig struct {
 //     the controller as a local process, the CLI following (fleet_controller.go).
 //
 // Every drain gets a floor (package floor) from the run's sustained rate of pods becoming
-// Ready, the best over every phase of the run (setFloors).
+// Ready, the best over every phase of the run, and from what a budget-covered eviction
+// cost the disruption controller's worker in the run's cheapest drain (setFloors); and its
+// holds seen and caused (pdb.Holds, fleet_holds.go).
 //
 // Between runs it waits until every pod is Ready and every budget full again.
 func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
