@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // settle waits until every pod of every app is Ready and every budget's status is
@@ -78,8 +79,8 @@ func (f *fleet) settle(ctx context.Context, c kubernetes.Interface, logf func(st
 }
 
 // clearReplaced removes from b's status.disruptedPods the entries whose pod has been
-// replaced: a Ready pod of that name created at or after the entry (the evicted pod is
-// gone; a StatefulSet recreated it under its name). The disruption controller keeps such an
+// replaced: a Ready pod of that name created after the entry (the evicted pod is gone; a
+// StatefulSet recreated it under its name). The disruption controller keeps such an
 // entry, counting the new pod as disrupted, until two minutes after the eviction; between
 // the bench's runs that is only a wait (every run of a profile, 5 of them, waited 48 to
 // 101 s for it), and the budget a run starts from is the same either way. This is the only
@@ -104,16 +105,19 @@ func clearReplaced(ctx context.Context, c kubernetes.Interface, b *policyv1.PodD
 	return len(stale), nil
 }
 
-// replacedEntries names b's disruptedPods entries whose pod (pods: namespace/name -> pod)
-// is a Ready pod not being deleted, created at or after the entry's time: a replacement,
-// not the pod evicted.
+// replacedEntries names b's disruptedPods entries that are holds (pdb.Holds, the
+// definition the engine uses: a pod of that name created after the entry, not deleting)
+// whose replacement is also Ready, so that clearing them frees the budget at once.
 func replacedEntries(b *policyv1.PodDisruptionBudget, pods map[string]*corev1.Pod) []string {
-	var out []string
-	for name, at := range b.Status.DisruptedPods {
-		p := pods[b.Namespace+"/"+name]
-		if p != nil && fixture.PodReady(p) && !p.CreationTimestamp.Before(&at) {
-			out = append(out, name)
+	states := map[string]pdb.PodState{}
+	for name := range b.Status.DisruptedPods {
+		if p := pods[b.Namespace+"/"+name]; p != nil && fixture.PodReady(p) {
+			states[name] = pdb.PodState{UID: p.UID, Created: p.CreationTimestamp.Time, Deleting: p.DeletionTimestamp != nil}
 		}
+	}
+	var out []string
+	for _, h := range pdb.HoldsOf(b, states, time.Now()) {
+		out = append(out, h.Pod)
 	}
 	slices.Sort(out)
 	return out

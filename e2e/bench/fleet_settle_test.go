@@ -45,10 +45,11 @@ func TestClearReplacedFreesTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The entry a replacement meets: its own name, at (not after) its creation.
+	// The entry a replacement meets: its own name, written by an eviction before it was
+	// created.
 	held := pods[0]
 	b = b.DeepCopy()
-	b.Status.DisruptedPods = map[string]metav1.Time{held.Name: held.CreationTimestamp}
+	b.Status.DisruptedPods = map[string]metav1.Time{held.Name: metav1.NewTime(held.CreationTimestamp.Add(-5 * time.Second))}
 	b.Status.DisruptionsAllowed = 0
 	if _, err := cl.PolicyV1().PodDisruptionBudgets(ns).UpdateStatus(ctx, b, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
