@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -193,12 +192,6 @@ func validateOutput(o string) error {
 		return UsageErrorf(`invalid --output %q: must be "json" (or empty for kubectl-style lines)`, o)
 	}
 	return nil
-}
-
-// engineConfig is the engine's configuration: the settings and the command's wiring.
-func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event.Event, logger klog.Logger) drain.Config {
-	return drain.Config{Client: cs, Events: events, Logger: logger, Settings: o.Settings,
-		RecordEvents: true, ClientBurst: o.Burst, WaitInterval: o.WaitInterval}
 }
 
 // Run drains the selected nodes through the operations layer (which resolves them, asks
