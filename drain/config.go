@@ -191,7 +191,7 @@ func (cfg Config) wiringError() error {
 }
 
 // NewEngine checks the wiring, asserts the settings (validated by their front end:
-// Settings.assertValid), fills the wiring's defaults and returns an Engine.
+// Settings.AssertValid), fills the wiring's defaults and returns an Engine.
 func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Client == nil || cfg.Events == nil {
 		return nil, &ConfigError{msg: "a client and an events channel are required"}
@@ -199,7 +199,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if err := cfg.wiringError(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Settings.assertValid(); err != nil {
+	if err := cfg.Settings.AssertValid(); err != nil {
 		return nil, err
 	}
 	cfg.Settings = cfg.Settings.withZeroDefaults()

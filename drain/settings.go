@@ -140,14 +140,17 @@ const (
 // of the settings: each front end calls it once, where it says the mistakes in its own
 // words (the CLI in DrainOptions.Validate, naming its flags; the controller in
 // maintenance.Request, in the spec's), and the engine's door only asserts what it
-// found (NewEngine: assertValid).
+// found (NewEngine: AssertValid).
 func (s Settings) Validate() error { return s.usageError() }
 
-// assertValid is the engine's door: the settings come validated by their front end, so
-// a mistake here is a caller that skipped Settings.Validate (a library caller, a test).
-// It is refused all the same, with the settings' own *UsageError, before anything is
-// read or changed; a front end never reaches it with a mistake.
-func (s Settings) assertValid() error { return s.usageError() }
+// AssertValid is the engines' door: NewEngine's, and the operations layer's for a
+// cordon and an uncordon (they do not go through the engine, but their dry run decides
+// whether anything is sent). The settings come validated by their front end, so a
+// mistake here is a caller that skipped Settings.Validate (a library caller, a test):
+// it is refused all the same, with the settings' own *UsageError, before anything is
+// read or changed. A front end never reaches it with a mistake; it says its mistakes
+// in its own words first.
+func (s Settings) AssertValid() error { return s.usageError() }
 
 // usageError is the mistakes of s as one *UsageError (nil when there is none).
 func (s Settings) usageError() error {

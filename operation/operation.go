@@ -226,8 +226,14 @@ func (o *Operator) check(req *Request) error {
 		return usagef("unknown action %q", req.Action)
 	}
 	// The settings come validated by the front end (drain.Settings.Validate) and the
-	// engine's door asserts them; the dry run decides whether a cordon sends anything,
-	// so its zero value is read as DefaultSettings' (none) here, once, for every action.
+	// engine's door asserts them (drain.NewEngine); a cordon and an uncordon go to no
+	// engine, but their dry run decides whether anything is sent: asserted here.
+	if req.Action == Cordon || req.Action == Uncordon {
+		if err := req.Drain.AssertValid(); err != nil {
+			return err
+		}
+	}
+	// The dry run's zero value is DefaultSettings' (none), read here once for every action.
 	if req.Drain.DryRun == "" {
 		req.Drain.DryRun = drain.DefaultSettings().DryRun
 	}
