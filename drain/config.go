@@ -199,10 +199,10 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if err := cfg.wiringError(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Settings.AssertValid(); err != nil {
+	if err := cfg.AssertValid(); err != nil {
 		return nil, err
 	}
-	cfg.Settings = cfg.Settings.withZeroDefaults()
+	cfg.Settings = cfg.withZeroDefaults()
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
