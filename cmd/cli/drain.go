@@ -54,7 +54,8 @@ type DrainOptions struct {
 // NewDrainOptions returns the drain settings every command starts from (drain, plan,
 // pool move, pool sync, the dashboard): kubectl drain's defaults, set in this one place.
 func NewDrainOptions(c *Common) DrainOptions {
-	return DrainOptions{Common: c, Settings: drain.DefaultSettings(), DryRun: string(drain.DryRunNone)}
+	s := drain.DefaultSettings()
+	return DrainOptions{Common: c, Settings: s, DryRun: string(s.DryRun)}
 }
 
 // NewCmdDrain builds "kubectl maintenance drain".
