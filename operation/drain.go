@@ -24,16 +24,14 @@ type wiring struct {
 // engine builds the drain engine, sending on events: req's settings as their front end
 // validated them, the caller's wiring (Request's RecordEvents, ClientBurst, WaitInterval,
 // Ledger, AfterCordon), the run's origin (withOrigin), the layer's clients, logger and
-// surger, and w. This is the one place a drain.Config is made.
+// surger, and w. This is the one place a drain.Config is made. A MaxParallelNodes still
+// 0 here (no pool's) is the engine's to read as DefaultSettings'.
 func (o *Operator) engine(req Request, events chan<- event.Event, w wiring) (*drain.Engine, error) {
 	cfg := drain.Config{Client: o.Kube, EventClient: o.EventKube, Events: events, Logger: o.logger(),
 		Settings: req.Drain, Origin: req.origin,
 		RecordEvents: req.RecordEvents, ClientBurst: req.ClientBurst, WaitInterval: req.WaitInterval,
 		Ledger: req.Ledger, AfterCordon: req.AfterCordon,
 		Only: w.only, Rolling: w.rolling, Steps: w.steps}
-	if cfg.MaxParallelNodes == 0 { // not a pool's: the default
-		cfg.MaxParallelNodes = drain.DefaultSettings().MaxParallelNodes
-	}
 	cfg.Surge = surge.New(o.Kube)
 	if !req.Surge {
 		cfg.Surge = surge.New(o.Kube).ResumeOnly()

@@ -162,7 +162,9 @@ func (o *DrainOptions) Validate() error {
 	default:
 		return UsageErrorf(`invalid --progress %q: must be "auto", "tty" or "plain"`, o.Progress)
 	}
-	// The flag's 0 is no "default" (the setting's 0 is: a pool's maxUnavailable).
+	// A rule of the flag, not of the setting (so not Settings.Validate's): the flag's 0
+	// is no "default", while the setting's 0 is (a pool's maxUnavailable, the spec's
+	// unset), so Settings.Validate must let 0 through.
 	if o.Settings.MaxParallelNodes < 1 {
 		return UsageErrorf("--max-parallel-nodes must be at least 1, got %d", o.Settings.MaxParallelNodes)
 	}
