@@ -45,8 +45,11 @@ const (
 	DefaultStaleAfter = 30 * time.Second
 )
 
-// Config configures an Engine. Client and Events are required; NewEngine fills every
-// other zero value with its default.
+// Config configures an Engine. Client and Events are required; NewEngine fills the
+// wiring's zero values with their defaults (the clock, the rate limiter, the ledger, ...).
+// The settings come whole, validated by a front end (Settings.Validate); NewEngine
+// asserts them and takes the zeros the settings define as "the default" from
+// DefaultSettings (Settings.withZeroDefaults).
 type Config struct {
 	// Client talks to the API server. Configure it with DisableEvictionRetries so that
 	// every refused eviction comes back to the engine.
@@ -171,26 +174,35 @@ type testHooks struct {
 
 // Validate checks the configuration without calling the API: the settings
 // (Settings.Validate, the one validation of each setting) and the wiring that goes
-// together. NewEngine calls it.
+// together.
 func (cfg Config) Validate() error {
-	if cfg.Steps != nil && cfg.Rolling == nil {
-		return &UsageError{msg: "node steps need a rolling drain"}
+	if err := cfg.wiringError(); err != nil {
+		return err
 	}
 	return cfg.Settings.Validate()
 }
 
-// NewEngine validates cfg, fills defaults and returns an Engine.
+// wiringError checks the wiring that goes together.
+func (cfg Config) wiringError() error {
+	if cfg.Steps != nil && cfg.Rolling == nil {
+		return &UsageError{msg: "node steps need a rolling drain"}
+	}
+	return nil
+}
+
+// NewEngine checks the wiring, asserts the settings (validated by their front end:
+// Settings.AssertValid), fills the wiring's defaults and returns an Engine.
 func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Client == nil || cfg.Events == nil {
 		return nil, &ConfigError{msg: "a client and an events channel are required"}
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.wiringError(); err != nil {
 		return nil, err
 	}
-	cfg.fillPolicy()
-	if cfg.DryRun == "" {
-		cfg.DryRun = DryRunNone
+	if err := cfg.AssertValid(); err != nil {
+		return nil, err
 	}
+	cfg.Settings = cfg.withZeroDefaults()
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -202,12 +214,6 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.Logger.GetSink() == nil {
 		cfg.Logger = klog.Background()
-	}
-	if cfg.ChunkSize == 0 {
-		cfg.ChunkSize = DefaultChunkSize
-	}
-	if cfg.MaxParallelNodes == 0 {
-		cfg.MaxParallelNodes = DefaultMaxParallelNodes
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -51,9 +50,6 @@ func (e *Engine) Plan(ctx context.Context, names []string) (*event.Plan, error) 
 func (e *Engine) preflight(ctx context.Context, names []string) (*preflight, error) {
 	if len(names) == 0 {
 		return nil, &ConfigError{msg: "no nodes to drain"}
-	}
-	if _, err := labels.Parse(e.cfg.PodSelector); err != nil {
-		return nil, &ConfigError{msg: fmt.Sprintf("invalid --pod-selector %q: %v", e.cfg.PodSelector, err)}
 	}
 	pf := &preflight{plan: &event.Plan{}, nodes: map[string]*corev1.Node{}, pods: map[string][]*corev1.Pod{},
 		daemonSets: newDaemonSets(e.cfg.Client, e.cfg.ChunkSize, e.cfg.Clock)}

@@ -71,10 +71,36 @@ const DefaultSettle = 5 * time.Second
 
 // DefaultSettings are kubectl drain's defaults, the settings every front end starts
 // from: each pod's own grace period, lists in pages of DefaultChunkSize, no dry run,
-// DefaultMaxParallelNodes at once.
+// DefaultMaxParallelNodes at once, the volume wait and DefaultSettle. It is the one
+// place a setting's default is written: the CLI's flags take it as their defaults,
+// maintenance.SettingsFromSpec starts from it, and the zero values the settings define
+// as "the default" (ChunkSize, MaxParallelNodes, DryRun) are read from it
+// (withZeroDefaults).
 func DefaultSettings() Settings {
 	return Settings{GracePeriodSeconds: -1, ChunkSize: DefaultChunkSize, DryRun: DryRunNone, MaxParallelNodes: DefaultMaxParallelNodes,
 		WaitForVolumeDetach: true, Settle: DefaultSettle}
+}
+
+// withZeroDefaults is s with each zero value that the settings define as "the default"
+// replaced by that default: ChunkSize, MaxParallelNodes and DryRun by DefaultSettings',
+// OnBlocked and BlockedAfter by the policy's (wait, DefaultBlockedAfter). A front end's
+// settings start from DefaultSettings and have none of these zeros but a pool drain's
+// MaxParallelNodes, which the operations layer replaces by the pool's maxUnavailable
+// first; a library caller's Settings{} (the engine's tests) is what this is for. It
+// writes no value of its own.
+func (s Settings) withZeroDefaults() Settings {
+	d := DefaultSettings()
+	if s.ChunkSize == 0 {
+		s.ChunkSize = d.ChunkSize
+	}
+	if s.MaxParallelNodes == 0 {
+		s.MaxParallelNodes = d.MaxParallelNodes
+	}
+	if s.DryRun == "" {
+		s.DryRun = d.DryRun
+	}
+	s.fillPolicy()
+	return s
 }
 
 // Mistake is one invalid setting. Setting is the setting's name as the Maintenance spec
@@ -111,8 +137,23 @@ const (
 
 // Validate checks the settings: nil, or a *UsageError with one Mistake (and one
 // message) per invalid setting, in the order of the fields. It is the one validation
-// of the settings, used by every front end; Config.Validate (so NewEngine) calls it.
-func (s Settings) Validate() error {
+// of the settings: each front end calls it once, where it says the mistakes in its own
+// words (the CLI in DrainOptions.Validate, naming its flags; the controller in
+// maintenance.Request, in the spec's), and the engine's door only asserts what it
+// found (NewEngine: AssertValid).
+func (s Settings) Validate() error { return s.usageError() }
+
+// AssertValid is the engines' door: NewEngine's, and the operations layer's for a
+// cordon and an uncordon (they do not go through the engine, but their dry run decides
+// whether anything is sent). The settings come validated by their front end, so a
+// mistake here is a caller that skipped Settings.Validate (a library caller, a test):
+// it is refused all the same, with the settings' own *UsageError, before anything is
+// read or changed. A front end never reaches it with a mistake; it says its mistakes
+// in its own words first.
+func (s Settings) AssertValid() error { return s.usageError() }
+
+// usageError is the mistakes of s as one *UsageError (nil when there is none).
+func (s Settings) usageError() error {
 	ms := s.mistakes()
 	if len(ms) == 0 {
 		return nil

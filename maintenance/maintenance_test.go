@@ -29,7 +29,7 @@ func TestRequest(t *testing.T) {
 			check: func(t *testing.T, r operation.Request) {
 				d := r.Drain
 				if r.Action != operation.Drain || d.GracePeriodSeconds != -1 || d.ChunkSize != drain.DefaultChunkSize ||
-					d.MaxParallelNodes != drain.DefaultMaxParallelNodes || d.Timeout != 0 || !d.RecordEvents || d.Origin.Command != "maintenance/m" || r.Command != "maintenance/m" {
+					d.MaxParallelNodes != drain.DefaultMaxParallelNodes || d.Timeout != 0 || !r.RecordEvents || r.Origin().Command != "maintenance/m" || r.Command != "maintenance/m" {
 					t.Errorf("request %+v", r)
 				}
 			},
@@ -76,8 +76,8 @@ func TestRequest(t *testing.T) {
 			}},
 		"the run's identity is the object's": {spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}},
 			check: func(t *testing.T, r operation.Request) {
-				if r.RunID != "maintenance-u1" || r.Drain.Origin.ID != "maintenance-u1" {
-					t.Errorf("run ID %q, origin ID %q, want maintenance-u1", r.RunID, r.Drain.Origin.ID)
+				if r.RunID != "maintenance-u1" || r.Origin().ID != "maintenance-u1" {
+					t.Errorf("run ID %q, origin ID %q, want maintenance-u1", r.RunID, r.Origin().ID)
 				}
 			}},
 	}

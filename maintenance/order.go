@@ -5,7 +5,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 )
 
-// drainOrder turns spec.drain.order into the engine's drain rules (drain.Config.Validate
+// drainOrder turns spec.drain.order into the engine's drain rules (drain.Settings.Validate
 // checks them and names a bad one).
 func drainOrder(in []v1alpha1.DrainOrderRule) []drainrule.Rule {
 	var out []drainrule.Rule

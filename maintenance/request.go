@@ -34,14 +34,15 @@ func RunID(m *v1alpha1.Maintenance) string { return "maintenance-" + string(m.UI
 
 // Request turns m's spec into the operations layer's request, its drain settings by
 // SettingsFromSpec. The CRD's rules have refused what can never run; Request checks
-// again the names it relies on (an object stored before a rule existed), and the
-// engine's Settings.Validate the settings.
+// again the names it relies on (an object stored before a rule existed), and validates
+// the settings: the controller's one Settings.Validate, after SettingsFromSpec.
 func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 	s := m.Spec
-	// Command is the origin operation records on the nodes (it decides the origin).
+	// Command and RunID are the origin operation records on the nodes (it decides the
+	// origin, once: operation.Request.Origin).
 	req := operation.Request{Nodes: s.Nodes, Selector: s.Selector, Pool: s.Pool, Surge: s.Policy.Surge, To: s.To,
 		Command: Origin(m.Name), RunID: RunID(m), IncludeDisrupting: s.Drain.IncludeDisrupting,
-		RequestedBy: m.Annotations[AnnotationRequestedBy]}
+		RequestedBy: m.Annotations[AnnotationRequestedBy], RecordEvents: true}
 	if err := checkNames(s); err != nil {
 		return req, err
 	}
@@ -68,10 +69,9 @@ func Request(m *v1alpha1.Maintenance) (operation.Request, error) {
 		return req, err
 	}
 	if s.Pool == "" && set.MaxParallelNodes == 0 {
-		set.MaxParallelNodes = drain.DefaultMaxParallelNodes
+		set.MaxParallelNodes = drain.DefaultSettings().MaxParallelNodes // a pool's 0 is its maxUnavailable
 	}
-	cfg := drain.Config{Settings: set, RecordEvents: true, Origin: noderecord.Run{ID: RunID(m), Command: Origin(m.Name)}}
-	req.Drain = cfg
+	req.Drain = set
 	return req, nil
 }
 

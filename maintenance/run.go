@@ -35,11 +35,11 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	obs.RunStarted(name)
 	// The budgets' view every run of the process shares, and the batch of runs that start
 	// with this one: each cordons before any evicts (admission.go).
-	req.Drain.Ledger = r.ledger
+	req.Ledger = r.ledger
 	if r.admit != nil {
 		adm := r.admit.join()
 		defer adm.done()
-		req.Drain.AfterCordon = adm.cordoned
+		req.AfterCordon = adm.cordoned
 	}
 	go func() {
 		sum, err := op.Run(ctx, req, events)

@@ -12,27 +12,30 @@ import (
 
 // SettingsFromSpec is the drain settings of a Maintenance's spec (spec.drain and
 // spec.policy): the one translation from the spec to drain.Settings, the inverse of
-// SpecFromSettings. Unset fields are the engine's defaults (gracePeriodSeconds -1,
-// chunkSize 500). It reads, it does not validate: the CRD's rules refused what they can,
-// and Settings.Validate names what is left (a duration Go cannot read is an error
-// naming its field). MaxParallelNodes stays 0 when unset: the request's default (5, or
-// a pool's maxUnavailable).
+// SpecFromSettings. It starts from drain.DefaultSettings, the one place of the
+// defaults, and writes what the spec says over it: an unset field keeps its default.
+// MaxParallelNodes is the spec's, 0 when unset (the request's default: 5, or a pool's
+// maxUnavailable); the settings a Maintenance does not carry (DryRun: a Maintenance
+// always runs; IgnoreMachineDrainRules) keep their zero values. It reads, it does not
+// validate: the CRD's rules refused what they can, and Settings.Validate (in Request)
+// names what is left (a duration Go cannot read is an error naming its field).
 func SettingsFromSpec(s v1alpha1.MaintenanceSpec) (drain.Settings, error) {
 	d, p := s.Drain, s.Policy
-	set := drain.Settings{
-		Force: d.Force, IgnoreDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData,
-		GracePeriodSeconds: -1, PodSelector: d.PodSelector, SkipWaitForDeleteTimeoutSeconds: int(d.SkipWaitForDeleteTimeoutSeconds),
-		ChunkSize: drain.DefaultChunkSize, MaxParallelNodes: int(p.MaxParallelNodes), IgnoreDoNotDisrupt: d.IgnoreDoNotDisrupt,
-		DrainOrder: drainOrder(d.Order), // Drain order (planned maintenance)
-		Policy:     drain.Policy{OnBlocked: drain.OnBlocked(p.OnBlocked), NeverForce: p.NeverForce},
-		// When is a node drained: unset is on, and the default settle.
-		WaitForVolumeDetach: d.WaitForVolumeDetach == nil || *d.WaitForVolumeDetach, Settle: drain.DefaultSettle,
-	}
+	set := drain.DefaultSettings()
+	set.DryRun = "" // not in the spec: a Maintenance always runs
+	set.Force, set.IgnoreDaemonSets, set.DeleteEmptyDirData = d.Force, d.IgnoreDaemonSets, d.DeleteEmptyDirData
+	set.PodSelector, set.SkipWaitForDeleteTimeoutSeconds = d.PodSelector, int(d.SkipWaitForDeleteTimeoutSeconds)
+	set.MaxParallelNodes, set.IgnoreDoNotDisrupt = int(p.MaxParallelNodes), d.IgnoreDoNotDisrupt
+	set.DrainOrder = drainOrder(d.Order) // Drain order (planned maintenance)
+	set.OnBlocked, set.NeverForce = drain.OnBlocked(p.OnBlocked), p.NeverForce
 	if d.GracePeriodSeconds != nil {
 		set.GracePeriodSeconds = int(*d.GracePeriodSeconds)
 	}
 	if d.ChunkSize != nil {
 		set.ChunkSize = *d.ChunkSize
+	}
+	if d.WaitForVolumeDetach != nil { // When is a node drained: unset is on
+		set.WaitForVolumeDetach = *d.WaitForVolumeDetach
 	}
 	if p.NotAfter != nil {
 		set.NotAfter = p.NotAfter.Time
@@ -47,15 +50,12 @@ func SettingsFromSpec(s v1alpha1.MaintenanceSpec) (drain.Settings, error) {
 		{"spec.policy.soak", p.Soak, &set.Soak},
 		{"spec.policy.forceAfter", p.ForceAfter, &set.ForceAfter},
 		{"spec.drain.deadNodeDeleteWait", d.DeadNodeDeleteWait, &set.DeadNodeDeleteWait},
-	}
-	if d.Settle != nil {
-		durations = append(durations, struct {
-			field string
-			in    *v1alpha1.Duration
-			out   *time.Duration
-		}{"spec.drain.settle", d.Settle, &set.Settle})
+		{"spec.drain.settle", d.Settle, &set.Settle},
 	}
 	for _, f := range durations {
+		if f.in == nil {
+			continue // unset: the default
+		}
 		v, err := f.in.Parse(f.field)
 		if err != nil {
 			return set, err

@@ -175,3 +175,43 @@ func celMessages(t *testing.T) map[string]bool {
 	}
 	return out
 }
+
+// The defaults live in drain.DefaultSettings only: SettingsFromSpec starts from them, so
+// a spec is DefaultSettings with what the spec says written over it. The spec carries
+// maxParallelNodes (its 0 is the default: 5, or a pool's maxUnavailable, decided by
+// Request) and no dry run (a Maintenance always runs: the zero value).
+func TestSettingsFromSpecStartsFromDefaultSettings(t *testing.T) {
+	fromDefaults := func(change func(*drain.Settings)) drain.Settings {
+		s := drain.DefaultSettings()
+		s.DryRun, s.MaxParallelNodes = "", 0 // the spec's fields of the empty spec
+		change(&s)
+		return s
+	}
+	tests := map[string]struct {
+		spec v1alpha1.MaintenanceSpec
+		want drain.Settings
+	}{
+		"an empty spec": {want: fromDefaults(func(*drain.Settings) {})},
+		"a timeout alone": {spec: v1alpha1.MaintenanceSpec{Drain: v1alpha1.DrainSettings{Timeout: v1alpha1.DurationOf(time.Hour)}},
+			want: fromDefaults(func(s *drain.Settings) { s.Timeout = time.Hour })},
+		"no volume wait": {spec: v1alpha1.MaintenanceSpec{Drain: v1alpha1.DrainSettings{WaitForVolumeDetach: ptr.To(false)}},
+			want: fromDefaults(func(s *drain.Settings) { s.WaitForVolumeDetach = false })},
+		"a settle of 0": {spec: v1alpha1.MaintenanceSpec{Drain: v1alpha1.DrainSettings{Settle: v1alpha1.DurationOf(0)}},
+			want: fromDefaults(func(s *drain.Settings) { s.Settle = 0 })},
+		"parallelism and a grace period": {spec: v1alpha1.MaintenanceSpec{Drain: v1alpha1.DrainSettings{GracePeriodSeconds: ptr.To(int32(0))}, Policy: v1alpha1.Policy{MaxParallelNodes: 3}},
+			want: fromDefaults(func(s *drain.Settings) { s.GracePeriodSeconds, s.MaxParallelNodes = 0, 3 })},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := SettingsFromSpec(tc.spec)
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("SettingsFromSpec = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+	// A drain of named nodes takes DefaultSettings' parallelism for the spec's 0.
+	r, err := Request(&v1alpha1.Maintenance{Spec: v1alpha1.MaintenanceSpec{Action: v1alpha1.ActionDrain, Nodes: []string{"n1"}}})
+	if err != nil || r.Drain.MaxParallelNodes != drain.DefaultSettings().MaxParallelNodes {
+		t.Errorf("Request = max parallel %d, %v; want DefaultSettings' %d", r.Drain.MaxParallelNodes, err, drain.DefaultSettings().MaxParallelNodes)
+	}
+}

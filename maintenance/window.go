@@ -84,7 +84,7 @@ func (wr windowRun) closesAt() *metav1.Time {
 
 // limit makes the window's end the engine's not-after deadline (no node starts after
 // it), unless policy.notAfter is earlier.
-func (wr windowRun) limit(cfg *drain.Config) {
+func (wr windowRun) limit(cfg *drain.Settings) {
 	if !wr.closes.IsZero() && (cfg.NotAfter.IsZero() || wr.closes.Before(cfg.NotAfter)) {
 		cfg.NotAfter = wr.closes
 	}

@@ -69,8 +69,7 @@ func (a *AutoRollout) run(ctx context.Context, pool string) {
 	}()
 	// DaemonSet pods stay (the taint removes them); only the pods the taint would
 	// remove leave.
-	sum, err := a.Operator.Run(ctx, Request{Action: Rollout, Pool: pool,
-		Drain: drain.Config{Settings: drain.Settings{IgnoreDaemonSets: true, GracePeriodSeconds: -1}, RecordEvents: true}}, events)
+	sum, err := a.Operator.Run(ctx, Request{Action: Rollout, Pool: pool, Drain: autoRolloutSettings(), RecordEvents: true}, events)
 	close(events)
 	<-logged
 	if err != nil {
@@ -80,4 +79,14 @@ func (a *AutoRollout) run(ctx context.Context, pool string) {
 	if r := sum.Rollout; r != nil {
 		log.Info("rollout complete", "nodes", r.Nodes, "drained", r.Drained, "removed", r.Removed)
 	}
+}
+
+// autoRolloutSettings are the controller's rollout's drain settings: DefaultSettings, with
+// DaemonSet pods ignored (the taint removes them), and no volume wait and no settle (a
+// rollout's node is tainted and uncordoned, not powered off).
+func autoRolloutSettings() drain.Settings {
+	s := drain.DefaultSettings()
+	s.IgnoreDaemonSets = true
+	s.WaitForVolumeDetach, s.Settle = false, 0
+	return s
 }

@@ -95,7 +95,7 @@ func TestNodeReadsBeforeTheFirstCordon(t *testing.T) {
 			op := cluster(t, node("b1", false, blue), node("b2", false, blue), pod("p1", "b1"), pod("p2", "b2"))
 			counts := countBeforeCordon(op.Kube.(*fake.Clientset))
 			req := tc.req
-			req.Drain = drain.Config{Settings: drain.Settings{IgnoreDaemonSets: true, GracePeriodSeconds: -1}}
+			req.Drain = drain.Settings{IgnoreDaemonSets: true, GracePeriodSeconds: -1}
 			ctx := context.Background()
 			if tc.resolve {
 				rz, err := op.Resolve(ctx, req)

@@ -75,14 +75,14 @@ type conditionTap struct {
 // newConditionTap returns the tap of req, or nil when req writes no condition (a dry
 // run, a cordon).
 func (o *Operator) newConditionTap(req Request) *conditionTap {
-	if req.DryRun != drain.DryRunNone || req.Action == Cordon {
+	if req.Drain.DryRun != drain.DryRunNone || req.Action == Cordon {
 		return nil
 	}
-	origin := req.Drain.Origin.Command
+	origin := req.origin.Command
 	if origin == "" {
 		origin = "kubectl-maintenance"
 	}
-	if u := req.Drain.Origin.User; u != "" {
+	if u := req.origin.User; u != "" {
 		origin += " (user " + u + ")"
 	}
 	return &conditionTap{o: o, action: req.Action, to: req.To, origin: origin, inProgress: map[string]bool{},

@@ -61,7 +61,7 @@ func TestConditionsFollowTheEvents(t *testing.T) {
 				Status: corev1.NodeStatus{Conditions: append([]corev1.NodeCondition{{Type: corev1.NodeReady, Status: "True"}}, tc.before...)}}
 			cs := kubefake.New(node)
 			o := &Operator{Kube: cs}
-			tap := o.newConditionTap(Request{Action: tc.action, To: "blue", DryRun: drain.DryRunNone, Drain: drain.Config{Origin: noderecord.Run{Command: "kubectl maintenance drain n1"}}})
+			tap := o.newConditionTap(Request{Action: tc.action, To: "blue", Drain: drain.Settings{DryRun: drain.DryRunNone}, origin: noderecord.Run{Command: "kubectl maintenance drain n1"}})
 			got := runTap(t, tap, tc.events)
 			if len(got) != len(tc.events) {
 				t.Errorf("%d event(s) forwarded, want %d", len(got), len(tc.events))
@@ -100,7 +100,7 @@ func TestConditionsForbiddenWarnOnceAndTheRunGoesOn(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	tap := (&Operator{Kube: cs}).newConditionTap(Request{Action: Drain, DryRun: drain.DryRunNone})
+	tap := (&Operator{Kube: cs}).newConditionTap(Request{Action: Drain, Drain: drain.Settings{DryRun: drain.DryRunNone}})
 	var evs []event.Event
 	for _, n := range []string{"n1", "n2"} {
 		evs = append(evs, event.Event{Type: event.EventNodeCordoned, Node: n}, event.Event{Type: event.EventNodeDrained, Node: n})

@@ -55,9 +55,9 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 	fail := func(node string, err error) {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
 		failed = append(failed, msg)
-		o.emit(events, event.Event{Type: event.EventNodeFailed, Node: node, Message: msg, DryRun: dryRunLabel(req.DryRun)})
+		o.emit(events, event.Event{Type: event.EventNodeFailed, Node: node, Message: msg, DryRun: dryRunLabel(req.Drain.DryRun)})
 	}
-	server := req.DryRun == drain.DryRunServer
+	server := req.Drain.DryRun == drain.DryRunServer
 	held := map[string]bool{}
 	if req.Action == Uncordon {
 		// A node another live run holds is that run's: uncordon neither uncordons it nor
@@ -75,7 +75,7 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 			}
 			for _, msg := range o.unwindSurges(ctx, req, name, events) {
 				failed = append(failed, msg)
-				o.emit(events, event.Event{Type: event.EventNodeFailed, Node: name, Message: msg, DryRun: dryRunLabel(req.DryRun)})
+				o.emit(events, event.Event{Type: event.EventNodeFailed, Node: name, Message: msg, DryRun: dryRunLabel(req.Drain.DryRun)})
 			}
 		}
 	}
@@ -96,24 +96,24 @@ func (o *Operator) runCordon(ctx context.Context, req Request, names []string, e
 		}
 		c := decide(req, n)
 		if req.Action == Cordon {
-			if req.DryRun != drain.DryRunClient {
-				if c.Already, err = drain.CordonAs(ctx, o.Kube, n, server, o.now(), &req.Drain.Origin); err != nil {
+			if req.Drain.DryRun != drain.DryRunClient {
+				if c.Already, err = drain.CordonAs(ctx, o.Kube, n, server, o.now(), &req.origin); err != nil {
 					fail(name, err)
 					continue
 				}
 			}
 			sum.Changes = append(sum.Changes, c)
-			o.emit(events, event.Event{Type: event.EventNodeCordoned, Node: name, Already: c.Already, DryRun: dryRunLabel(req.DryRun)})
+			o.emit(events, event.Event{Type: event.EventNodeCordoned, Node: name, Already: c.Already, DryRun: dryRunLabel(req.Drain.DryRun)})
 			continue
 		}
-		if req.DryRun != drain.DryRunClient {
+		if req.Drain.DryRun != drain.DryRunClient {
 			if c.Uncordon, err = drain.Uncordon(ctx, o.Kube, n, req.Force, server); err != nil {
 				fail(name, err)
 				continue
 			}
 		}
 		sum.Changes = append(sum.Changes, c)
-		o.emit(events, UncordonEvent(name, c.Uncordon, c.CordonedBy, req.DryRun))
+		o.emit(events, UncordonEvent(name, c.Uncordon, c.CordonedBy, req.Drain.DryRun))
 	}
 	if len(failed) > 0 {
 		return sum, &NodesError{Failed: failed}

@@ -8,6 +8,10 @@
 // event.Events every front end renders. A cordon emits node.cordoned and never
 // node.drained; an uncordon node.uncordoned; a drain the engine's events; a move or a
 // rollout the drain's events with node.moved and node.uncordoned after each node.drained.
+// A Request carries the drain settings (drain.Settings) as its front end validated them,
+// once (the CLI's flags, a Maintenance's spec), and the caller's own wiring; this layer
+// adds the clients, the clock, the events and the run's origin when it builds the
+// engine, whose door only asserts the settings (drain.Settings.AssertValid).
 // Runs runs several operations at once, each node in at most one, each cancellable on
 // its own (the dashboard). The controller process that runs the pool reconciler and the
 // Maintenances is package manager's.

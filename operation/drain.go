@@ -3,6 +3,8 @@ package operation
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
@@ -10,35 +12,43 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
 )
 
-// engine builds the drain engine with req's settings, sending on events.
-func (o *Operator) engine(req Request, events chan<- event.Event) (*drain.Engine, error) {
-	cfg := req.Drain
-	cfg.Client, cfg.Events, cfg.DryRun = o.Kube, events, req.DryRun
-	if cfg.EventClient == nil {
-		cfg.EventClient = o.EventKube // nil: the engine's default, Kube
+// wiring is what the layer itself adds to a run of the engine: which pods of each node
+// go (a rollout's), a rolling window and the steps around each node (a pool drain, a
+// move, a rollout).
+type wiring struct {
+	only    func(*corev1.Pod) bool
+	rolling drain.Admitter
+	steps   drain.NodeSteps
+}
+
+// engine builds the drain engine, sending on events: req's settings as their front end
+// validated them, the caller's wiring (Request's RecordEvents, ClientBurst, WaitInterval,
+// Ledger, AfterCordon), the run's origin (withOrigin), the layer's clients, logger and
+// surger, and w. This is the one place a drain.Config is made. A MaxParallelNodes still
+// 0 here (no pool's) is the engine's to read as DefaultSettings'.
+func (o *Operator) engine(req Request, events chan<- event.Event, w wiring) (*drain.Engine, error) {
+	cfg := drain.Config{Client: o.Kube, EventClient: o.EventKube, Events: events, Logger: o.logger(),
+		Settings: req.Drain, Origin: req.origin,
+		RecordEvents: req.RecordEvents, ClientBurst: req.ClientBurst, WaitInterval: req.WaitInterval,
+		Ledger: req.Ledger, AfterCordon: req.AfterCordon,
+		Only: w.only, Rolling: w.rolling, Steps: w.steps}
+	cfg.Surge = surge.New(o.Kube)
+	if !req.Surge {
+		cfg.Surge = surge.New(o.Kube).ResumeOnly()
 	}
-	if cfg.Surge == nil {
-		cfg.Surge = surge.New(o.Kube)
-		if !req.Surge {
-			cfg.Surge = surge.New(o.Kube).ResumeOnly()
-		}
-	}
-	if req.Surge && cfg.Permit == nil {
-		cfg.Permit = o.surgePermit(req.DryRun)
-	}
-	if cfg.Logger.GetSink() == nil {
-		cfg.Logger = o.logger()
+	if req.Surge {
+		cfg.Permit = o.surgePermit(req.Drain.DryRun)
 	}
 	eng, err := drain.NewEngine(cfg)
 	if err != nil {
-		return nil, err // a *UsageError naming the setting (drain.Config.Validate)
+		return nil, err // a *UsageError naming the setting (the engine's door, drain.Settings.Validate's words)
 	}
 	return eng, nil
 }
 
 // planDrain is the drain engine's plan of names (nothing is sent on any channel).
 func (o *Operator) planDrain(ctx context.Context, req Request, names []string) (*event.Plan, error) {
-	eng, err := o.engine(req, make(chan event.Event))
+	eng, err := o.engine(req, make(chan event.Event), wiring{})
 	if err != nil {
 		return nil, err
 	}
@@ -50,12 +60,12 @@ func (o *Operator) planDrain(ctx context.Context, req Request, names []string) (
 // A dry run of a pool plans with the pool's maxUnavailable at once.
 func (o *Operator) runDrain(ctx context.Context, req Request, names []string, pool *v1alpha1.NodePool, events chan<- event.Event) (Summary, error) {
 	if pool != nil && req.Drain.MaxParallelNodes == 0 {
-		if req.DryRun == drain.DryRunNone {
+		if req.Drain.DryRun == drain.DryRunNone {
 			return o.runPool(ctx, req, names, pool, events)
 		}
 		req.Drain.MaxParallelNodes = pool.MaxUnavailableOrDefault()
 	}
-	eng, err := o.engine(req, events)
+	eng, err := o.engine(req, events, wiring{})
 	if err != nil {
 		return Summary{}, err
 	}
@@ -73,8 +83,7 @@ func (o *Operator) runPool(ctx context.Context, req Request, names []string, poo
 		w.Of[n] = []string{pool.Name}
 	}
 	req.Drain.MaxParallelNodes = pool.MaxUnavailableOrDefault()
-	req.Drain.Rolling = w
-	eng, err := o.engine(req, events)
+	eng, err := o.engine(req, events, wiring{rolling: w})
 	if err != nil {
 		return Summary{}, err
 	}

@@ -27,7 +27,7 @@ func (o *Operator) leaveDisrupting(req Request, names []string, disrupting map[s
 			left = &drain.DisruptingError{}
 		}
 		left.Nodes = append(left.Nodes, n)
-		o.emit(events, event.Event{Type: event.EventWarning, Node: n, Reason: ReasonLeftToKarpenter, DryRun: dryRunLabel(req.DryRun),
+		o.emit(events, event.Event{Type: event.EventWarning, Node: n, Reason: ReasonLeftToKarpenter, DryRun: dryRunLabel(req.Drain.DryRun),
 			Message: fmt.Sprintf("node/%s left to Karpenter, which is already disrupting it (taint %s): not cordoned, not drained", n, drain.KarpenterDisruptedTaint)})
 	}
 	return keep, left

@@ -52,7 +52,7 @@ func (o *Operator) runMove(ctx context.Context, req Request, rz *Resolved, event
 	var resumed, fresh []string
 	for _, mv := range plan.Moves {
 		switch {
-		case mv.Done && req.DryRun == drain.DryRunNone:
+		case mv.Done && req.Drain.DryRun == drain.DryRunNone:
 			o.emit(events, roll.DoneEvent(mv))
 		case mv.Done:
 		case mv.Resume:
@@ -65,17 +65,18 @@ func (o *Operator) runMove(ctx context.Context, req Request, rz *Resolved, event
 	if len(todo) == 0 {
 		return sum, nil
 	}
-	if req.DryRun == drain.DryRunNone {
+	var w wiring
+	if req.Drain.DryRun == drain.DryRunNone {
 		steps, err := o.mover(req).Steps(ctx, plan.Moves, plan.Target)
 		if err != nil {
 			return sum, err
 		}
-		req.Drain.Rolling, req.Drain.Steps = steps.Window(), steps
+		w.rolling, w.steps = steps.Window(), steps
 		if limit := plan.Target.MaxUnavailableOrDefault(); req.Drain.MaxParallelNodes == 0 || req.Drain.MaxParallelNodes > limit {
 			req.Drain.MaxParallelNodes = limit
 		}
 	}
-	eng, err := o.engine(req, events)
+	eng, err := o.engine(req, events, w)
 	if err != nil {
 		return sum, err
 	}

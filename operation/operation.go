@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/roll"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // Action names what a Request does.
@@ -50,19 +51,37 @@ type Request struct {
 	// them (not a dry run) rolls in the pool's window (roll.Window) unless
 	// Drain.MaxParallelNodes is set. A Rollout's pool.
 	Pool string
-	// DryRun is none (the default), client (nothing sent) or server (changes sent with
-	// dryRun=All).
-	DryRun drain.DryRun
 	// Force uncordons a node whose cordon someone else made (Uncordon).
 	Force bool
 	// Surge lets a drain or a move surge the one-replica Deployment of a pod whose budget
 	// never allows a disruption (--surge). Without it a drain only finishes and restores
 	// the surges an interrupted run left.
 	Surge bool
-	// Drain holds the drain settings (kubectl drain's flags) of a drain or a move.
-	// Client, Events, Logger and DryRun are the layer's to fill; MaxParallelNodes 0 means
-	// the default (the pool's maxUnavailable for a pool drain).
-	Drain drain.Config
+	// Drain are the drain settings (kubectl drain's flags, a Maintenance's spec.drain
+	// and spec.policy) of a drain, a move or a rollout, as their front end validated them
+	// (drain.Settings.Validate, once); the engine's door only asserts them. Drain.DryRun
+	// is every action's dry run, a cordon's too: none (its zero value too), client
+	// (nothing sent) or server (changes sent with dryRun=All). MaxParallelNodes 0 means
+	// the default (the pool's maxUnavailable for a pool drain, else DefaultSettings').
+	// The layer adds the wiring (clients, clock, events, the run's origin) when it
+	// builds the engine.
+	Drain drain.Settings
+	// The caller's own wiring of the engine (drain.Config's fields of the same names).
+	//
+	// RecordEvents writes Kubernetes Events on each node a drain touches.
+	RecordEvents bool
+	// ClientBurst is how many requests the clientset sends at once (its burst).
+	ClientBurst int
+	// WaitInterval is how often a wait that has not changed is said again (0: the
+	// engine's default).
+	WaitInterval time.Duration
+	// Ledger, when set, is the view of the budgets the engines of the process share (a
+	// controller's or a dashboard's runs); nil: the engine's own.
+	Ledger *drain.Ledger
+	// AfterCordon, when set, is called once the run has cordoned its batch and before
+	// its first eviction (drain.Config.AfterCordon: the controller's runs admitted
+	// together).
+	AfterCordon func(ctx context.Context)
 	// To is the target pool of a move; From, when set, the pools the nodes leave.
 	To   string
 	From []string
@@ -91,7 +110,14 @@ type Request struct {
 	// karpenter.sh/disrupted) too. Without it they are left to Karpenter, untouched: one
 	// warning each, and the run ends in a *drain.DisruptingError (blocked by policy).
 	IncludeDisrupting bool
+
+	// origin is the run recorded on the nodes, decided once by Run (withOrigin).
+	origin noderecord.Run
 }
+
+// Origin is the run a real run of r records on its nodes, less the user (Run adds the
+// user the API server says it is): its RunID and its Command.
+func (r Request) Origin() noderecord.Run { return noderecord.Run{ID: r.RunID, Command: r.Command} }
 
 // Plan is what a Request would do, computed without changing anything.
 type Plan struct {
@@ -199,12 +225,17 @@ func (o *Operator) check(req *Request) error {
 	default:
 		return usagef("unknown action %q", req.Action)
 	}
-	switch req.DryRun {
-	case "":
-		req.DryRun = drain.DryRunNone
-	case drain.DryRunNone, drain.DryRunClient, drain.DryRunServer:
-	default:
-		return usagef(`invalid dry run %q: must be "none", "client" or "server"`, req.DryRun)
+	// The settings come validated by the front end (drain.Settings.Validate) and the
+	// engine's door asserts them (drain.NewEngine); a cordon and an uncordon go to no
+	// engine, but their dry run decides whether anything is sent: asserted here.
+	if req.Action == Cordon || req.Action == Uncordon {
+		if err := req.Drain.AssertValid(); err != nil {
+			return err
+		}
+	}
+	// The dry run's zero value is DefaultSettings' (none), read here once for every action.
+	if req.Drain.DryRun == "" {
+		req.Drain.DryRun = drain.DefaultSettings().DryRun
 	}
 	return nil
 }

@@ -143,7 +143,7 @@ func TestEachActionEmitsItsEventsInOrder(t *testing.T) {
 			want: "node.cordoned(already)"},
 		{name: "a client dry run of a cordon changes nothing",
 			objs: []runtime.Object{node("n1", false, nil)},
-			req:  Request{Action: Cordon, Nodes: []string{"n1"}, DryRun: drain.DryRunClient},
+			req:  Request{Action: Cordon, Nodes: []string{"n1"}, Drain: drain.Settings{DryRun: drain.DryRunClient}},
 			want: "node.cordoned",
 			check: func(t *testing.T, op *Operator) {
 				if get(t, op, "n1").Spec.Unschedulable {
@@ -253,7 +253,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"an unknown pool", Request{Action: Drain, Pool: "red"}, `pool "red" not found`},
 		{"a move without a target", Request{Action: Move, Nodes: []string{"n1"}}, "needs a target pool"},
 		{"an unknown action", Request{Action: "reboot", Nodes: []string{"n1"}}, `unknown action "reboot"`},
-		{"a bad drain setting", Request{Action: Drain, Nodes: []string{"n1"}, Drain: drain.Config{Settings: drain.Settings{GracePeriodSeconds: -5}}}, "gracePeriodSeconds must be -1"},
+		{"a bad drain setting", Request{Action: Drain, Nodes: []string{"n1"}, Drain: drain.Settings{GracePeriodSeconds: -5}}, "gracePeriodSeconds must be -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,10 +5,9 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
-// withOrigin fills req.Drain.Origin, the command and the user recorded on the nodes a
+// withOrigin fills req.origin, the command and the user recorded on the nodes a
 // cordon, a drain, a move or a rollout changes (status shows them): nothing for a dry run that
 // sends nothing. The command is the front end's (Request.Command); the user is the API
 // server's answer to a SelfSubjectReview when it gives one, else Operator.User. This is
@@ -17,8 +16,8 @@ import (
 // system:serviceaccount:kube-system:kubectl-maintenance-controller)".
 func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	switch {
-	case req.Action == Cordon && req.DryRun != drain.DryRunClient:
-	case (req.Action == Drain || req.Action == Move || req.Action == Rollout) && req.DryRun == drain.DryRunNone:
+	case req.Action == Cordon && req.Drain.DryRun != drain.DryRunClient:
+	case (req.Action == Drain || req.Action == Move || req.Action == Rollout) && req.Drain.DryRun == drain.DryRunNone:
 	default:
 		return
 	}
@@ -26,7 +25,8 @@ func (o *Operator) withOrigin(ctx context.Context, req *Request) {
 	if req.RequestedBy != "" && req.RequestedBy != user {
 		user = req.RequestedBy + " (via " + user + ")"
 	}
-	req.Drain.Origin = noderecord.Run{ID: req.RunID, Command: req.Command, User: user}
+	req.origin = req.Origin()
+	req.origin.User = user
 }
 
 // whoAmI asks the API server once who the user is (see access.WhoAmI); later calls

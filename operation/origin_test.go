@@ -27,16 +27,16 @@ func TestWithOriginNamesTheRequester(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := &Operator{User: controller} // no client: whoAmI falls back to User
-			req := Request{Action: tc.action, DryRun: drain.DryRunNone, Command: "maintenance/m", RunID: "maintenance-uid", RequestedBy: tc.requestedBy}
+			req := Request{Action: tc.action, Drain: drain.Settings{DryRun: drain.DryRunNone}, Command: "maintenance/m", RunID: "maintenance-uid", RequestedBy: tc.requestedBy}
 			o.withOrigin(context.Background(), &req)
-			if got := req.Drain.Origin.User; got != tc.want {
+			if got := req.origin.User; got != tc.want {
 				t.Errorf("user %q, want %q", got, tc.want)
 			}
-			if tc.want != "" && (req.Drain.Origin.Command != "maintenance/m" || req.Drain.Origin.ID != "maintenance-uid") {
-				t.Errorf("origin %+v, want the command and run ID kept", req.Drain.Origin)
+			if tc.want != "" && (req.origin.Command != "maintenance/m" || req.origin.ID != "maintenance-uid") {
+				t.Errorf("origin %+v, want the command and run ID kept", req.origin)
 			}
-			if tc.want == "" && req.Drain.Origin != (noderecord.Run{}) {
-				t.Errorf("origin %+v, want none", req.Drain.Origin)
+			if tc.want == "" && req.origin != (noderecord.Run{}) {
+				t.Errorf("origin %+v, want none", req.origin)
 			}
 		})
 	}

@@ -30,7 +30,7 @@ import (
 func (o *Operator) preflight(ctx context.Context, req Request, names []string) error {
 	switch req.Action {
 	case Cordon, Uncordon:
-		return o.checkAccess(ctx, req.DryRun, access.Cordon())
+		return o.checkAccess(ctx, req.Drain.DryRun, access.Cordon())
 	case Drain:
 		return o.preflightDrain(ctx, req, names, access.Drain)
 	case Move:
@@ -45,15 +45,15 @@ func (o *Operator) preflight(ctx context.Context, req Request, names []string) e
 // look at the pods), then the evictions: in every namespace at once, else in the
 // namespaces of the pods on the nodes.
 func (o *Operator) preflightDrain(ctx context.Context, req Request, names []string, checks func([]string) []access.Check) error {
-	if err := o.checkAccess(ctx, req.DryRun, checks(nil)); err != nil {
+	if err := o.checkAccess(ctx, req.Drain.DryRun, checks(nil)); err != nil {
 		return err
 	}
-	if req.Drain.WaitForVolumeDetach && (req.DryRun == "" || req.DryRun == drain.DryRunNone) {
-		if err := o.checkAccess(ctx, req.DryRun, access.VolumeDetach()); err != nil {
+	if req.Drain.WaitForVolumeDetach && (req.Drain.DryRun == "" || req.Drain.DryRun == drain.DryRunNone) {
+		if err := o.checkAccess(ctx, req.Drain.DryRun, access.VolumeDetach()); err != nil {
 			return err
 		}
 	}
-	if req.DryRun == drain.DryRunClient {
+	if req.Drain.DryRun == drain.DryRunClient {
 		return nil
 	}
 	if err := o.preflightForce(ctx, req, names); err != nil { // --on-blocked=force (preflight_force.go)
@@ -61,7 +61,7 @@ func (o *Operator) preflightDrain(ctx context.Context, req Request, names []stri
 	}
 	// Allowed in every namespace (the common case of a ClusterRole): no need to look at
 	// the pods. Otherwise ask for each namespace that holds a pod the drain may evict.
-	err := o.checkAccess(ctx, req.DryRun, access.EvictionsEverywhere())
+	err := o.checkAccess(ctx, req.Drain.DryRun, access.EvictionsEverywhere())
 	var denied *access.Denied
 	if !errors.As(err, &denied) {
 		return err
@@ -70,7 +70,7 @@ func (o *Operator) preflightDrain(ctx context.Context, req Request, names []stri
 	if err != nil {
 		return err
 	}
-	return o.checkAccess(ctx, req.DryRun, access.Evictions(namespaces))
+	return o.checkAccess(ctx, req.Drain.DryRun, access.Evictions(namespaces))
 }
 
 // surgePermit is the engine's Permit for --surge: once the plan knows which Deployments

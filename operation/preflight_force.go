@@ -15,7 +15,7 @@ func (o *Operator) preflightForce(ctx context.Context, req Request, names []stri
 	if req.Drain.OnBlocked != drain.OnBlockedForce {
 		return nil
 	}
-	err := o.checkAccess(ctx, req.DryRun, access.ForceDeletes(nil))
+	err := o.checkAccess(ctx, req.Drain.DryRun, access.ForceDeletes(nil))
 	var denied *access.Denied
 	if !errors.As(err, &denied) {
 		return err
@@ -24,5 +24,5 @@ func (o *Operator) preflightForce(ctx context.Context, req Request, names []stri
 	if err != nil || len(namespaces) == 0 {
 		return err
 	}
-	return o.checkAccess(ctx, req.DryRun, access.ForceDeletes(namespaces))
+	return o.checkAccess(ctx, req.Drain.DryRun, access.ForceDeletes(namespaces))
 }

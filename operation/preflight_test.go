@@ -61,7 +61,7 @@ func TestPreflight(t *testing.T) {
 		pod("kube-system", "static", nil, mirror),
 	}
 	drainReq := func(dry drain.DryRun, podSelector string) Request {
-		return Request{Action: Drain, DryRun: dry, Drain: drain.Config{Settings: drain.Settings{PodSelector: podSelector}}}
+		return Request{Action: Drain, Drain: drain.Settings{DryRun: dry, PodSelector: podSelector}}
 	}
 	tests := []struct {
 		name        string
@@ -81,11 +81,11 @@ func TestPreflight(t *testing.T) {
 			wantEvictNS: []string{"", "batch", "shop"}},
 		{name: "a client dry run asks nothing about writes", req: drainReq(drain.DryRunClient, ""),
 			deny: []string{"patch nodes/ "}},
-		{name: "cordon needs patch nodes", req: Request{Action: Cordon, DryRun: drain.DryRunNone},
+		{name: "cordon needs patch nodes", req: Request{Action: Cordon, Drain: drain.Settings{DryRun: drain.DryRunNone}},
 			deny: []string{"patch nodes/ "}, want: `cannot patch nodes (user "jane")`},
-		{name: "uncordon needs patch nodes", req: Request{Action: Uncordon, DryRun: drain.DryRunNone},
+		{name: "uncordon needs patch nodes", req: Request{Action: Uncordon, Drain: drain.Settings{DryRun: drain.DryRunNone}},
 			deny: []string{"patch nodes/ "}, want: `cannot patch nodes (user "jane")`},
-		{name: "a pool move needs to read NodePools", req: Request{Action: Move, DryRun: drain.DryRunNone},
+		{name: "a pool move needs to read NodePools", req: Request{Action: Move, Drain: drain.Settings{DryRun: drain.DryRunNone}},
 			deny: []string{"get nodepools/ "}, want: `cannot get nodepools.maintenance.kubectl-maintenance.io (user "jane")`},
 	}
 	for _, tc := range tests {

@@ -18,7 +18,7 @@ import (
 // False stays, and the run goes on as if nothing happened (no event lost or added).
 func TestDrainInProgressSetFalseBySomeoneElseIsSetTrueAgain(t *testing.T) {
 	cs := kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
-	tap := (&Operator{Kube: cs}).newConditionTap(Request{Action: Drain, DryRun: drain.DryRunNone})
+	tap := (&Operator{Kube: cs}).newConditionTap(Request{Action: Drain, Drain: drain.Settings{DryRun: drain.DryRunNone}})
 	tap.every = 10 * time.Millisecond
 	in, out := make(chan event.Event), make(chan event.Event, 10)
 	ended := make(chan struct{})

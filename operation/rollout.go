@@ -38,8 +38,7 @@ func (o *Operator) AutoRollout(logger klog.Logger) *AutoRollout {
 // condition follows the run's events.
 func (o *Operator) runRollout(ctx context.Context, req Request, ro *roll.Rollout, pending []string, events chan<- event.Event) (Summary, error) {
 	p := ro.Pool()
-	req.Drain.Only = roll.EvictOnly(p)
-	req.Drain.Rolling, req.Drain.Steps = ro.Window(), ro
+	w := wiring{only: roll.EvictOnly(p), rolling: ro.Window(), steps: ro}
 	req.Drain.MaxParallelNodes = p.MaxUnavailableOrDefault()
 	// The run's events pass through the rollout (the pool's condition names what it
 	// waits on) on their way out; the relay ends before runRollout returns.
@@ -52,7 +51,7 @@ func (o *Operator) runRollout(ctx context.Context, req Request, ro *roll.Rollout
 			events <- ev
 		}
 	}()
-	eng, err := o.engine(req, relay)
+	eng, err := o.engine(req, relay, w)
 	var sum Summary
 	if err == nil {
 		sum.Summary, err = eng.Run(ctx, pending)

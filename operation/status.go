@@ -195,8 +195,10 @@ func (o *Operator) collectStatus(ctx context.Context, names []string, nodes []*c
 // filters that let every pod a drain could evict be counted. A node gone meanwhile is
 // left out.
 func (o *Operator) planLeft(ctx context.Context, names []string) (map[string]event.NodePlan, error) {
-	eng, err := o.engine(Request{DryRun: drain.DryRunNone, Drain: drain.Config{Logger: o.logger(),
-		Settings: drain.Settings{Force: true, IgnoreDaemonSets: true, DeleteEmptyDirData: true, GracePeriodSeconds: -1}}}, make(chan event.Event))
+	set := drain.DefaultSettings()
+	set.Force, set.IgnoreDaemonSets, set.DeleteEmptyDirData = true, true, true
+	set.WaitForVolumeDetach, set.Settle = false, 0 // what is left, not when it is drained
+	eng, err := o.engine(Request{Drain: set}, make(chan event.Event), wiring{})
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}

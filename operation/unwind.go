@@ -34,8 +34,8 @@ func (o *Operator) unwindSurges(ctx context.Context, req Request, node string, e
 	}
 	var failed []string
 	for _, t := range pending {
-		ev := event.Event{Type: event.EventDeploymentRestored, Node: node, Pod: t.Pod, Deployment: t.Key(), DryRun: dryRunLabel(req.DryRun)}
-		if req.DryRun != drain.DryRunNone {
+		ev := event.Event{Type: event.EventDeploymentRestored, Node: node, Pod: t.Pod, Deployment: t.Key(), DryRun: dryRunLabel(req.Drain.DryRun)}
+		if req.Drain.DryRun != drain.DryRunNone {
 			ev.Message = fmt.Sprintf("restored to %d replicas", t.Replicas)
 			o.emit(events, ev)
 			continue

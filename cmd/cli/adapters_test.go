@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
@@ -111,7 +112,7 @@ func TestCLIAndDashboardAdaptersAgree(t *testing.T) {
 			d.Nodes.Names, d.Settings.IgnoreDaemonSets = []string{"n1"}, true
 			cliReq := d.request(operation.Action(tc.action))
 			if tc.action != confirm.Drain {
-				cliReq = operation.Request{Action: operation.Action(tc.action), Nodes: []string{"n1"}, DryRun: "none", Command: cliReq.Command}
+				cliReq = operation.Request{Action: operation.Action(tc.action), Nodes: []string{"n1"}, Drain: drain.Settings{DryRun: "none"}, Command: cliReq.Command}
 			}
 			// The dashboard: the dialog's defaults.
 			b := &backend{c: &Common{}}

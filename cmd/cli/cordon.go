@@ -90,7 +90,8 @@ func (o *CordonOptions) Validate() error {
 // nodes, asks for the permissions and, for an uncordon, first restores what a --surge
 // drain left), printing kubectl's lines; the nodes that failed make one error line.
 func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	req := operation.Request{Action: operation.Cordon, DryRun: drain.DryRun(o.DryRun), Force: o.Force, Command: commandLine(os.Args)}
+	// A cordon has no drain settings but its dry run (Validate normalized it).
+	req := operation.Request{Action: operation.Cordon, Drain: drain.Settings{DryRun: drain.DryRun(o.DryRun)}, Force: o.Force, Command: commandLine(os.Args)}
 	if o.Uncordon {
 		req.Action = operation.Uncordon
 	}

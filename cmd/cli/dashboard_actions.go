@@ -84,7 +84,7 @@ func (b *backend) request(req confirm.Request) operation.Request {
 	r := d.request(operation.Action(req.Action))
 	r.To = req.Pool
 	r.Command = fmt.Sprintf("kubectl maintenance dashboard (%s %s)", req.Action, strings.Join(req.Nodes, " "))
-	r.Drain.Ledger = b.ledger
+	r.Ledger = b.ledger
 	return r
 }
 

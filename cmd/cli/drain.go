@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -55,7 +54,8 @@ type DrainOptions struct {
 // NewDrainOptions returns the drain settings every command starts from (drain, plan,
 // pool move, pool sync, the dashboard): kubectl drain's defaults, set in this one place.
 func NewDrainOptions(c *Common) DrainOptions {
-	return DrainOptions{Common: c, Settings: drain.DefaultSettings(), DryRun: string(drain.DryRunNone)}
+	s := drain.DefaultSettings()
+	return DrainOptions{Common: c, Settings: s, DryRun: string(s.DryRun)}
 }
 
 // NewCmdDrain builds "kubectl maintenance drain".
@@ -162,7 +162,9 @@ func (o *DrainOptions) Validate() error {
 	default:
 		return UsageErrorf(`invalid --progress %q: must be "auto", "tty" or "plain"`, o.Progress)
 	}
-	// The flag's 0 is no "default" (the setting's 0 is: a pool's maxUnavailable).
+	// A rule of the flag, not of the setting (so not Settings.Validate's): the flag's 0
+	// is no "default", while the setting's 0 is (a pool's maxUnavailable, the spec's
+	// unset), so Settings.Validate must let 0 through.
 	if o.Settings.MaxParallelNodes < 1 {
 		return UsageErrorf("--max-parallel-nodes must be at least 1, got %d", o.Settings.MaxParallelNodes)
 	}
@@ -193,12 +195,6 @@ func validateOutput(o string) error {
 		return UsageErrorf(`invalid --output %q: must be "json" (or empty for kubectl-style lines)`, o)
 	}
 	return nil
-}
-
-// engineConfig is the engine's configuration: the settings and the command's wiring.
-func (o *DrainOptions) engineConfig(cs kubernetes.Interface, events chan<- event.Event, logger klog.Logger) drain.Config {
-	return drain.Config{Client: cs, Events: events, Logger: logger, Settings: o.Settings,
-		RecordEvents: true, ClientBurst: o.Burst, WaitInterval: o.WaitInterval}
 }
 
 // Run drains the selected nodes through the operations layer (which resolves them, asks

@@ -17,10 +17,12 @@ import (
 )
 
 // request turns the drain flags into the operations layer's request for action on the
-// selected nodes, with the command line recorded on them.
+// selected nodes, with the command line recorded on them: the settings as Validate
+// checked them (their DryRun the --dry-run it normalized) and the command's wiring of
+// the engine; the operations layer adds the clients.
 func (o *DrainOptions) request(action operation.Action) operation.Request {
-	req := operation.Request{Action: action, DryRun: drain.DryRun(o.DryRun), Surge: o.Surge,
-		Drain: o.engineConfig(nil, nil, klog.Background()), Command: commandLine(os.Args)}
+	req := operation.Request{Action: action, Surge: o.Surge, Drain: o.Settings, Command: commandLine(os.Args),
+		RecordEvents: true, ClientBurst: o.Burst, WaitInterval: o.WaitInterval}
 	o.Nodes.into(&req)
 	if req.Pool != "" && !o.maxParallelSet {
 		req.Drain.MaxParallelNodes = 0 // the pool's maxUnavailable

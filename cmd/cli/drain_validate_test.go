@@ -21,6 +21,8 @@ func TestDrainFlagsAreValidatedBeforeAnyWrite(t *testing.T) {
 		"a pod instead of a node":        {[]string{"drain", "pod/web-1"}, `expected resource of type node, got "pod"`},
 		"two slashes":                    {[]string{"drain", "node/a/b"}, "may not have more than one slash"},
 		"an upper-case node name":        {[]string{"uncordon", "Bad_Name"}, `invalid node name "Bad_Name"`},
+		"a bad pod selector on plan":     {[]string{"plan", "n1", "--pod-selector", "a=b=c=,"}, "invalid --pod-selector"},
+		"a negative max-parallel-nodes":  {[]string{"drain", "n1", "--max-parallel-nodes", "-1"}, "--max-parallel-nodes must be at least 1, got -1"},
 		"a bad node selector on cordon":  {[]string{"cordon", "-l", "a=b=c=,"}, "invalid --selector"},
 		"a bad uncordon dry-run":         {[]string{"uncordon", "n1", "--dry-run=later"}, `invalid --dry-run "later"`},
 		"a bad node selector on a drain": {[]string{"drain", "-l", "a=b=c=,"}, "invalid --selector"},
