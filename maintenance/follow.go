@@ -92,8 +92,7 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	var last *v1alpha1.Maintenance
-	var downSince time.Time
-	backoff := every
+	out := outage{backoff: every}
 	for {
 		m := &v1alpha1.Maintenance{}
 		if err := f.Client.Get(context.WithoutCancel(ctx), types.NamespacedName{Name: name}, m); err != nil {
@@ -105,26 +104,12 @@ func (f *Follower) Follow(ctx context.Context, name string) (*v1alpha1.Maintenan
 			case !Passing(err):
 				return last, fmt.Errorf("get maintenance/%s: %w", name, err)
 			}
-			if downSince.IsZero() {
-				downSince = time.Now()
-				if f.Unreachable != nil {
-					f.Unreachable(err)
-				}
+			if err := f.unreachable(ctx, &out, err); err != nil {
+				return last, err
 			}
-			select {
-			case <-ctx.Done():
-				return last, ctx.Err()
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, MaxFollowBackoff)
 			continue
 		}
-		if !downSince.IsZero() {
-			if f.Reachable != nil {
-				f.Reachable(time.Since(downSince))
-			}
-			downSince, backoff = time.Time{}, every
-		}
+		f.reachable(&out, every)
 		last = m
 		f.changes(m)
 		f.waits(m)
@@ -317,4 +302,42 @@ func stale(l *coordinationv1.Lease) bool {
 		return true
 	}
 	return time.Since(l.Spec.RenewTime.Time) > time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second
+}
+
+// outage is what Follow knows of an API server it cannot reach: since when, and how long
+// it waits before it asks again.
+type outage struct {
+	since   time.Time
+	backoff time.Duration
+}
+
+// unreachable handles a read that failed with err, an error that passes: it tells
+// Unreachable once per outage, then waits the backoff and doubles it (up to
+// MaxFollowBackoff). It returns ctx's error when ctx ends first.
+func (f *Follower) unreachable(ctx context.Context, o *outage, err error) error {
+	if o.since.IsZero() {
+		o.since = time.Now()
+		if f.Unreachable != nil {
+			f.Unreachable(err)
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(o.backoff):
+	}
+	o.backoff = min(2*o.backoff, MaxFollowBackoff)
+	return nil
+}
+
+// reachable ends an outage, if any: it tells Reachable how long it lasted, and the
+// backoff starts again at every.
+func (f *Follower) reachable(o *outage, every time.Duration) {
+	if o.since.IsZero() {
+		return
+	}
+	if f.Reachable != nil {
+		f.Reachable(time.Since(o.since))
+	}
+	o.since, o.backoff = time.Time{}, every
 }

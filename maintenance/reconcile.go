@@ -190,17 +190,8 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 		// A drain's engine starts no node after notAfter; a cordon has no engine to ask.
 		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.NotStarted, fmt.Sprintf("not started: policy.notAfter %s has passed", na.UTC().Format(time.RFC3339)))
 	}
-	other, held, err := r.heldBy(ctx, m.Name, names)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if other != "" {
-		msg := fmt.Sprintf("waiting for maintenance/%s, which holds node(s) %s", other, strings.Join(held, ", "))
-		err := r.writeStatus(ctx, m.Name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
-			s.Phase, s.Message = v1alpha1.PhasePending, msg
-			setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, "HeldByAnother", msg)
-		})
-		return ctrl.Result{RequeueAfter: waitRetry}, err
+	if res, waiting, err := r.waitIfHeld(ctx, m.Name, names); waiting || err != nil {
+		return res, err
 	}
 	now := r.Clock.Now()
 	start := now
@@ -230,6 +221,13 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	}
 	r.unkeep(m.Name) // a paused object's hold (hold.go) ends: its run holds the nodes now
 	r.planStarted(ctx, m, names, now)
+	r.launch(base, m, names, wr, op, req, t)
+	return ctrl.Result{}, nil
+}
+
+// launch starts m's run on names in a goroutine of its own (execute), its nodes held by
+// it until it ends.
+func (r *Reconciler) launch(base context.Context, m *v1alpha1.Maintenance, names []string, wr windowRun, op *operation.Operator, req operation.Request, t *tracker) {
 	runCtx, cancel := context.WithCancelCause(base)
 	rn := &run{nodes: names, cancel: cancel, done: make(chan struct{}), win: wr}
 	r.mu.Lock()
@@ -242,7 +240,21 @@ func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (
 	r.mu.Unlock()
 	r.Logger.Info("maintenance run started", "maintenance", m.Name, "nodes", len(names))
 	go r.execute(runCtx, base, rn, m.Name, m.Status.Counts, op, req, t)
-	return ctrl.Result{}, nil
+}
+
+// waitIfHeld reports whether another Maintenance holds some of names (heldBy); if so,
+// name waits for it: Pending, with WaitingForNodes naming it and the nodes, looking again
+// after waitRetry.
+func (r *Reconciler) waitIfHeld(ctx context.Context, name string, names []string) (ctrl.Result, bool, error) {
+	other, held, err := r.heldBy(ctx, name, names)
+	if err != nil || other == "" {
+		return ctrl.Result{}, false, err
+	}
+	msg := fmt.Sprintf("waiting for maintenance/%s, which holds node(s) %s", other, strings.Join(held, ", "))
+	return ctrl.Result{RequeueAfter: waitRetry}, true, r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+		s.Phase, s.Message = v1alpha1.PhasePending, msg
+		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, "HeldByAnother", msg)
+	})
 }
 
 // heldBy names another Maintenance that holds some of names (a run of this process, or

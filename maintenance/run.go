@@ -20,17 +20,13 @@ import (
 const statusWriteTimeout = 30 * time.Second
 
 // execute runs req for name, folding its events into the status (written at most every
-// StatusInterval, and only when it changed), and writes how it ended.
+// StatusInterval, and only when it changed), and writes how it ended (end, ending.go).
 func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, counts v1alpha1.Counts, op *operation.Operator, req operation.Request, t *tracker) {
 	defer r.wg.Done()
 	defer close(rn.done)
 	defer rn.cancel(nil)
 	events := make(chan event.Event, 256)
-	type result struct {
-		sum operation.Summary
-		err error
-	}
-	res := make(chan result, 1)
+	ran := make(chan runResult, 1)
 	obs := r.observer()
 	obs.RunStarted(name)
 	// The budgets' view every run of the process shares, and the batch of runs that start
@@ -43,33 +39,39 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	}
 	go func() {
 		sum, err := op.Run(ctx, req, events)
-		res <- result{sum, err}
+		ran <- runResult{sum: sum, err: err}
 	}()
+	res := r.loop(base, rn, name, counts, t, events, ran)
+	r.mu.Lock()
+	res.stop = rn.stop
+	delete(r.runs, name)
+	delete(r.uids, name)
+	r.mu.Unlock()
+	res.win = rn.win
+	// The manager stopped the runs without a signal: its Lease was lost.
+	res.shutdown = base.Err() != nil
+	res.leaseLost = res.shutdown && r.Stop != nil && r.Stop.Err() == nil
+	// Not cancelled with base: a clean shutdown (SIGTERM) writes its counts too, before
+	// the manager, which waits for the runs, gives up the lease.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(base), statusWriteTimeout)
+	defer cancel()
+	phase, err := r.end(wctx, name, res, counts, t)
+	obs.RunEnded(name, string(phase))
+	if err != nil {
+		r.Logger.Error(err, "final status write", "maintenance", name)
+	}
+}
+
+// loop folds the run's events into t, writes its progress and stops it when a Stop
+// window closes, until Run returns (on ran); then it folds what Run sent before it
+// returned and returns Run's result.
+func (r *Reconciler) loop(base context.Context, rn *run, name string, counts v1alpha1.Counts, t *tracker, events <-chan event.Event, ran <-chan runResult) runResult {
+	obs := r.observer()
 	ticker := r.Clock.NewTicker(r.StatusInterval)
 	defer ticker.Stop()
-	// last is the time of the run's last progress write: a tick that comes less than
-	// about StatusInterval after it (the plan's write, made at once) writes nothing, so
-	// that the progress writes stay StatusInterval apart; the budget keeps any minute of
-	// the run's writes, the start's and the final one included, at 12 or fewer at 5 s.
-	last := r.Clock.Now()
-	budget := newWriteBudget(r.StatusInterval, last) // the start's write was made a moment ago
-	progress := func() {
-		last = r.Clock.Now()
-		budget.record(last)
-		wctx, cancel := context.WithTimeout(base, statusWriteTimeout)
-		defer cancel()
-		waits, nodes, c := t.waits(), t.take(), t.counts(counts, nil)
-		if err := r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
-			s.Nodes, s.Counts = nodes, c
-			setWaiting(s, gen, waits)
-		}); err != nil {
-			r.Logger.Error(err, "status write", "maintenance", name)
-		}
-	}
+	p := r.newPacer(base, name, counts, t)
 	closeC, stopClose := r.closeTimer(rn.win)
 	defer stopClose()
-	var out result
-loop:
 	for {
 		select {
 		case ev := <-events:
@@ -80,84 +82,70 @@ loop:
 				// At once: each node's pods to evict are written before the evictions
 				// start, so that a leader killed before its next write leaves counts the
 				// next one can complete (tracker.inherit).
-				progress()
+				p.write()
 			}
 		case <-ticker.C():
-			if t.dirty && r.Clock.Since(last) >= r.StatusInterval*9/10 && budget.allow(r.Clock.Now()) {
-				progress()
+			if t.dirty && p.due() {
+				p.write()
 			}
 		case <-closeC: // policy.onWindowClose Stop
 			closeC = nil
 			r.stopAtClose(rn)
-		case out = <-res:
-			break loop
+		case res := <-ran:
+			for { // what Run sent before it returned
+				select {
+				case ev := <-events:
+					t.apply(ev)
+					obs.Observe(name, ev)
+					continue
+				default:
+				}
+				return res
+			}
 		}
 	}
-	for { // what Run sent before it returned
-		select {
-		case ev := <-events:
-			t.apply(ev)
-			obs.Observe(name, ev)
-			continue
-		default:
-		}
-		break
-	}
-	r.mu.Lock()
-	why := rn.stop
-	delete(r.runs, name)
-	delete(r.uids, name)
-	r.mu.Unlock()
-	// Not cancelled with base: a clean shutdown (SIGTERM) writes its counts too, before
-	// the manager, which waits for the runs, gives up the lease.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(base), statusWriteTimeout)
+}
+
+// pacer makes a run's progress writes. last is the time of the last one: a tick that
+// comes less than about StatusInterval after it (the plan's write, made at once) writes
+// nothing, so that the progress writes stay StatusInterval apart; the budget keeps any
+// minute of the run's writes, the start's and the final one included, at 12 or fewer at
+// 5 s.
+type pacer struct {
+	r      *Reconciler
+	base   context.Context
+	name   string
+	counts v1alpha1.Counts
+	t      *tracker
+	last   time.Time
+	budget *writeBudget
+}
+
+func (r *Reconciler) newPacer(base context.Context, name string, counts v1alpha1.Counts, t *tracker) *pacer {
+	last := r.Clock.Now()
+	// The start's write was made a moment ago.
+	return &pacer{r: r, base: base, name: name, counts: counts, t: t, last: last, budget: newWriteBudget(r.StatusInterval, last)}
+}
+
+// due reports whether a tick may write: about StatusInterval since the last write, and
+// room in the budget.
+func (p *pacer) due() bool {
+	return p.r.Clock.Since(p.last) >= p.r.StatusInterval*9/10 && p.budget.allow(p.r.Clock.Now())
+}
+
+// write writes the run's progress: its nodes, counts and who holds the nodes it waits for.
+func (p *pacer) write() {
+	r, t := p.r, p.t
+	p.last = r.Clock.Now()
+	p.budget.record(p.last)
+	wctx, cancel := context.WithTimeout(p.base, statusWriteTimeout)
 	defer cancel()
-	nodes := t.take()
-	var err error
-	endPhase := v1alpha1.PhaseRunning // stopped (deleted, the leader's end): the object stays Running
-	switch {
-	case why == stopPaused:
-		endPhase = v1alpha1.PhasePaused
-		c := t.counts(counts, &out.sum.Summary)
-		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
-			s.Phase, s.Nodes, s.Counts = v1alpha1.PhasePaused, nodes, c
-			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "spec.paused is true: no new eviction, no new node")
-		})
-	case why != stopDeleted && base.Err() == nil && rn.win.closedBy(out.err, why):
-		r.release(name) // a Stop's nodes: the object's hold (hold.go) keeps them while it waits
-		err = r.afterWindow(wctx, name, rn.win, nodes, t.counts(counts, &out.sum.Summary))
-		r.Logger.Info("maintenance run ended: its window closed", "maintenance", name)
-	case why != stopDeleted && base.Err() != nil && r.Stop != nil && r.Stop.Err() == nil:
-		// The manager stopped the runs without a signal: its Lease was lost. Another leader
-		// may run the object already, so nothing is written; the next leader resumes from
-		// the last write and the pods it finds terminating (inherit.go).
-		r.release(name)
-		r.Logger.Info("maintenance run stopped: the Lease was lost; its last counts are left to the next leader", "maintenance", name)
-	case why == stopDeleted || base.Err() != nil:
-		r.release(name)
-		c := t.counts(counts, &out.sum.Summary)
-		// Written on a shutdown too: the next leader resumes from these counts and the
-		// pods shown terminating (inherit.go), and asks none of them again.
-		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, _ int64) { s.Nodes, s.Counts = nodes, c })
-	default:
-		r.release(name)
-		phase, reason := phaseOf(out.err)
-		endPhase = phase
-		msg := ""
-		if out.err != nil {
-			msg = SpecWording(oneLine(out.err.Error()))
-		}
-		c := t.counts(counts, &out.sum.Summary)
-		now := metav1.NewTime(r.Clock.Now())
-		err = r.writeStatus(wctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
-			s.Phase, s.Message, s.Nodes, s.Counts, s.CompletionTime = phase, msg, nodes, c, &now
-			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msgOr(msg, "the run finished"))
-		})
-		r.Logger.Info("maintenance run ended", "maintenance", name, "phase", phase)
-	}
-	obs.RunEnded(name, string(endPhase))
-	if err != nil {
-		r.Logger.Error(err, "final status write", "maintenance", name)
+	waits, nodes, c := t.waits(), t.take(), t.counts(p.counts, nil)
+	if err := r.writeStatus(wctx, p.name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
+		s.Nodes, s.Counts = nodes, c
+		setWaiting(s, gen, waits)
+	}); err != nil {
+		r.Logger.Error(err, "status write", "maintenance", p.name)
 	}
 }
 

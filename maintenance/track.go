@@ -97,20 +97,7 @@ func (t *tracker) apply(ev event.Event) {
 	t.noteWait(ev)
 	switch ev.Type {
 	case event.EventPlan:
-		if ev.Plan == nil {
-			return
-		}
-		for _, np := range ev.Plan.Nodes {
-			n := t.node(np.Name)
-			left := int32(len(np.Steps))
-			if t.resumed[np.Name] && n.State != NodeDrained {
-				t.inherit(n, np.Steps)
-			}
-			if n.PodsLeft != left && n.State != NodeDrained {
-				n.PodsLeft = left
-				t.dirty = true
-			}
-		}
+		t.plan(ev)
 	case event.EventNodeCordoned:
 		if n := t.node(ev.Node); n.State == NodePending {
 			t.setState(n, NodeCordoned, ev)
@@ -133,6 +120,34 @@ func (t *tracker) apply(ev event.Event) {
 		t.dirty = true
 	case event.EventEvictionBlocked:
 		t.setBlocker(t.node(ev.Node), v1alpha1.Blocker{Pod: ev.Pod, PDB: ev.PDB, Message: ev.Message, Cause: ev.Cause, Remedy: ev.Remedy})
+	default:
+		t.ended(ev)
+	}
+}
+
+// plan folds the run's plan in: each node's pods to evict (and, for a node an earlier
+// run of the object left, what that run's status said of them: inherit).
+func (t *tracker) plan(ev event.Event) {
+	if ev.Plan == nil {
+		return
+	}
+	for _, np := range ev.Plan.Nodes {
+		n := t.node(np.Name)
+		left := int32(len(np.Steps))
+		if t.resumed[np.Name] && n.State != NodeDrained {
+			t.inherit(n, np.Steps)
+		}
+		if n.PodsLeft != left && n.State != NodeDrained {
+			n.PodsLeft = left
+			t.dirty = true
+		}
+	}
+}
+
+// ended folds in an event that ends a node's work (drained, failed, blocked, not
+// started, gone, moved, uncordoned); any other event changes nothing.
+func (t *tracker) ended(ev event.Event) {
+	switch ev.Type {
 	case event.EventNodeDrained:
 		n := t.node(ev.Node)
 		n.PodsLeft, n.Blockers, n.Message = 0, nil, ""
@@ -144,7 +159,7 @@ func (t *tracker) apply(ev event.Event) {
 		if ev.Reason == drain.ReasonReleased {
 			n.Blockers = nil
 			t.setState(n, NodeReleased, ev)
-			break
+			return
 		}
 		t.setState(n, NodeFailed, ev)
 	case event.EventNodeBlocked:
@@ -162,7 +177,7 @@ func (t *tracker) apply(ev event.Event) {
 	case event.EventNodeUncordoned:
 		n := t.node(ev.Node)
 		if n.State == NodeNotStarted && t.action != v1alpha1.ActionUncordon {
-			break // a node the deadline kept from starting, let go by the run: still not started
+			return // a node the deadline kept from starting, let go by the run: still not started
 		}
 		t.setState(n, NodeUncordoned, ev)
 	}
