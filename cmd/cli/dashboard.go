@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
@@ -96,7 +96,7 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 		return fmt.Errorf("build dynamic client: %w", err)
 	}
 	// klog must not write to the screen the dashboard owns: client-go's reflectors log
-	// every failed watch there. Their errors reach the status line through dashsource.
+	// every failed watch there. Their errors reach the status line through source.
 	logOut := io.Writer(io.Discard)
 	if logFile != "" {
 		f, err := os.Create(logFile)
@@ -116,7 +116,7 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	src, err := dashsource.New(dashsource.Config{Kube: cs, Dynamic: dyn, Server: cfg.Host})
+	src, err := source.New(source.Config{Kube: cs, Dynamic: dyn, Server: cfg.Host})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
@@ -32,7 +32,7 @@ type backend struct {
 	c    *Common
 	op   *operation.Operator
 	runs *operation.Runs
-	src  *dashsource.Source
+	src  *source.Source
 	// ledger is the budgets' view the dashboard's concurrent drains share (drain.Ledger):
 	// a pod whose budget another action's evictions took the room of is not asked.
 	ledger *drain.Ledger
@@ -46,7 +46,7 @@ type backend struct {
 	}
 }
 
-func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
+func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *source.Source) *backend {
 	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background(), User: c.fallbackUser()}
 	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, render.ErrorLine), src: src, ledger: drain.NewLedger()}
 }
@@ -198,7 +198,7 @@ func (b *backend) ControlMaintenance(name, op string) error {
 
 // Events implements tui.Backend: the object's Events, from both Event APIs.
 func (b *backend) Events(ref data.Ref) ([]data.EventRow, error) {
-	ctx, cancel := context.WithTimeout(b.ctx, dashsource.DefaultRequestTimeout)
+	ctx, cancel := context.WithTimeout(b.ctx, source.DefaultRequestTimeout)
 	defer cancel()
-	return dashsource.Events(ctx, b.op.Kube, ref)
+	return source.Events(ctx, b.op.Kube, ref)
 }
