@@ -15,7 +15,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/backend"
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
@@ -125,15 +128,14 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 		defer close(srcDone)
 		src.Run(ctx)
 	}()
-	b := newBackend(ctx, c, cs, pc, src)
-	b.op.EventKube = ec // before any action runs
+	b := backend.New(ctx, backend.Config{Kube: cs, EventKube: ec, Pools: pc, User: c.fallbackUser(), Source: src, Request: dashboardRequest(c)})
 	_, noColor := os.LookupEnv("NO_COLOR")
 	p := tea.NewProgram(tui.New(b, noColor).WithClusterFlags(flags...), tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
 	final, runErr := p.Run()
 	// Whatever ended the program, stop what still runs and wait for it: the source's
 	// informers and every action's goroutines end before the command returns.
 	cancel()
-	b.wait()
+	b.Wait()
 	<-srcDone
 
 	var stopped []string
@@ -151,4 +153,31 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 		return fmt.Errorf("dashboard: %w", runErr)
 	}
 	return parent.Err()
+}
+
+// DashboardBackend is the dashboard's Backend on the cluster c's flags point at, without
+// a terminal and without the watches (Snapshots delivers nothing): what a test drives the
+// dashboard's actions through. wait waits for the actions once ctx is cancelled.
+func DashboardBackend(ctx context.Context, c *Common) (b tui.Backend, wait func(), err error) {
+	cs, err := c.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	pc, err := c.PoolClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	be := backend.New(ctx, backend.Config{Kube: cs, Pools: pc, User: c.fallbackUser(), Request: dashboardRequest(c)})
+	return be, be.Wait, nil
+}
+
+// dashboardRequest builds the dashboard's requests as the drain command builds its own,
+// from the dialog's settings (which start from drain.DefaultSettings, as the commands').
+func dashboardRequest(c *Common) backend.RequestFunc {
+	return func(action operation.Action, settings drain.Settings, nodes []string) operation.Request {
+		d := NewDrainOptions(c)
+		d.Settings = settings // the dialog fills the drain's settings
+		d.Nodes.Names = nodes
+		return d.request(action)
+	}
 }
