@@ -11,7 +11,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
@@ -56,32 +55,6 @@ func (o *DrainOptions) eventPrinter() render.Printer {
 		return o.newNDJSON()
 	}
 	return &render.Human{Out: o.Out, ErrOut: o.ErrOut, Verbose: klog.V(1).Enabled()}
-}
-
-// runPrinted runs an operation while its events are printed as they come (or shown in the
-// live progress view when view is true), and returns what the operation returned. Every
-// event is printed before it returns.
-func runPrinted(ctx context.Context, view bool, p render.Printer, run func(events chan<- event.Event) (operation.Summary, error)) (operation.Summary, error) {
-	events := make(chan event.Event, 256)
-	type result struct {
-		sum operation.Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := run(events)
-		close(events)
-		done <- result{sum, err}
-	}()
-	if view {
-		runProgressView(ctx, events)
-	} else {
-		for ev := range events {
-			p.Event(ev)
-		}
-	}
-	res := <-done
-	return res.sum, res.err
 }
 
 // settingFlags names the flag of each drain setting (the names of drain.Settings'
