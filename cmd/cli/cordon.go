@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
@@ -90,7 +91,7 @@ func (o *CordonOptions) Validate() error {
 // nodes, asks for the permissions and, for an uncordon, first restores what a --surge
 // drain left), printing kubectl's lines; the nodes that failed make one error line.
 func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
-	req := operation.Request{Action: operation.Cordon, DryRun: drain.DryRun(o.DryRun), Force: o.Force, Command: commandLine(os.Args)}
+	req := operation.Request{Action: operation.Cordon, DryRun: drain.DryRun(o.DryRun), Force: o.Force, Command: noderecord.CommandLine(os.Args)}
 	if o.Uncordon {
 		req.Action = operation.Uncordon
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/backend"
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
@@ -61,7 +62,7 @@ Data comes from watches, live.`,
 func clusterFlags(cmd *cobra.Command) []string {
 	var out []string
 	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
-		if !f.Changed || f.Name == "v" || secretFlags["--"+f.Name] {
+		if !f.Changed || f.Name == "v" || noderecord.SecretFlag("--"+f.Name) {
 			return
 		}
 		out = append(out, "--"+f.Name+"="+shellQuote(f.Value.String()))

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
@@ -19,7 +20,7 @@ import (
 // selected nodes, with the command line recorded on them.
 func (o *DrainOptions) request(action operation.Action) operation.Request {
 	req := operation.Request{Action: action, DryRun: drain.DryRun(o.DryRun), Surge: o.Surge,
-		Drain: o.engineConfig(nil, nil, klog.Background()), Command: commandLine(os.Args)}
+		Drain: o.engineConfig(nil, nil, klog.Background()), Command: noderecord.CommandLine(os.Args)}
 	o.Nodes.into(&req)
 	if req.Pool != "" && !o.maxParallelSet {
 		req.Drain.MaxParallelNodes = 0 // the pool's maxUnavailable
