@@ -23,9 +23,18 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
+// DashboardOptions is "kubectl maintenance dashboard".
+type DashboardOptions struct {
+	*Common
+	// LogFile takes the client's logs (-v) while the dashboard owns the screen.
+	LogFile string
+	// clusterFlags are the cluster flags given (clusterFlags), for the commands it prints.
+	clusterFlags []string
+}
+
 // NewCmdDashboard builds "kubectl maintenance dashboard" (alias ui).
 func NewCmdDashboard(c *Common) *cobra.Command {
-	var logFile string
+	o := &DashboardOptions{Common: c}
 	cmd := &cobra.Command{
 		Use:     "dashboard",
 		Aliases: []string{"ui"},
@@ -45,15 +54,29 @@ The dashboard starts at once: until the watches have listed, and whenever the AP
 cannot be reached or a permission is missing, the status line says so in one line.
 Data comes from watches, live.`,
 		Args: noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
-				return UsageErrorf("the dashboard needs a terminal (stdin and stdout); use plan, drain and -o json in scripts")
-			}
-			return runDashboard(cmd.Context(), c, logFile, clusterFlags(cmd))
-		},
+		RunE: runE(o),
 	}
-	cmd.Flags().StringVar(&logFile, "log-file", "", "write client logs (-v) to this file while the dashboard owns the screen (default: discarded)")
+	cmd.Flags().StringVar(&o.LogFile, "log-file", "", "write client logs (-v) to this file while the dashboard owns the screen (default: discarded)")
 	return cmd
+}
+
+// Complete reads the cluster flags given.
+func (o *DashboardOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.clusterFlags = clusterFlags(cmd)
+	return nil
+}
+
+// Validate checks that stdin and stdout are terminals.
+func (o *DashboardOptions) Validate() error {
+	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+		return UsageErrorf("the dashboard needs a terminal (stdin and stdout); use plan, drain and -o json in scripts")
+	}
+	return nil
+}
+
+// Run shows the dashboard until the user quits.
+func (o *DashboardOptions) Run(ctx context.Context) error {
+	return runDashboard(ctx, o.Common, o.LogFile, o.clusterFlags)
 }
 
 // clusterFlags are the cluster flags the command was given
