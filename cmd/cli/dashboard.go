@@ -8,15 +8,14 @@ import (
 	"os"
 	"strings"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard"
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/backend"
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -141,40 +140,17 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 		klog.LogToStderr(true)
 	}()
 
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	src, err := source.New(source.Config{Kube: cs, Dynamic: dyn, Server: cfg.Host})
-	if err != nil {
-		return err
-	}
-	srcDone := make(chan struct{})
-	go func() {
-		defer close(srcDone)
-		src.Run(ctx)
-	}()
-	b := backend.New(ctx, backend.Config{Kube: cs, EventKube: ec, Pools: pc, User: c.fallbackUser(), Source: src, Request: dashboardRequest(c)})
 	_, noColor := os.LookupEnv("NO_COLOR")
-	p := tea.NewProgram(tui.New(b, noColor).WithClusterFlags(flags...), tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
-	final, runErr := p.Run()
-	// Whatever ended the program, stop what still runs and wait for it: the source's
-	// informers and every action's goroutines end before the command returns.
-	cancel()
-	b.Wait()
-	<-srcDone
-
-	var stopped []string
-	interrupted := false
-	if app, ok := final.(tui.App); ok {
-		stopped, interrupted = app.Stopped(), app.Interrupted()
-	}
-	for _, line := range stopped {
+	res, runErr := dashboard.Run(parent, dashboard.Config{Kube: cs, EventKube: ec, Pools: pc, Dynamic: dyn, Server: cfg.Host,
+		User: c.fallbackUser(), Request: dashboardRequest(c), In: c.In, Out: c.Out, NoColor: noColor, ClusterFlags: flags})
+	for _, line := range res.Stopped {
 		fmt.Fprintf(c.ErrOut, "stopped: %s\n", line)
 	}
 	switch {
-	case interrupted:
+	case res.Interrupted:
 		return WithExitCode(ExitInterrupted, errors.New("interrupted: the dashboard stopped the actions that were running (above: what is left and how to finish)"))
 	case runErr != nil && parent.Err() == nil:
-		return fmt.Errorf("dashboard: %w", runErr)
+		return runErr
 	}
 	return parent.Err()
 }
