@@ -19,6 +19,10 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
+// RequestFunc is how the front end builds the request of an action the dialog confirmed
+// (backend.RequestFunc).
+type RequestFunc = backend.RequestFunc
+
 // Config is the dashboard's clients, terminal and front end.
 type Config struct {
 	// Kube, EventKube and Pools are the backend's (backend.Config).
@@ -29,7 +33,7 @@ type Config struct {
 	Server  string
 	// User and Request are the backend's (backend.Config).
 	User    string
-	Request backend.RequestFunc
+	Request RequestFunc
 	// In and Out are the terminal.
 	In  io.Reader
 	Out io.Writer
@@ -79,4 +83,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("dashboard: %w", runErr)
 	}
 	return res, nil
+}
+
+// Backend is the dashboard's backend on cfg's clients without a terminal and without the
+// watches (Snapshots delivers nothing): what a test drives the dashboard's actions
+// through. wait waits for the actions once ctx is cancelled.
+func Backend(ctx context.Context, cfg Config) (b tui.Backend, wait func()) {
+	be := backend.New(ctx, backend.Config{Kube: cfg.Kube, EventKube: cfg.EventKube, Pools: cfg.Pools, User: cfg.User, Request: cfg.Request})
+	return be, be.Wait
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard"
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/backend"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -167,13 +166,13 @@ func DashboardBackend(ctx context.Context, c *Common) (b tui.Backend, wait func(
 	if err != nil {
 		return nil, nil, err
 	}
-	be := backend.New(ctx, backend.Config{Kube: cs, Pools: pc, User: c.fallbackUser(), Request: dashboardRequest(c)})
-	return be, be.Wait, nil
+	b, wait = dashboard.Backend(ctx, dashboard.Config{Kube: cs, Pools: pc, User: c.fallbackUser(), Request: dashboardRequest(c)})
+	return b, wait, nil
 }
 
 // dashboardRequest builds the dashboard's requests as the drain command builds its own,
 // from the dialog's settings (which start from drain.DefaultSettings, as the commands').
-func dashboardRequest(c *Common) backend.RequestFunc {
+func dashboardRequest(c *Common) dashboard.RequestFunc {
 	return func(action operation.Action, settings drain.Settings, nodes []string) operation.Request {
 		d := NewDrainOptions(c)
 		d.Settings = settings // the dialog fills the drain's settings
