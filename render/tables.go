@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
@@ -73,7 +73,7 @@ func NodesTable(nodes []corev1.Node, pods map[string]int, now time.Time) *metav1
 			}
 		}
 		info := n.Status.NodeInfo
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n.Name, dashsource.NodeStatus(n), or(strings.Join(nodepool.PoolsOf(n), ","), "<none>"),
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n.Name, source.NodeStatus(n), or(strings.Join(nodepool.PoolsOf(n), ","), "<none>"),
 			int64(pods[n.Name]), Age(n.CreationTimestamp, now), info.KubeletVersion, ip, or(info.OSImage, "<unknown>"), or(info.ContainerRuntimeVersion, "<unknown>")},
 			Object: runtime.RawExtension{Object: n}})
 	}

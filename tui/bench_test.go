@@ -10,7 +10,7 @@ import (
 )
 
 // bigSnapshot is 1,000 nodes in 5 pools with 30 pods each, and 3,000 PDBs (the read model
-// dashsource builds from such a cluster; its own benchmark times that build).
+// dashboard/source builds from such a cluster; its own benchmark times that build).
 func bigSnapshot() data.Snapshot {
 	var s data.Snapshot
 	for i := range 1000 {

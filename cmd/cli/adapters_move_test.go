@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/backend"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
@@ -59,9 +60,9 @@ func TestCLIAndDashboardAdaptersAgreeOnAMove(t *testing.T) {
 
 	// The dashboard: the move dialog's defaults, through the backend's own planning.
 	dashCS, dashOp := setup()
-	b := &backend{c: &Common{}}
+	b := backend.New(ctx, backend.Config{Kube: dashOp.Kube, Pools: dashOp.Pools, Request: dashboardRequest(&Common{})})
 	dialog := confirm.Request{Action: confirm.Move, Nodes: []string{"n1"}, Pool: "green", Options: confirm.DefaultOptions()}
-	dashReq, err := b.planned(ctx, dashOp, dialog, b.request(dialog))
+	dashReq, err := b.Planned(ctx, dialog)
 	if err != nil {
 		t.Fatalf("the dashboard's plan: %v", err)
 	}
@@ -103,8 +104,7 @@ func TestDashboardCarriesTheDialogsMovePlan(t *testing.T) {
 	).Build()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	op := &operation.Operator{Kube: cs, Pools: pools, Logger: klog.Background()}
-	b := &backend{ctx: ctx, c: &Common{}, op: op}
+	b := backend.New(ctx, backend.Config{Kube: cs, Pools: pools, Request: dashboardRequest(&Common{})})
 	dialog := confirm.Request{Action: confirm.Move, Nodes: []string{"n1"}, Pool: "green", Options: confirm.DefaultOptions()}
 	other := dialog
 	other.Options.GracePeriodSeconds = 5
@@ -137,7 +137,7 @@ func TestDashboardCarriesTheDialogsMovePlan(t *testing.T) {
 			}
 		}
 		cs.ClearActions()
-		r, err := b.planned(ctx, op, tc.req, b.request(tc.req))
+		r, err := b.Planned(ctx, tc.req)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

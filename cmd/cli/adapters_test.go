@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/backend"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
@@ -115,8 +117,8 @@ func TestCLIAndDashboardAdaptersAgree(t *testing.T) {
 				cliReq = operation.Request{Action: operation.Action(tc.action), Nodes: []string{"n1"}, Drain: drain.Settings{DryRun: "none"}, Command: cliReq.Command}
 			}
 			// The dashboard: the dialog's defaults.
-			b := &backend{c: &Common{}}
-			dashReq := b.request(confirm.Request{Action: tc.action, Nodes: []string{"n1"}, Options: confirm.DefaultOptions()})
+			b := backend.New(context.Background(), backend.Config{Request: dashboardRequest(&Common{})})
+			dashReq := b.Request(confirm.Request{Action: tc.action, Nodes: []string{"n1"}, Options: confirm.DefaultOptions()})
 
 			cliCS, dashCS := adapterCluster(tc.cordoned), adapterCluster(tc.cordoned)
 			cliEvents, dashEvents := runAdapted(t, cliCS, cliReq), runAdapted(t, dashCS, dashReq)
@@ -131,4 +133,14 @@ func TestCLIAndDashboardAdaptersAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// allowAll answers every SelfSubjectAccessReview of cs with allowed (the operations
+// layer's permission preflight).
+func allowAll(cs *fake.Clientset) {
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).DeepCopy()
+		r.Status.Allowed = true
+		return true, r, nil
+	})
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 )
@@ -28,10 +30,25 @@ func addKubectlCompletion(root *cobra.Command) {
   kubectl maintenance completion kubectl > kubectl_complete-maintenance
   chmod +x kubectl_complete-maintenance   # and put it on PATH`,
 			Args: noArgsUsage,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				_, err := fmt.Fprint(cmd.OutOrStdout(), kubectlCompletionScript)
-				return err
-			},
+			RunE: runE(&kubectlCompletionOptions{}),
 		})
 	}
+}
+
+// kubectlCompletionOptions is "completion kubectl": it prints the script.
+type kubectlCompletionOptions struct{ out io.Writer }
+
+// Complete takes the command's stdout.
+func (o *kubectlCompletionOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.out = cmd.OutOrStdout()
+	return nil
+}
+
+// Validate has nothing to check.
+func (o *kubectlCompletionOptions) Validate() error { return nil }
+
+// Run prints the script.
+func (o *kubectlCompletionOptions) Run(context.Context) error {
+	_, err := fmt.Fprint(o.out, kubectlCompletionScript)
+	return err
 }

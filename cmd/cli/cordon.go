@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
@@ -91,7 +92,7 @@ func (o *CordonOptions) Validate() error {
 // drain left), printing kubectl's lines; the nodes that failed make one error line.
 func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	// A cordon has no drain settings but its dry run (Validate normalized it).
-	req := operation.Request{Action: operation.Cordon, Drain: drain.Settings{DryRun: drain.DryRun(o.DryRun)}, Force: o.Force, Command: commandLine(os.Args)}
+	req := operation.Request{Action: operation.Cordon, Drain: drain.Settings{DryRun: drain.DryRun(o.DryRun)}, Force: o.Force, Command: noderecord.CommandLine(os.Args)}
 	if o.Uncordon {
 		req.Action = operation.Uncordon
 	}

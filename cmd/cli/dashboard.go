@@ -8,20 +8,31 @@ import (
 	"os"
 	"strings"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
+// DashboardOptions is "kubectl maintenance dashboard".
+type DashboardOptions struct {
+	*Common
+	// LogFile takes the client's logs (-v) while the dashboard owns the screen.
+	LogFile string
+	// clusterFlags are the cluster flags given (clusterFlags), for the commands it prints.
+	clusterFlags []string
+}
+
 // NewCmdDashboard builds "kubectl maintenance dashboard" (alias ui).
 func NewCmdDashboard(c *Common) *cobra.Command {
-	var logFile string
+	o := &DashboardOptions{Common: c}
 	cmd := &cobra.Command{
 		Use:     "dashboard",
 		Aliases: []string{"ui"},
@@ -41,15 +52,29 @@ The dashboard starts at once: until the watches have listed, and whenever the AP
 cannot be reached or a permission is missing, the status line says so in one line.
 Data comes from watches, live.`,
 		Args: noArgsUsage,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
-				return UsageErrorf("the dashboard needs a terminal (stdin and stdout); use plan, drain and -o json in scripts")
-			}
-			return runDashboard(cmd.Context(), c, logFile, clusterFlags(cmd))
-		},
+		RunE: runE(o),
 	}
-	cmd.Flags().StringVar(&logFile, "log-file", "", "write client logs (-v) to this file while the dashboard owns the screen (default: discarded)")
+	cmd.Flags().StringVar(&o.LogFile, "log-file", "", "write client logs (-v) to this file while the dashboard owns the screen (default: discarded)")
 	return cmd
+}
+
+// Complete reads the cluster flags given.
+func (o *DashboardOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.clusterFlags = clusterFlags(cmd)
+	return nil
+}
+
+// Validate checks that stdin and stdout are terminals.
+func (o *DashboardOptions) Validate() error {
+	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+		return UsageErrorf("the dashboard needs a terminal (stdin and stdout); use plan, drain and -o json in scripts")
+	}
+	return nil
+}
+
+// Run shows the dashboard until the user quits.
+func (o *DashboardOptions) Run(ctx context.Context) error {
+	return runDashboard(ctx, o.Common, o.LogFile, o.clusterFlags)
 }
 
 // clusterFlags are the cluster flags the command was given
@@ -58,7 +83,7 @@ Data comes from watches, live.`,
 func clusterFlags(cmd *cobra.Command) []string {
 	var out []string
 	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
-		if !f.Changed || f.Name == "v" || secretFlags["--"+f.Name] {
+		if !f.Changed || f.Name == "v" || noderecord.SecretFlag("--"+f.Name) {
 			return
 		}
 		out = append(out, "--"+f.Name+"="+shellQuote(f.Value.String()))
@@ -96,7 +121,7 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 		return fmt.Errorf("build dynamic client: %w", err)
 	}
 	// klog must not write to the screen the dashboard owns: client-go's reflectors log
-	// every failed watch there. Their errors reach the status line through dashsource.
+	// every failed watch there. Their errors reach the status line through source.
 	logOut := io.Writer(io.Discard)
 	if logFile != "" {
 		f, err := os.Create(logFile)
@@ -114,41 +139,44 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 		klog.LogToStderr(true)
 	}()
 
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	src, err := dashsource.New(dashsource.Config{Kube: cs, Dynamic: dyn, Server: cfg.Host})
-	if err != nil {
-		return err
-	}
-	srcDone := make(chan struct{})
-	go func() {
-		defer close(srcDone)
-		src.Run(ctx)
-	}()
-	b := newBackend(ctx, c, cs, pc, src)
-	b.op.EventKube = ec // before any action runs
 	_, noColor := os.LookupEnv("NO_COLOR")
-	p := tea.NewProgram(tui.New(b, noColor).WithClusterFlags(flags...), tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
-	final, runErr := p.Run()
-	// Whatever ended the program, stop what still runs and wait for it: the source's
-	// informers and every action's goroutines end before the command returns.
-	cancel()
-	b.wait()
-	<-srcDone
-
-	var stopped []string
-	interrupted := false
-	if app, ok := final.(tui.App); ok {
-		stopped, interrupted = app.Stopped(), app.Interrupted()
-	}
-	for _, line := range stopped {
+	res, runErr := dashboard.Run(parent, dashboard.Config{Kube: cs, EventKube: ec, Pools: pc, Dynamic: dyn, Server: cfg.Host,
+		User: c.fallbackUser(), Request: dashboardRequest(c), In: c.In, Out: c.Out, NoColor: noColor, ClusterFlags: flags})
+	for _, line := range res.Stopped {
 		fmt.Fprintf(c.ErrOut, "stopped: %s\n", line)
 	}
 	switch {
-	case interrupted:
+	case res.Interrupted:
 		return WithExitCode(ExitInterrupted, errors.New("interrupted: the dashboard stopped the actions that were running (above: what is left and how to finish)"))
 	case runErr != nil && parent.Err() == nil:
-		return fmt.Errorf("dashboard: %w", runErr)
+		return runErr
 	}
 	return parent.Err()
+}
+
+// DashboardBackend is the dashboard's Backend on the cluster c's flags point at, without
+// a terminal and without the watches (Snapshots delivers nothing): what a test drives the
+// dashboard's actions through. wait waits for the actions once ctx is cancelled.
+func DashboardBackend(ctx context.Context, c *Common) (b tui.Backend, wait func(), err error) {
+	cs, err := c.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	pc, err := c.PoolClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	b, wait = dashboard.Backend(ctx, dashboard.Config{Kube: cs, Pools: pc, User: c.fallbackUser(), Request: dashboardRequest(c)})
+	return b, wait, nil
+}
+
+// dashboardRequest builds the dashboard's requests as the drain command builds its own,
+// from the dialog's settings (which start from drain.DefaultSettings, as the commands').
+func dashboardRequest(c *Common) dashboard.RequestFunc {
+	return func(action operation.Action, settings drain.Settings, nodes []string) operation.Request {
+		d := NewDrainOptions(c)
+		d.Settings = settings // the dialog fills the drain's settings
+		d.Nodes.Names = nodes
+		return d.request(action)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event/relay"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/metrics"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -52,19 +53,10 @@ func (m *metricsFlags) observed(run func(chan<- event.Event) (operation.Summary,
 	}
 	const name = "drain"
 	return func(out chan<- event.Event) (operation.Summary, error) {
-		in := make(chan event.Event, 256)
-		done := make(chan struct{})
 		rec.RunStarted(name)
-		go func() { // ends once in is closed, before the run returns
-			defer close(done)
-			for ev := range in {
-				rec.Observe(name, ev)
-				out <- ev
-			}
-		}()
-		sum, err := run(in)
-		close(in)
-		<-done
+		r := relay.Start(out, 256, func(ev event.Event) { rec.Observe(name, ev) })
+		sum, err := run(r.In())
+		r.Close() // every event counted and passed on before the run is over
 		phase := v1alpha1.PhaseSucceeded
 		if err != nil {
 			phase = v1alpha1.PhaseFailed

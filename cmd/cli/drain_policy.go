@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -86,54 +85,17 @@ func parseNotAfter(s string, now time.Time) (time.Time, error) {
 	return now.Add(d), nil
 }
 
-// fallbackUser names the user as far as the kubeconfig can tell (the client
-// certificate's name, the impersonated or basic-auth user, or the context's user entry):
-// the operations layer's Operator.User, for when the API server will not say.
+// fallbackUser names the user as far as the kubeconfig can tell
+// (access.UserFromKubeconfig): the operations layer's Operator.User, for when the API
+// server will not say.
 func (c *Common) fallbackUser() string {
 	if c.ConfigFlags == nil {
 		return ""
 	}
-	if cfg, err := c.RESTConfig(); err == nil {
-		if u := access.UserFromConfig(cfg); u != "" {
-			return u
-		}
+	cfg, _ := c.RESTConfig() // nil: the kubeconfig's context alone tells
+	context := ""
+	if c.ConfigFlags.Context != nil {
+		context = *c.ConfigFlags.Context
 	}
-	raw, err := c.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return ""
-	}
-	cur := raw.CurrentContext
-	if c.ConfigFlags.Context != nil && *c.ConfigFlags.Context != "" {
-		cur = *c.ConfigFlags.Context
-	}
-	if kc := raw.Contexts[cur]; kc != nil {
-		return kc.AuthInfo
-	}
-	return ""
-}
-
-// secretFlags are kubectl's flags whose values are credentials: never recorded.
-var secretFlags = map[string]bool{"--token": true, "--password": true, "--username": true, "--client-key": true}
-
-// commandLine is "kubectl maintenance" and the arguments, with credentials masked.
-func commandLine(args []string) string {
-	out := []string{"kubectl maintenance"}
-	if len(args) == 0 {
-		return out[0]
-	}
-	mask := false
-	for _, a := range args[1:] {
-		switch {
-		case mask:
-			a, mask = "***", false
-		case secretFlags[a]:
-			mask = true
-		default:
-			if name, _, ok := strings.Cut(a, "="); ok && secretFlags[name] {
-				a = name + "=***"
-			}
-		}
-		out = append(out, a)
-	}
-	return strings.Join(out, " ")
+	return access.UserFromKubeconfig(cfg, c.ConfigFlags.ToRawKubeConfigLoader(), context)
 }

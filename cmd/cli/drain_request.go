@@ -11,7 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
@@ -21,7 +21,7 @@ import (
 // checked them (their DryRun the --dry-run it normalized) and the command's wiring of
 // the engine; the operations layer adds the clients.
 func (o *DrainOptions) request(action operation.Action) operation.Request {
-	req := operation.Request{Action: action, Surge: o.Surge, Drain: o.Settings, Command: commandLine(os.Args),
+	req := operation.Request{Action: action, Surge: o.Surge, Drain: o.Settings, Command: noderecord.CommandLine(os.Args),
 		RecordEvents: true, ClientBurst: o.Burst, WaitInterval: o.WaitInterval}
 	o.Nodes.into(&req)
 	if req.Pool != "" && !o.maxParallelSet {
@@ -58,32 +58,6 @@ func (o *DrainOptions) eventPrinter() render.Printer {
 		return o.newNDJSON()
 	}
 	return &render.Human{Out: o.Out, ErrOut: o.ErrOut, Verbose: klog.V(1).Enabled()}
-}
-
-// runPrinted runs an operation while its events are printed as they come (or shown in the
-// live progress view when view is true), and returns what the operation returned. Every
-// event is printed before it returns.
-func runPrinted(ctx context.Context, view bool, p render.Printer, run func(events chan<- event.Event) (operation.Summary, error)) (operation.Summary, error) {
-	events := make(chan event.Event, 256)
-	type result struct {
-		sum operation.Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := run(events)
-		close(events)
-		done <- result{sum, err}
-	}()
-	if view {
-		runProgressView(ctx, events)
-	} else {
-		for ev := range events {
-			p.Event(ev)
-		}
-	}
-	res := <-done
-	return res.sum, res.err
 }
 
 // settingFlags names the flag of each drain setting (the names of drain.Settings'

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/schedule"
 )
 
@@ -28,8 +28,8 @@ type WindowFlags struct {
 	// OnWindowClose is Finish or Stop (server-side only).
 	OnWindowClose string
 
-	start, end time.Time
-	recurring  *schedule.Recurring
+	// window is what the flags give (validateWindow), nil for none.
+	window *schedule.Window
 	// local: the flags are for a run in this process (no --server-side).
 	local bool
 	// planOnly: the command only shows the plan (plan): every form is shown, none run.
@@ -48,26 +48,13 @@ func (w *WindowFlags) addWindowFlags(cmd *cobra.Command, serverSide bool) {
 	}
 }
 
-// validateWindow checks the window flags at now; local is true for a run in this process.
+// validateWindow checks the window flags at now (schedule.Flags reads them); local is
+// true for a run in this process.
 func (w *WindowFlags) validateWindow(now time.Time, local bool, notAfter string) error {
 	w.local = local && !w.planOnly
 	var err error
-	if w.start, err = parseWindowTime("--start", w.Start, now); err != nil {
-		return err
-	}
-	if w.end, err = parseWindowTime("--end", w.End, now); err != nil {
-		return err
-	}
-	if !w.start.IsZero() && !w.end.IsZero() && !w.start.Before(w.end) {
-		return UsageErrorf("invalid --end %s: %s (--start %s)", w.End, schedule.MsgEndAfterStart, w.Start)
-	}
-	if !w.end.IsZero() && !w.end.After(now) {
-		return UsageErrorf("invalid --end %s: it has passed", w.End)
-	}
-	if w.Window != "" {
-		if w.recurring, err = schedule.Parse(w.Window); err != nil {
-			return UsageErrorf("invalid --window %v", err)
-		}
+	if w.window, err = (schedule.Flags{Start: w.Start, End: w.End, Window: w.Window}).Read(now); err != nil {
+		return WithExitCode(ExitUsage, err)
 	}
 	switch mntv1.WindowClose(w.OnWindowClose) {
 	case "", mntv1.WindowCloseFinish, mntv1.WindowCloseStop:
@@ -91,55 +78,18 @@ func (w *WindowFlags) validateWindow(now time.Time, local bool, notAfter string)
 	return nil
 }
 
-// parseWindowTime reads an RFC 3339 time or a positive duration from now ("" is none).
-func parseWindowTime(flag, s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return time.Time{}, UsageErrorf("invalid %s %q: want an RFC 3339 time (2026-12-05T02:00:00Z) or a duration from now (90m)", flag, s)
-	}
-	if d <= 0 {
-		return time.Time{}, UsageErrorf("invalid %s %q: a duration must be positive", flag, s)
-	}
-	return now.Add(d), nil
-}
-
 // schedule is the window the flags give (nil for none).
-func (w *WindowFlags) schedule() *schedule.Window {
-	if w.start.IsZero() && w.end.IsZero() && w.recurring == nil {
-		return nil
-	}
-	return &schedule.Window{NotBefore: w.start, NotAfter: w.end, Recurring: w.recurring}
-}
+func (w *WindowFlags) schedule() *schedule.Window { return w.window }
 
 // windowInto sets the flags' window in a Maintenance's spec.
 func (w *WindowFlags) windowInto(s *mntv1.MaintenanceSpec) {
-	if w.schedule() == nil {
-		return
-	}
-	sw := &mntv1.Window{}
-	if !w.start.IsZero() {
-		sw.Start = &metav1.Time{Time: w.start}
-	}
-	if !w.end.IsZero() {
-		sw.End = &metav1.Time{Time: w.end}
-	}
-	if r := w.recurring; r != nil {
-		sw.Recurring = &mntv1.RecurringWindow{Days: r.DayNames(), Start: r.Start.String(), End: r.End.String(), TimeZone: r.Location.String()}
-	}
-	s.Window = sw
-	s.Policy.OnWindowClose = mntv1.WindowClose(w.OnWindowClose)
+	maintenance.WindowInto(s, w.window, mntv1.WindowClose(w.OnWindowClose))
 }
 
 // localNotAfter is --end as a local run's --not-after ("" when not given).
 func (w *WindowFlags) localNotAfter() time.Time {
-	if w.local {
-		return w.end
+	if w.local && w.window != nil {
+		return w.window.NotAfter
 	}
 	return time.Time{}
 }
@@ -147,69 +97,19 @@ func (w *WindowFlags) localNotAfter() time.Time {
 // waitForStart waits, for a local drain with --start, until the start, saying until when
 // on out. Ctrl-C during the wait returns the interruption with nothing changed.
 func (w *WindowFlags) waitForStart(ctx context.Context, out io.Writer, now time.Time) error {
-	if !w.local || w.start.IsZero() || !w.start.After(now) {
+	if !w.local || w.window == nil {
 		return nil
 	}
-	d := w.start.Sub(now)
-	fmt.Fprintf(out, "waiting until %s (in %s) to start (--start); Ctrl-C stops the wait with nothing changed\n",
-		w.start.UTC().Format(time.RFC3339), duration.HumanDuration(d))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		// Said here: main prints no error for an interruption.
-		err := fmt.Errorf("interrupted while waiting for --start %s: nothing was changed", w.start.UTC().Format(time.RFC3339))
-		fmt.Fprintln(out, err)
-		return WithExitCode(ExitInterrupted, err)
-	case <-t.C:
-		return nil
-	}
+	return WithExitCode(ExitInterrupted, schedule.WaitForStart(ctx, out, w.window.NotBefore, now))
 }
 
 // beforeLocalRun says the window of a --dry-run, or waits for a real run's --start.
 func (o *DrainOptions) beforeLocalRun(ctx context.Context) error {
 	if o.DryRun != "" && o.DryRun != "none" {
-		if line := windowLine(o.schedule(), o.clock()); line != "" {
+		if line := render.WindowLine(o.schedule(), o.clock()); line != "" {
 			fmt.Fprintln(o.ErrOut, line)
 		}
 		return nil
 	}
 	return o.waitForStart(ctx, o.ErrOut, o.clock())
-}
-
-// windowLine says the window for plan and --dry-run: what it is and where it stands at
-// now ("" when there is none).
-func windowLine(w *schedule.Window, now time.Time) string {
-	if w == nil {
-		return ""
-	}
-	desc := ""
-	if w.Recurring != nil {
-		desc = w.Recurring.String()
-	}
-	if !w.NotBefore.IsZero() {
-		desc = joinNonEmpty(desc, "from "+w.NotBefore.UTC().Format(time.RFC3339))
-	}
-	if !w.NotAfter.IsZero() {
-		desc = joinNonEmpty(desc, "until "+w.NotAfter.UTC().Format(time.RFC3339))
-	}
-	st := w.At(now)
-	switch {
-	case st.Over:
-		return fmt.Sprintf("Window: %s: closed for good; no node would start", desc)
-	case st.Open && st.Closes.IsZero():
-		return fmt.Sprintf("Window: %s: open now", desc)
-	case st.Open:
-		return fmt.Sprintf("Window: %s: open now, closes at %s (in %s); no node starts after it", desc,
-			st.Closes.UTC().Format(time.RFC3339), duration.HumanDuration(st.Closes.Sub(now)))
-	}
-	return fmt.Sprintf("Window: %s: opens at %s (in %s); no node starts before it", desc,
-		st.Opens.UTC().Format(time.RFC3339), duration.HumanDuration(st.Opens.Sub(now)))
-}
-
-func joinNonEmpty(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + ", " + b
 }

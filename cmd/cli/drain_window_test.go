@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
-	"github.com/kubectl-maintenance/kubectl-maintenance/schedule"
 )
 
 // Bad window flags are refused before any API call (these run with no cluster), one line,
@@ -84,32 +83,6 @@ func TestWindowFlagsIntoSpec(t *testing.T) {
 			w.windowInto(&s)
 			if !equalWindow(s.Window, tc.window) || s.Policy.OnWindowClose != tc.close {
 				t.Errorf("window %+v (on close %q), want %+v (%q)", s.Window, s.Policy.OnWindowClose, tc.window, tc.close)
-			}
-		})
-	}
-}
-
-// plan and --dry-run say the window and where it stands.
-func TestWindowLine(t *testing.T) {
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	sat, err := schedule.Parse("Sat 02:00-06:00 Europe/Berlin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := map[string]struct {
-		w    *schedule.Window
-		want string
-	}{
-		"none":       {nil, ""},
-		"recurring":  {&schedule.Window{Recurring: sat}, "Window: Sat 02:00-06:00 Europe/Berlin: opens at 2026-12-05T01:00:00Z (in 3d15h); no node starts before it"},
-		"open":       {&schedule.Window{NotAfter: now.Add(time.Hour)}, "Window: until 2026-12-01T11:00:00Z: open now, closes at 2026-12-01T11:00:00Z (in 60m); no node starts after it"},
-		"over":       {&schedule.Window{NotBefore: now.Add(-2 * time.Hour), NotAfter: now.Add(-time.Hour)}, "Window: from 2026-12-01T08:00:00Z, until 2026-12-01T09:00:00Z: closed for good; no node would start"},
-		"from start": {&schedule.Window{NotBefore: now.Add(20 * time.Second)}, "Window: from 2026-12-01T10:00:20Z: opens at 2026-12-01T10:00:20Z (in 20s); no node starts before it"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := windowLine(tc.w, now); got != tc.want {
-				t.Errorf("windowLine = %q\nwant           %q", got, tc.want)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/printflags"
 	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
@@ -82,6 +83,10 @@ func ExitCode(err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	var fe *printflags.FormatError // a bad -o
+	if errors.As(err, &fe) {
+		return ExitUsage
 	}
 	if clientcmd.IsConfigurationInvalid(err) || clientcmd.IsEmptyConfig(err) {
 		return ExitUsage

@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/printflags"
 	"github.com/kubectl-maintenance/kubectl-maintenance/install"
 )
 
@@ -101,7 +101,7 @@ func (o *InstallOptions) Validate() error {
 	if o.DryRun != "client" {
 		return UsageErrorf("-o prints what install would apply: add --dry-run=client")
 	}
-	p, err := installPrinter(o.Output)
+	p, err := printflags.ObjectPrinter(o.Output)
 	if err != nil {
 		return WithExitCode(ExitUsage, err)
 	}
@@ -141,20 +141,6 @@ func (o *InstallOptions) printDryRun(objs []*unstructured.Unstructured) error {
 		}
 	}
 	return nil
-}
-
-// installPrinter is cli-runtime's printer for -o yaml, json or name. One YAML printer
-// prints "---" between objects, so the objects make one YAML stream.
-func installPrinter(format string) (printers.ResourcePrinter, error) {
-	p, err := genericclioptions.NewJSONYamlPrintFlags().ToPrinter(format)
-	if !genericclioptions.IsNoCompatiblePrinterError(err) {
-		return p, err
-	}
-	p, err = genericclioptions.NewNamePrintFlags("").ToPrinter(format)
-	if genericclioptions.IsNoCompatiblePrinterError(err) {
-		return nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", format)
-	}
-	return p, err
 }
 
 // controllerNamespace is -n/--namespace when given, else install.DefaultNamespace:

@@ -15,10 +15,35 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
-// newCmdFollow builds "follow NAME": print a Maintenance's progress until it ends, with the
+// FollowOptions is "follow NAME": print a Maintenance's progress until it ends, with the
 // exit code of the same local run.
+type FollowOptions struct {
+	*Common
+	Name string
+	// Output is "" (kubectl-style lines) or "json" (NDJSON events).
+	Output string
+}
+
+// Complete takes the name.
+func (o *FollowOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	return nil
+}
+
+// Validate checks -o.
+func (o *FollowOptions) Validate() error { return validateOutput(o.Output) }
+
+// Run follows the object until it ends.
+func (o *FollowOptions) Run(ctx context.Context) error {
+	mc, err := o.PoolClient()
+	if err != nil {
+		return err
+	}
+	return o.follow(ctx, mc, o.Name, o.Output)
+}
+
 func newCmdFollow(c *Common) *cobra.Command {
-	var output string
+	o := &FollowOptions{Common: c}
 	cmd := &cobra.Command{
 		Use:   "follow NAME",
 		Short: "Follow a Maintenance until it ends: the lines and the exit code of the same local run",
@@ -28,18 +53,9 @@ func newCmdFollow(c *Common) *cobra.Command {
 		Example: `  kubectl maintenance follow drain-x7k2p
   kubectl maintenance follow drain-x7k2p -o json | jq -c 'select(.type == "summary")'`,
 		Args: exactlyOne("maintenance"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := validateOutput(output); err != nil {
-				return err
-			}
-			mc, err := c.PoolClient()
-			if err != nil {
-				return err
-			}
-			return c.follow(cmd.Context(), mc, args[0], output)
-		},
+		RunE: runE(o),
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
 	return cmd
 }
@@ -53,63 +69,155 @@ func exactlyOne(what string) cobra.PositionalArgs {
 	}
 }
 
-// newCmdCancel builds "cancel NAME": delete the Maintenance; the controller stops its run
+// CancelOptions is "cancel NAME": delete the Maintenance; the controller stops its run
 // (a finalizer) and the nodes keep their state.
+type CancelOptions struct {
+	*Common
+	Name string
+}
+
+// Complete takes the name.
+func (o *CancelOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	return nil
+}
+
+// Validate has nothing to check (the name is the API server's to find).
+func (o *CancelOptions) Validate() error { return nil }
+
+// Run cancels the Maintenance.
+func (o *CancelOptions) Run(ctx context.Context) error {
+	mc, err := o.PoolClient()
+	if err != nil {
+		return err
+	}
+	if err := maintenance.Cancel(ctx, mc, o.Name); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "maintenance.maintenance.kubectl-maintenance.io/%s cancelled\n", o.Name)
+	return nil
+}
+
 func newCmdCancel(c *Common) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel NAME",
 		Short: "Cancel a Maintenance: its run stops, its nodes stay cordoned with their state (uncordon them to undo)",
 		Args:  exactlyOne("maintenance"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := c.PoolClient()
-			if err != nil {
-				return err
-			}
-			if err := maintenance.Cancel(cmd.Context(), mc, args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s cancelled\n", args[0])
-			return nil
-		},
+		RunE:  runE(&CancelOptions{Common: c}),
 	}
 }
 
-// newCmdPause builds "pause" (paused true) and "resume" (paused false).
+// PauseOptions is "pause" (Pause true) and "resume" (Pause false).
+type PauseOptions struct {
+	*Common
+	Names []string
+	// All is every Maintenance not finished.
+	All   bool
+	Pause bool
+}
+
+// Complete takes the names.
+func (o *PauseOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Names = args
+	return nil
+}
+
+// Validate checks that names or --all, not both, were given.
+func (o *PauseOptions) Validate() error {
+	if o.All == (len(o.Names) > 0) {
+		return UsageErrorf("give one Maintenance name or --all")
+	}
+	return nil
+}
+
+// Run pauses or resumes the Maintenances, one line each.
+func (o *PauseOptions) Run(ctx context.Context) error {
+	mc, err := o.PoolClient()
+	if err != nil {
+		return err
+	}
+	verb := "resumed"
+	if o.Pause {
+		verb = "paused"
+	}
+	return maintenance.SetPaused(ctx, mc, o.Names, o.All, o.Pause, func(name string) {
+		fmt.Fprintf(o.Out, "maintenance.maintenance.kubectl-maintenance.io/%s %s\n", name, verb)
+	})
+}
+
 func newCmdPause(c *Common, pause bool) *cobra.Command {
-	var all bool
-	use, verb := "resume (NAME | --all)", "resumed"
+	o := &PauseOptions{Common: c, Pause: pause}
+	use := "resume (NAME | --all)"
 	short := "Resume paused Maintenances: the run continues from the nodes' records"
 	if pause {
-		use, verb = "pause (NAME | --all)", "paused"
+		use = "pause (NAME | --all)"
 		short = "Pause Maintenances: no new eviction and no new node until resumed (nodes keep their state)"
 	}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if all == (len(args) > 0) {
-				return UsageErrorf("give one Maintenance name or --all")
-			}
-			mc, err := c.PoolClient()
-			if err != nil {
-				return err
-			}
-			return maintenance.SetPaused(cmd.Context(), mc, args, all, pause, func(name string) {
-				fmt.Fprintf(c.Out, "maintenance.maintenance.kubectl-maintenance.io/%s %s\n", name, verb)
-			})
-		},
-	}
-	cmd.Flags().BoolVar(&all, "all", false, "every Maintenance not finished")
+	cmd := &cobra.Command{Use: use, Short: short, RunE: runE(o)}
+	cmd.Flags().BoolVar(&o.All, "all", false, "every Maintenance not finished")
 	return cmd
 }
 
-// newCmdGet builds "get [NAME... | -l SELECTOR]": Maintenances with kubectl's printers.
+// GetOptions is "get [NAME... | -l SELECTOR]": Maintenances with kubectl's printers.
 // As kubectl get: without a name (or with several) -o json|yaml print a v1 List, even of
 // one object; one name prints the object; -o name prints kind.group/name per object.
+type GetOptions struct {
+	*Common
+	Names    []string
+	Selector string
+	Output   *OutputFlags
+	// Watch lists again every 2 seconds.
+	Watch bool
+}
+
+// Complete takes the names.
+func (o *GetOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Names = args
+	return nil
+}
+
+// Validate checks -o and the selector, and that names and a selector are not both given.
+func (o *GetOptions) Validate() error {
+	if err := validateListing(o.Output, o.Selector); err != nil {
+		return err
+	}
+	if o.Selector != "" && len(o.Names) > 0 {
+		return UsageErrorf("name cannot be provided when a selector is specified")
+	}
+	return nil
+}
+
+// Run lists the Maintenances, again every 2 seconds with --watch.
+func (o *GetOptions) Run(ctx context.Context) error {
+	mc, err := o.PoolClient()
+	if err != nil {
+		return err
+	}
+	out := o.Output
+	headers := out.NoHeaders
+	defer func() { out.NoHeaders = headers }()
+	for first := true; ; first = false {
+		list, err := getMaintenances(ctx, mc, o.Names, o.Selector)
+		if err != nil {
+			return err
+		}
+		out.NoHeaders = headers || !first
+		if err := printMaintenances(o.Common, out, list, len(o.Names) == 1, first); err != nil {
+			return err
+		}
+		if !o.Watch {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
 func newCmdGet(c *Common) *cobra.Command {
-	out := NewOutputFlags(true)
-	var watch bool
-	var selector string
+	o := &GetOptions{Common: c, Output: NewOutputFlags(true)}
 	cmd := &cobra.Command{
 		Use:     "get [NAME... | -l SELECTOR]",
 		Aliases: []string{"list"},
@@ -117,43 +225,11 @@ func newCmdGet(c *Common) *cobra.Command {
 		Example: `  kubectl maintenance get
   kubectl maintenance get -o name
   kubectl maintenance get -l team=infra -o jsonpath='{.items[*].metadata.name}'`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := validateListing(out, selector); err != nil {
-				return err
-			}
-			if selector != "" && len(args) > 0 {
-				return UsageErrorf("name cannot be provided when a selector is specified")
-			}
-			mc, err := c.PoolClient()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			headers := out.NoHeaders
-			defer func() { out.NoHeaders = headers }()
-			for first := true; ; first = false {
-				list, err := getMaintenances(ctx, mc, args, selector)
-				if err != nil {
-					return err
-				}
-				out.NoHeaders = headers || !first
-				if err := printMaintenances(c, out, list, len(args) == 1, first); err != nil {
-					return err
-				}
-				if !watch {
-					return nil
-				}
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(2 * time.Second):
-				}
-			}
-		},
+		RunE: runE(o),
 	}
-	out.AddFlags(cmd)
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector (kubectl's syntax: -l key=value,key2!=value2)")
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "list again every 2 seconds")
+	o.Output.AddFlags(cmd)
+	cmd.Flags().StringVarP(&o.Selector, "selector", "l", "", "label selector (kubectl's syntax: -l key=value,key2!=value2)")
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "list again every 2 seconds")
 	return cmd
 }
 

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
@@ -68,7 +68,7 @@ func (o *NodesOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 			return fmt.Errorf("list pods: %w", err)
 		}
 		for i := range pods.Items {
-			if dashsource.Running(&pods.Items[i]) {
+			if source.Running(&pods.Items[i]) {
 				perNode[pods.Items[i].Spec.NodeName]++
 			}
 		}

@@ -100,7 +100,7 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	plan := p.Drain
 	if o.Printer.IsTable() {
 		render.Plan(o.Out, plan)
-		if line := windowLine(o.schedule(), o.clock()); line != "" {
+		if line := render.WindowLine(o.schedule(), o.clock()); line != "" {
 			fmt.Fprintln(o.Out, line)
 		}
 	} else if err := o.printObject(plan); err != nil {

@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -78,34 +76,9 @@ func (o *PoolGetOptions) runE(cmd *cobra.Command, args []string) error {
 
 // Run prints the pools.
 func (o *PoolGetOptions) Run(ctx context.Context, cs kubernetes.Interface, pc client.Client) error {
-	var pools []v1alpha1.NodePool
-	var missing []string
-	if len(o.Names) == 0 {
-		list := &v1alpha1.NodePoolList{}
-		if err := pc.List(ctx, list); err != nil {
-			if nodepool.IsNotInstalled(err) {
-				return nodepool.ErrNotInstalled
-			}
-			return fmt.Errorf("list pools: %w", err)
-		}
-		pools = list.Items
-	}
-	for _, name := range o.Names {
-		p := &v1alpha1.NodePool{}
-		if err := pc.Get(ctx, client.ObjectKey{Name: name}, p); err != nil {
-			switch {
-			case nodepool.IsNotInstalled(err):
-				return nodepool.ErrNotInstalled
-			case apierrors.IsNotFound(err):
-				missing = append(missing, name)
-				continue
-			}
-			return fmt.Errorf("get pool %s: %w", name, err)
-		}
-		pools = append(pools, *p)
-	}
-	if len(o.Names) == 0 {
-		sort.Slice(pools, func(i, j int) bool { return pools[i].Name < pools[j].Name })
+	pools, missing, err := nodepool.Get(ctx, pc, o.Names)
+	if err != nil {
+		return err
 	}
 	var nodes []corev1.Node
 	if o.Output.IsTable() && len(pools) > 0 {

@@ -9,6 +9,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/event/relay"
+	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
+	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
@@ -22,31 +25,51 @@ func (o *DrainOptions) useProgressView() bool {
 	return tty && (o.Progress == "auto" || o.Progress == "" || o.Progress == "tty")
 }
 
-// runProgressView shows the live progress of events until the channel closes; the view
-// replaces the plain lines, and the caller prints the summary once it is gone. Ctrl-C in
-// the view (the terminal is in raw mode, so no SIGINT comes) interrupts the drain exactly
-// as SIGINT does: it calls the interrupt that main put in ctx (WithInterrupt), which
-// cancels the run's context. No signal is sent, so this builds and works on every OS.
-func runProgressView(ctx context.Context, events <-chan event.Event) {
+// runPrinted runs an operation while its events are printed as they come (a relay to
+// the printer), or shown in the live progress view when view is true, and returns what
+// the operation returned. Every event is printed before it returns.
+func runPrinted(ctx context.Context, view bool, p render.Printer, run func(events chan<- event.Event) (operation.Summary, error)) (operation.Summary, error) {
+	if view {
+		return runProgressView(ctx, run)
+	}
+	r := relay.Start(nil, 256, p.Event)
+	sum, err := run(r.In())
+	r.Close()
+	return sum, err
+}
+
+// runProgressView runs the operation while the live view shows its events until they
+// end; the view replaces the plain lines, and the caller prints the summary once it is
+// gone. Ctrl-C in the view (the terminal is in raw mode, so no SIGINT comes) interrupts
+// the drain exactly as SIGINT does: it calls the interrupt that main put in ctx
+// (WithInterrupt), which cancels the run's context. No signal is sent, so this builds
+// and works on every OS.
+func runProgressView(ctx context.Context, run func(events chan<- event.Event) (operation.Summary, error)) (operation.Summary, error) {
+	events := make(chan event.Event, 256)
+	type result struct {
+		sum operation.Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := run(events)
+		close(events)
+		done <- result{sum, err}
+	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	forward := make(chan event.Event, 256)
-	go func() {
-		defer close(forward)
-		for ev := range events {
-			forward <- ev
-		}
-	}()
 	klog.LogToStderr(false)
 	defer klog.LogToStderr(true)
 	_, noColor := os.LookupEnv("NO_COLOR")
-	p := tea.NewProgram(tui.NewProgressApp(forward, interruptFrom(ctx, cancel), noColor), tea.WithContext(ctx))
+	p := tea.NewProgram(tui.NewProgressApp(events, interruptFrom(ctx, cancel), noColor), tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil {
 		// The view failed (e.g. the terminal went away): drain the rest silently; the
 		// summary still follows.
-		for range forward {
+		for range events {
 		}
 	}
+	res := <-done
+	return res.sum, res.err
 }
 
 type interruptKey struct{}

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -296,4 +297,25 @@ func noArgsUsage(cmd *cobra.Command, args []string) error {
 		return UsageErrorf("%s takes no arguments, got %q", cmd.CommandPath(), args)
 	}
 	return nil
+}
+
+// options is a command's Options, in kubectl's shape: Complete fills what the flags and
+// arguments leave open, Validate checks them without calling the API, Run acts.
+type options interface {
+	Complete(cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE runs o as a command's RunE: Complete, Validate, then Run.
+func runE(o options) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(cmd, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context())
+	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -110,32 +109,26 @@ func (c *Common) runServerSide(ctx context.Context, f ServerSideFlags, spec mntv
 }
 
 // follow prints the object's progress until it ends, as lines or (output "json") as
-// NDJSON events, and returns the exit code the CLI gives the same outcome. Ctrl-C
-// detaches: the object runs on.
+// NDJSON events (render.Follow), and returns the exit code the CLI gives the same
+// outcome. Ctrl-C detaches: the object runs on.
 func (c *Common) follow(ctx context.Context, mc client.Client, name, output string) error {
 	var cs kubernetes.Interface // only to say why no controller took the object up
 	if c.ConfigFlags != nil {   // (a test's Common has no cluster flags)
 		cs, _ = c.Client()
 	}
-	fo := newFollowOutput(c, output)
-	f := &maintenance.Follower{Client: mc, Kube: cs, Changed: fo.change,
-		NotTakenUp: func(why string) {
-			fmt.Fprintf(c.ErrOut, "Warning: no controller took maintenance/%s up within %s: %s\n", name, maintenance.PickupTimeout, why)
-		},
-		Waiting: func(msg string) { fmt.Fprintf(c.ErrOut, "waiting: %s\n", msg) },
-		Unreachable: func(err error) {
-			fmt.Fprintf(c.ErrOut, "Warning: cannot reach the API server (%v); maintenance/%s runs on in the cluster, following it again when it answers\n", err, name)
-		},
-		Reachable: func(down time.Duration) {
-			fmt.Fprintf(c.ErrOut, "the API server answers again after %s; following maintenance/%s\n", down.Round(time.Second), name)
-		}}
+	fo := &render.Follow{Out: c.Out, ErrOut: c.ErrOut, Name: name}
+	if output == "json" {
+		fo.ND = c.newNDJSON()
+	}
+	f := &maintenance.Follower{Client: mc, Kube: cs, Changed: fo.Change, NotTakenUp: fo.NotTakenUp,
+		Waiting: fo.Waiting, Unreachable: fo.Unreachable, Reachable: fo.Reachable}
 	m, err := f.Follow(ctx, name)
 	if ctx.Err() != nil && err == ctx.Err() {
-		fmt.Fprintf(c.ErrOut, "detached: maintenance/%s runs on in the cluster; follow it again with `kubectl maintenance follow %s`, cancel it with `kubectl maintenance cancel %s`\n", name, name, name)
+		fo.Detached()
 	}
 	if err != nil {
-		if m != nil && fo.nd != nil { // the stream ends in a summary: how far it got
-			fo.nd.Summary(maintenance.Summary(m), err, ExitCode(err))
+		if m != nil && fo.ND != nil { // the stream ends in a summary: how far it got
+			fo.Summary(m, err, ExitCode(err))
 		}
 		return err
 	}
@@ -143,38 +136,8 @@ func (c *Common) follow(ctx context.Context, mc client.Client, name, output stri
 	if code != ExitOK {
 		err = WithExitCode(code, fmt.Errorf("maintenance/%s %s: %s", m.Name, m.Status.Phase, m.Status.Message))
 	}
-	switch {
-	case fo.nd != nil:
-		fo.nd.Summary(maintenance.Summary(m), err, code)
-	case m.Spec.Action == mntv1.ActionDrain || m.Spec.Action == mntv1.ActionMove:
-		(&render.Human{Out: c.Out, ErrOut: c.ErrOut}).Summary(maintenance.Summary(m), err, code)
-	}
+	fo.Summary(m, err, code)
 	return err
-}
-
-// followOutput prints a followed object's changes: kubectl-style lines, or NDJSON events
-// (nd set) converted from the status (maintenance.NodeChange.Events).
-type followOutput struct {
-	c  *Common
-	nd *render.NDJSON
-}
-
-func newFollowOutput(c *Common, output string) *followOutput {
-	fo := &followOutput{c: c}
-	if output == "json" {
-		fo.nd = c.newNDJSON()
-	}
-	return fo
-}
-
-func (fo *followOutput) change(ch maintenance.NodeChange) {
-	if fo.nd == nil {
-		render.MaintenanceChange(fo.c.Out, fo.c.ErrOut, ch)
-		return
-	}
-	for _, ev := range ch.Events() {
-		fo.nd.Event(ev)
-	}
 }
 
 // phaseExitCode is the exit code of a finished Maintenance: the local run's for the same

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
@@ -26,7 +26,7 @@ func TestDashboardListsPausesResumesAndCancelsAMaintenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := dashsource.New(dashsource.Config{Kube: e.C, Dynamic: dyn, Server: shared.Config.Host})
+	src, err := source.New(source.Config{Kube: e.C, Dynamic: dyn, Server: shared.Config.Host})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package data is the dashboard's read-only model: plain rows for nodes, pools and PDBs,
 // and the state of the connection that feeds them. It imports nothing of Kubernetes; the
-// dashsource package builds it from informer caches.
+// dashboard/source package builds it from informer caches.
 package data
 
 import "time"

@@ -1,4 +1,9 @@
-package cli
+// Package backend is the dashboard's side that talks to the API: the tui.Backend that
+// plans and runs the actions the dialog confirms (through the operations layer, several
+// at once, a node in at most one), keeps the plan the dialog showed so that the action
+// carries out what the user confirmed, controls Maintenances and reads an object's
+// Events. The views (tui) never call the API; they are handed this backend.
+package backend
 
 import (
 	"bytes"
@@ -14,7 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/dashsource"
+	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
@@ -25,14 +30,33 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui/data"
 )
 
-// backend is the dashboard's tui.Backend: snapshots from dashsource, actions planned and
+// RequestFunc turns a confirmed action on nodes, with the drain settings of the dialog,
+// into the operations layer's request, as the commands build theirs (the front end's
+// wiring: the client's burst, the wait lines, the command line recorded on the nodes).
+type RequestFunc func(action operation.Action, settings drain.Settings, nodes []string) operation.Request
+
+// Config is what a Backend works with.
+type Config struct {
+	// Kube is the cluster's clientset; EventKube the one for node Events (nil: Kube).
+	Kube, EventKube kubernetes.Interface
+	// Pools is the NodePool and Maintenance client (nil: no move, no Maintenance control).
+	Pools client.Client
+	// User names the user when the API server will not say (operation.Operator.User).
+	User string
+	// Source feeds the views' snapshots (nil: Snapshots delivers nothing).
+	Source *source.Source
+	// Request builds the request of every action (required).
+	Request RequestFunc
+}
+
+// Backend is the dashboard's tui.Backend: snapshots from the source, actions planned and
 // run by the operations layer. Several actions may run at once; a node is in at most one.
-type backend struct {
-	ctx  context.Context
-	c    *Common
-	op   *operation.Operator
-	runs *operation.Runs
-	src  *dashsource.Source
+type Backend struct {
+	ctx        context.Context
+	op         *operation.Operator
+	runs       *operation.Runs
+	src        *source.Source
+	newRequest RequestFunc
 	// ledger is the budgets' view the dashboard's concurrent drains share (drain.Ledger):
 	// a pod whose budget another action's evictions took the room of is not asked.
 	ledger *drain.Ledger
@@ -46,42 +70,27 @@ type backend struct {
 	}
 }
 
-func newBackend(ctx context.Context, c *Common, cs kubernetes.Interface, pc client.Client, src *dashsource.Source) *backend {
-	op := &operation.Operator{Kube: cs, Pools: pc, Logger: klog.Background(), User: c.fallbackUser()}
-	return &backend{ctx: ctx, c: c, op: op, runs: op.Runs(ctx, render.ErrorLine), src: src, ledger: drain.NewLedger()}
+var _ tui.Backend = (*Backend)(nil)
+
+// New returns the backend of cfg; its actions run until ctx is cancelled (then Wait).
+func New(ctx context.Context, cfg Config) *Backend {
+	op := &operation.Operator{Kube: cfg.Kube, EventKube: cfg.EventKube, Pools: cfg.Pools, Logger: klog.Background(), User: cfg.User}
+	return &Backend{ctx: ctx, op: op, runs: op.Runs(ctx, render.ErrorLine), src: cfg.Source, newRequest: cfg.Request, ledger: drain.NewLedger()}
 }
 
 // Snapshots implements tui.Backend (nothing without a source).
-func (b *backend) Snapshots() <-chan data.Snapshot {
+func (b *Backend) Snapshots() <-chan data.Snapshot {
 	if b.src == nil {
 		return nil
 	}
 	return b.src.Snapshots()
 }
 
-// DashboardBackend is the dashboard's Backend on the cluster c's flags point at, without
-// a terminal and without the watches (Snapshots delivers nothing): what a test drives the
-// dashboard's actions through. wait waits for the actions once ctx is cancelled.
-func DashboardBackend(ctx context.Context, c *Common) (backend tui.Backend, wait func(), err error) {
-	cs, err := c.Client()
-	if err != nil {
-		return nil, nil, err
-	}
-	pc, err := c.PoolClient()
-	if err != nil {
-		return nil, nil, err
-	}
-	b := newBackend(ctx, c, cs, pc, nil)
-	return b, b.wait, nil
-}
-
-// request turns a confirmed dialog into the operations layer's request: the drain
-// settings are the dialog's (which start from drain.DefaultSettings, as the commands').
-func (b *backend) request(req confirm.Request) operation.Request {
-	d := NewDrainOptions(b.c)
-	d.Settings = req.Options.Settings // the dialog fills the drain's settings
-	d.Nodes.Names = req.Nodes
-	r := d.request(operation.Action(req.Action))
+// Request turns a confirmed dialog into the operations layer's request (a move's plan
+// not yet added: Planned): the drain settings are the dialog's (which start from
+// drain.DefaultSettings, as the commands').
+func (b *Backend) Request(req confirm.Request) operation.Request {
+	r := b.newRequest(operation.Action(req.Action), req.Options.Settings, req.Nodes)
 	r.To = req.Pool
 	r.Command = fmt.Sprintf("kubectl maintenance dashboard (%s %s)", req.Action, strings.Join(req.Nodes, " "))
 	r.Ledger = b.ledger
@@ -93,7 +102,7 @@ const planTimeout = 30 * time.Second
 
 // Plan implements tui.Backend: the drain's plan, as the plan command prints it, after a
 // move's label and taint changes.
-func (b *backend) Plan(req confirm.Request) (string, error) {
+func (b *Backend) Plan(req confirm.Request) (string, error) {
 	switch req.Action {
 	case confirm.Cordon:
 		return fmt.Sprintf("Mark %d node(s) unschedulable; no pod is evicted.", len(req.Nodes)), nil
@@ -104,7 +113,7 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 	// error in the dialog rather than "Planning..." for ever.
 	ctx, cancel := context.WithTimeout(b.ctx, planTimeout)
 	defer cancel()
-	r := b.request(req)
+	r := b.Request(req)
 	var head bytes.Buffer
 	if req.Action == confirm.Move {
 		p, err := b.op.Plan(ctx, r)
@@ -129,8 +138,8 @@ func (b *backend) Plan(req confirm.Request) (string, error) {
 
 // Start implements tui.Backend: the operation runs in the layer's Runs (each node in at
 // most one running action).
-func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
-	r, err := b.planned(b.ctx, b.op, req, b.request(req))
+func (b *Backend) Start(req confirm.Request) (<-chan event.Event, func(), error) {
+	r, err := b.Planned(b.ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -138,18 +147,19 @@ func (b *backend) Start(req confirm.Request) (<-chan event.Event, func(), error)
 	return events, cancel, err
 }
 
-// planned is a move's request with its plan (Request.Moves) and the plan's resolution, as
-// the pool move command runs it: the plan the dialog showed and the user confirmed
-// (Plan), else planned now (the permission preflight included). Any other request is
-// returned as it is.
-func (b *backend) planned(ctx context.Context, op *operation.Operator, req confirm.Request, r operation.Request) (operation.Request, error) {
+// Planned is the request Start runs for req: a move's carries its plan (Request.Moves)
+// and the plan's resolution, as the pool move command runs it: the plan the dialog
+// showed and the user confirmed (Plan), else planned now (the permission preflight
+// included). Any other request is Request's.
+func (b *Backend) Planned(ctx context.Context, req confirm.Request) (operation.Request, error) {
+	r := b.Request(req)
 	if r.Action != operation.Move {
 		return r, nil
 	}
 	p := b.take(req)
 	if p == nil {
 		var err error
-		if p, err = op.Plan(ctx, r); err != nil {
+		if p, err = b.op.Plan(ctx, r); err != nil {
 			return r, err
 		}
 	}
@@ -158,14 +168,14 @@ func (b *backend) planned(ctx context.Context, op *operation.Operator, req confi
 }
 
 // keep remembers the move plan the dialog shows for req (the dialog shows one at a time).
-func (b *backend) keep(req confirm.Request, p *operation.Plan) {
+func (b *Backend) keep(req confirm.Request, p *operation.Plan) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.shown.req, b.shown.plan = req, p
 }
 
 // take returns (and forgets) the plan the dialog showed for req, nil if it showed none.
-func (b *backend) take(req confirm.Request) *operation.Plan {
+func (b *Backend) take(req confirm.Request) *operation.Plan {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// The same action, nodes, pool and settings (as tui's dialog compares them).
@@ -177,11 +187,11 @@ func (b *backend) take(req confirm.Request) *operation.Plan {
 	return p
 }
 
-// wait waits for every action to end (after the backend's context is cancelled).
-func (b *backend) wait() { b.runs.Wait() }
+// Wait waits for every action to end (after the backend's context is cancelled).
+func (b *Backend) Wait() { b.runs.Wait() }
 
 // ControlMaintenance pauses, resumes or cancels a Maintenance for the dashboard.
-func (b *backend) ControlMaintenance(name, op string) error {
+func (b *Backend) ControlMaintenance(name, op string) error {
 	if b.op.Pools == nil {
 		return fmt.Errorf("no client for Maintenances")
 	}
@@ -197,8 +207,8 @@ func (b *backend) ControlMaintenance(name, op string) error {
 }
 
 // Events implements tui.Backend: the object's Events, from both Event APIs.
-func (b *backend) Events(ref data.Ref) ([]data.EventRow, error) {
-	ctx, cancel := context.WithTimeout(b.ctx, dashsource.DefaultRequestTimeout)
+func (b *Backend) Events(ref data.Ref) ([]data.EventRow, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, source.DefaultRequestTimeout)
 	defer cancel()
-	return dashsource.Events(ctx, b.op.Kube, ref)
+	return source.Events(ctx, b.op.Kube, ref)
 }

@@ -1,9 +1,9 @@
-// Package dashsource feeds the dashboard: informers on nodes, pods, PodDisruptionBudgets
+// Package source feeds the dashboard: informers on nodes, pods, PodDisruptionBudgets
 // and NodePools, the read model built from their caches (Build), and a one-line account
 // of what keeps the data from being fresh (an unreachable API server, a missing
 // permission). It never blocks its caller on the API server: the dashboard starts at
 // once and shows "connecting" or the problem until the caches fill.
-package dashsource
+package source
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package dashsource
+package source
 
 import (
 	"context"
