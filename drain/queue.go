@@ -41,8 +41,8 @@ type podState struct {
 	// reservedOn is the budget whose allowance the pod's eviction holds.
 	reservedOn string
 	block      blockKey // budgets and class of the last wait emitted
-	blockMsg   string // its message
-	blockPDB   string // budgets of the last 500 (several budgets)
+	blockMsg   string   // its message
+	blockPDB   string   // budgets of the last 500 (several budgets)
 	acceptedAt time.Time
 	stuckSaid  bool
 	// reforced: deleted again with a shorter grace under --on-blocked=force (track.go).
