@@ -124,10 +124,11 @@ func newRun(e *Engine, pf *preflight) *run {
 		pods: map[string]*podState{}, nodes: map[string]*nodeState{}, done: make(chan struct{}),
 		book:    newBudgetBook(e.cfg.Ledger),
 		watch:   newBudgetWatch(),
-		pace:    pacing{pacer: newPacer(e.cfg.PaceMargin)},
 		planned: newPlannedState(pf, e.cfg.Policy),
 	}
-	r.book.r, r.watch.r, r.diag.r, r.hold.r, r.pace.r, r.blocked.r, r.roller.r, r.steps.r, r.surges.r = r, r, r, r, r, r, r, r, r
+	r.book.r, r.watch.r, r.diag.r, r.hold.r, r.blocked.r, r.roller.r, r.surges.r = r, r, r, r, r, r, r
+	r.pace = newPacing(&r.core, r, e.cfg.PaceMargin)
+	r.steps = newNodeSteps(&r.core, r)
 	return r
 }
 
