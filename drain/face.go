@@ -1,6 +1,10 @@
 package drain
 
-import "github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+import (
+	"context"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
 
 // The run's faces to its parts: each part is handed the run as a narrow interface of only
 // what it needs (pacing's paceRun, nodeSteps' stepsRun, ...); these are the run's
@@ -15,4 +19,21 @@ func (r *run) nodeLocked(name string) *nodeState { return r.nodes[name] }
 // failedOfLocked is how many nodes failed, of how many the run planned.
 func (r *run) failedOfLocked() (failed, planned int) {
 	return r.sum.NodesFailed, len(r.pf.plan.Nodes)
+}
+
+// context is the run's context (nil before it runs).
+func (r *run) context() context.Context { return r.ctx }
+
+// plannedNodes are the names of the nodes the run planned, in its order.
+func (r *run) plannedNodes() []string {
+	nodes := make([]string, 0, len(r.pf.plan.Nodes))
+	for _, n := range r.pf.plan.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	return nodes
+}
+
+// parkLocked makes st wait until one of budgets changes (budgetBook.parkLocked).
+func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
+	r.book.parkLocked(st, budgets, reason, message)
 }
