@@ -2,6 +2,9 @@ package drain
 
 import (
 	"context"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
@@ -37,3 +40,12 @@ func (r *run) plannedNodes() []string {
 func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
 	r.book.parkLocked(st, budgets, reason, message)
 }
+
+// nodesLocked are the run's nodes by name; the caller does not change the map.
+func (r *run) nodesLocked() map[string]*nodeState { return r.nodes }
+
+// stoppedLocked records b among the nodes the run stopped on.
+func (r *run) stoppedLocked(b event.Blocker) { r.pol.stopped = append(r.pol.stopped, b) }
+
+// justCordoned reports whether this run cordoned node a moment before now (faststart.go).
+func (r *run) justCordoned(node string, now time.Time) bool { return r.fast.justCordoned(node, now) }
