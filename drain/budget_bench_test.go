@@ -92,7 +92,7 @@ func benchRun(b *testing.B, n int) (*run, *policyv1.PodDisruptionBudget) {
 		p := testPod(fmt.Sprintf("p-%05d", i), "n1")
 		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
 		st := &podState{pod: p, key: p.Namespace + "/" + p.Name, node: "n1", wave: 1,
-			parkedOn: []string{key}, block: key + "|Exhausted"}
+			parkedOn: []string{key}, block: blockKey{budgets: key, class: "Exhausted"}}
 		r.pods[st.key] = st
 		r.book.parked[key][st.key] = st
 	}

@@ -120,14 +120,11 @@ func (bk *budgetBook) releaseLocked(st *podState) {
 func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
 	r := bk.r
 	bk.parkOnLocked(st, budgets)
-	keys := pdb.JoinKeys(budgets)
-	class := reason
-	if reason == "DisruptionBudget" {
-		class = string(pdb.Exhausted) // the server's word for the same wait
-	}
+	block := newBlockKey(budgets, reason)
+	keys := block.budgets
 	st.blockMsg = message
-	if keys+"|"+class != st.block {
-		st.block = keys + "|" + class
+	if block != st.block {
+		st.block = block
 		r.e.emit(r.diag.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
 			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts}))
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {

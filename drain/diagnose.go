@@ -278,20 +278,20 @@ func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }
 func (wd *waitDiag) sayWaitsLocked() {
 	r := wd.r
 	now := r.e.cfg.Clock.Now()
-	groups := map[string][]*podState{}
+	groups := map[blockKey][]*podState{}
 	for key := range wd.waits {
 		st := r.pods[key]
-		if st == nil || st.phase != waiting || r.nodes[st.node].finished || st.block == "" {
+		if st == nil || st.phase != waiting || r.nodes[st.node].finished || st.block.isZero() {
 			delete(wd.waits, key)
 			continue
 		}
 		groups[st.block] = append(groups[st.block], st)
 	}
-	blocks := make([]string, 0, len(groups))
+	blocks := make([]blockKey, 0, len(groups))
 	for b := range groups {
 		blocks = append(blocks, b)
 	}
-	sort.Strings(blocks)
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i].String() < blocks[j].String() })
 	for _, block := range blocks {
 		sts := groups[block]
 		st := sts[0]

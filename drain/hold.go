@@ -18,12 +18,32 @@ import (
 // nodeHolds keeps the node records this run holds: it takes a node (waiting for
 // another run's hold to end), renews its heartbeat, writes its state and lets it go,
 // and notices a node another run took over (leave.go). Its per-node state is in
-// nodeState.pol, guarded by run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
+// nodeState.pol, guarded by the core's lock.
+// Its Locked methods are called with the lock held; they make no API call and send on no
+// channel: effects go through core.later, events to the outbox (doc.go).
 type nodeHolds struct {
-	r *run
+	c   *core
+	run holdRun
 }
+
+// holdRun is what nodeHolds needs of the run: its context and nodes, its deadline, and
+// how a node starts, fails, is stopped, let go or gone.
+type holdRun interface {
+	context() context.Context
+	nodeLocked(name string) *nodeState
+	nodesLocked() map[string]*nodeState
+	deadline() (<-chan time.Time, func())
+	mayStartLocked() (reason, msg string)
+	notStartedLocked(nodes []event.NodePlan, reason, msg string)
+	failNodeLocked(ns *nodeState, msg string)
+	stoppedLocked(b event.Blocker)
+	endFailedLocked(ns *nodeState, msg, reason string)
+	nodeGone(name string)
+	justCordoned(node string, now time.Time) bool
+}
+
+// newNodeHolds holds the run's nodes for run.
+func newNodeHolds(c *core, run holdRun) nodeHolds { return nodeHolds{c: c, run: run} }
 
 // A run owns the nodes it works on. Its record on a node (noderecord) names it; while it
 // drains the node it renews a heartbeat there; every write of a node's cordon or record
@@ -44,7 +64,7 @@ const heldPoll = 5 * time.Second
 const releaseTimeout = 10 * time.Second
 
 // self is the run's identity as recorded on its nodes.
-func (nh *nodeHolds) self() *noderecord.Run { return nh.r.e.cfg.origin() }
+func (nh *nodeHolds) self() *noderecord.Run { return nh.c.cfg.origin() }
 
 // ours reports whether the node's record names this run.
 func (nh *nodeHolds) ours(n *corev1.Node) bool {
@@ -63,24 +83,23 @@ func asHeld(err error) *noderecord.HeldError {
 // heldByLocked says, once per holder, that another run holds the node, and decides: wait
 // for it (true), or stop the run (--on-blocked=fail; false: the node failed, untouched).
 func (nh *nodeHolds) heldByLocked(ns *nodeState, held *noderecord.HeldError) bool {
-	r := nh.r
 	ns.pol.held, ns.pol.cordonedHere = false, false
-	fail := r.e.cfg.OnBlocked == OnBlockedFail
+	fail := nh.c.cfg.OnBlocked == OnBlockedFail
 	if ns.pol.heldBy != held.Holder.ID {
 		ns.pol.heldBy = held.Holder.ID
 		what := "waiting for it to let the node go (its heartbeat stops when it ends or dies)"
 		if fail {
 			what = "stopping (--on-blocked=fail)"
 		}
-		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: ReasonHeld,
+		nh.c.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: ReasonHeld,
 			Message: fmt.Sprintf("%s; %s", held.Error(), what)})
 	}
 	if !fail {
 		return true
 	}
 	msg := held.Error()
-	r.pol.stopped = append(r.pol.stopped, event.Blocker{Node: ns.name, Message: msg})
-	r.failNodeLocked(ns, msg)
+	nh.run.stoppedLocked(event.Blocker{Node: ns.name, Message: msg})
+	nh.run.failNodeLocked(ns, msg)
 	return false
 }
 
@@ -88,20 +107,19 @@ func (nh *nodeHolds) heldByLocked(ns *nodeState, held *noderecord.HeldError) boo
 // it never started cordoned for it) and waits heldPoll; false when ctx ended or the
 // --not-after deadline passed (the node is then not started).
 func (nh *nodeHolds) waitHeld(ctx context.Context, ns *nodeState) bool {
-	r := nh.r
 	id := nh.self().ID
-	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+	_, err := noderecord.Update(ctx, nh.c.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
 		if n.Annotations[noderecord.AnnotationWaiting] == id || nh.ours(n) {
 			return nil, nil
 		}
 		return map[string]any{"metadata": map[string]any{"annotations": map[string]any{noderecord.AnnotationWaiting: id}}}, nil
 	})
 	if err != nil {
-		r.e.cfg.Logger.V(2).Info("could not mark the wait for a held node", "node", ns.name, "err", err)
+		nh.c.cfg.Logger.V(2).Info("could not mark the wait for a held node", "node", ns.name, "err", err)
 	}
-	t := r.e.cfg.Clock.NewTimer(heldPoll)
+	t := nh.c.cfg.Clock.NewTimer(heldPoll)
 	defer t.Stop()
-	deadline, stop := r.deadline()
+	deadline, stop := nh.run.deadline()
 	defer stop()
 	select {
 	case <-t.C():
@@ -109,10 +127,10 @@ func (nh *nodeHolds) waitHeld(ctx context.Context, ns *nodeState) bool {
 	case <-ctx.Done():
 		return false
 	}
-	r.lock()
-	defer r.unlock()
-	if reason, msg := r.mayStartLocked(); reason != "" {
-		r.notStartedLocked([]event.NodePlan{ns.plan}, reason, msg)
+	nh.c.lock()
+	defer nh.c.unlock()
+	if reason, msg := nh.run.mayStartLocked(); reason != "" {
+		nh.run.notStartedLocked([]event.NodePlan{ns.plan}, reason, msg)
 		return false
 	}
 	return true
@@ -122,15 +140,14 @@ func (nh *nodeHolds) waitHeld(ctx context.Context, ns *nodeState) bool {
 // unless the state is noderecord.StateDraining. A node another live run holds now is not written:
 // that is said, and the error returned.
 func (nh *nodeHolds) setState(ctx context.Context, ns *nodeState, state, why string) error {
-	r := nh.r
-	err := r.retryTransient(ctx, func() error {
-		return SetState(ctx, r.e.cfg.Client, ns.name, state, r.e.cfg.Clock.Now(), why, nh.self())
+	err := nh.c.retryTransient(ctx, func() error {
+		return SetState(ctx, nh.c.cfg.Client, ns.name, state, nh.c.cfg.Clock.Now(), why, nh.self())
 	})
-	r.lock()
-	defer r.unlock()
+	nh.c.lock()
+	defer nh.c.unlock()
 	if held := asHeld(err); held != nil {
 		ns.pol.held = false
-		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: ReasonHeld,
+		nh.c.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: ReasonHeld,
 			Message: fmt.Sprintf("%s; this run leaves the node to it (state %s not written)", held.Error(), state)})
 		return err
 	}
@@ -157,18 +174,17 @@ const heartbeatCheck = noderecord.HeartbeatInterval / 5
 // noderecord.HeartbeatExpiry. A node whose record another run has taken meanwhile (this
 // run was taken for dead) is left to it: said, and failed here without a write.
 func (nh *nodeHolds) heartbeat(ctx context.Context) {
-	r := nh.r
-	r.every(ctx, heartbeatCheck, func() {
-		r.lock()
-		now := r.e.cfg.Clock.Now()
+	nh.c.every(ctx, heartbeatCheck, func() {
+		nh.c.lock()
+		now := nh.c.cfg.Clock.Now()
 		var held []*nodeState
-		for _, ns := range r.nodes {
+		for _, ns := range nh.run.nodesLocked() {
 			if ns.pol.held && !ns.finished && now.Sub(ns.pol.beatAt) >= noderecord.HeartbeatInterval {
 				held = append(held, ns)
 			}
 		}
 		sort.Slice(held, func(i, j int) bool { return held[i].pol.beatAt.Before(held[j].pol.beatAt) })
-		r.unlock()
+		nh.c.unlock()
 		atOnce(held, heartbeatWorkers, func(ns *nodeState) { nh.renew(ctx, ns, now) })
 	})
 }
@@ -176,30 +192,29 @@ func (nh *nodeHolds) heartbeat(ctx context.Context) {
 // renew renews the heartbeat of one held node at now: one PATCH while the record is this
 // run's; otherwise it reads the node to learn why.
 func (nh *nodeHolds) renew(ctx context.Context, ns *nodeState, now time.Time) {
-	r := nh.r
-	r.lock()
+	nh.c.lock()
 	still := ns.pol.held && !ns.finished
-	r.unlock()
+	nh.c.unlock()
 	if !still {
 		return
 	}
-	if err := noderecord.RenewHeartbeat(ctx, r.e.cfg.Client.CoreV1(), ns.name, *nh.self(), now); err == nil {
-		r.lock()
+	if err := noderecord.RenewHeartbeat(ctx, nh.c.cfg.Client.CoreV1(), ns.name, *nh.self(), now); err == nil {
+		nh.c.lock()
 		ns.pol.beatAt = now
-		r.unlock()
+		nh.c.unlock()
 		return
 	}
 	var lost noderecord.Run
-	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+	_, err := noderecord.Update(ctx, nh.c.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
 		rec := noderecord.Read(n, "")
-		r.lock()
+		nh.c.lock()
 		still := ns.pol.held && !ns.finished
-		r.unlock()
+		nh.c.unlock()
 		switch {
 		case !still:
 			return nil, nil // let go meanwhile (released, not started, ...): no heartbeat
 		case rec.Run.ID == nh.self().ID:
-			return map[string]any{"metadata": noderecord.HeartbeatPatch(r.e.cfg.Clock.Now())}, nil
+			return map[string]any{"metadata": noderecord.HeartbeatPatch(nh.c.cfg.Clock.Now())}, nil
 		case rec.Run.ID == "":
 			return nil, nil // the record was removed (uncordon): the drain cordons it again
 		}
@@ -207,16 +222,16 @@ func (nh *nodeHolds) renew(ctx context.Context, ns *nodeState, now time.Time) {
 		return nil, nil
 	})
 	if err != nil {
-		r.e.cfg.Logger.V(2).Info("could not renew the heartbeat", "node", ns.name, "err", err)
+		nh.c.cfg.Logger.V(2).Info("could not renew the heartbeat", "node", ns.name, "err", err)
 		return
 	}
 	if lost.ID != "" {
-		r.lock()
+		nh.c.lock()
 		ns.pol.held = false
-		r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "TakenByAnotherRun",
+		nh.c.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "TakenByAnotherRun",
 			Message: fmt.Sprintf("node %s was taken over by %s; this run leaves it", ns.name, lost)})
-		r.failNodeLocked(ns, "taken over by "+lost.String())
-		r.unlock()
+		nh.run.failNodeLocked(ns, "taken over by "+lost.String())
+		nh.c.unlock()
 	}
 }
 
@@ -224,31 +239,30 @@ func (nh *nodeHolds) renew(ctx context.Context, ns *nodeState, now time.Time) {
 // still holds stays cordoned, in noderecord.StateFailed with why (never left "draining"), within
 // releaseTimeout. Nodes another run took meanwhile are not written.
 func (nh *nodeHolds) releaseUnfinished(result error) {
-	r := nh.r
 	why := "the run was interrupted before the node was drained; run the same command again to finish"
 	var te *TimeoutError
 	if errors.As(result, &te) {
 		why = fmt.Sprintf("the run timed out (--timeout %s) before the node was drained", te.Timeout)
 	}
-	r.lock()
+	nh.c.lock()
 	var held []*nodeState
-	for _, ns := range r.nodes {
+	for _, ns := range nh.run.nodesLocked() {
 		if ns.pol.held && !ns.finished {
 			held = append(held, ns)
 		}
 	}
-	r.unlock()
+	nh.c.unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	atOnce(held, cordonsAtOnce, func(ns *nodeState) {
-		_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
+		_, err := noderecord.Update(ctx, nh.c.cfg.Client.CoreV1(), ns.name, false, func(n *corev1.Node) (map[string]any, error) {
 			if !nh.ours(n) {
 				return nil, nil
 			}
-			return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateFailed, r.e.cfg.Clock.Now(), nh.self(), why)}, nil
+			return map[string]any{"metadata": noderecord.StatePatch(noderecord.StateFailed, nh.c.cfg.Clock.Now(), nh.self(), why)}, nil
 		})
 		if err != nil {
-			r.e.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
+			nh.c.cfg.Logger.V(2).Info("could not record the node failed", "node", ns.name, "err", err)
 		}
 	})
 }
@@ -276,14 +290,13 @@ func atOnce[T any](items []T, k int, fn func(T)) {
 // before keeps its cordon, the record removed. A node another run holds by now is left
 // to it, and that is said.
 func (nh *nodeHolds) releaseNotStarted(name string, cordonedHere bool) {
-	r := nh.r
 	var waiter, other string
 	var uncordoned bool
 	// Not cut by the run's own end (its context ends once every node is finished, which
 	// this node now is): bounded as releaseUnfinished's writes are.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(nh.run.context()), releaseTimeout)
 	defer cancel()
-	_, err := noderecord.Update(ctx, r.e.cfg.Client.CoreV1(), name, false, func(n *corev1.Node) (map[string]any, error) {
+	_, err := noderecord.Update(ctx, nh.c.cfg.Client.CoreV1(), name, false, func(n *corev1.Node) (map[string]any, error) {
 		waiter, other, uncordoned = "", "", false
 		if rec := noderecord.Read(n, ""); !nh.ours(n) {
 			if rec.Run.ID != "" {
@@ -310,15 +323,15 @@ func (nh *nodeHolds) releaseNotStarted(name string, cordonedHere bool) {
 	})
 	switch {
 	case err != nil:
-		r.e.cfg.Logger.V(2).Info("could not let a node not started go", "node", name, "err", err)
+		nh.c.cfg.Logger.V(2).Info("could not let a node not started go", "node", name, "err", err)
 	case other != "":
-		r.e.emit(event.Event{Type: event.EventWarning, Node: name, Reason: "NotStarted",
+		nh.c.emit(event.Event{Type: event.EventWarning, Node: name, Reason: "NotStarted",
 			Message: fmt.Sprintf("node %s not started: left to %s, which holds it now", name, other)})
 	case waiter != "":
-		r.e.emit(event.Event{Type: event.EventWarning, Node: name, Reason: "NotStarted",
+		nh.c.emit(event.Event{Type: event.EventWarning, Node: name, Reason: "NotStarted",
 			Message: fmt.Sprintf("node %s not started: left cordoned to run %s, which waits for it", name, waiter)})
 	case uncordoned:
-		r.e.emit(event.Event{Type: event.EventNodeUncordoned, Node: name, Reason: "NotStarted", Message: "uncordoned: not started"})
+		nh.c.emit(event.Event{Type: event.EventNodeUncordoned, Node: name, Reason: "NotStarted", Message: "uncordoned: not started"})
 	}
 }
 
@@ -327,34 +340,33 @@ func (nh *nodeHolds) releaseNotStarted(name string, cordonedHere bool) {
 // lets the node go; with --on-blocked=fail, or past --not-after, the node ends there
 // (errNodeEnded).
 func (nh *nodeHolds) takeNode(ctx context.Context, ns *nodeState) error {
-	r := nh.r
 	for {
 		var already bool
-		err := r.retryTransient(ctx, func() error {
-			if r.fast.justCordoned(ns.name, r.e.cfg.Clock.Now()) { // this run cordoned it a moment ago (faststart.go)
+		err := nh.c.retryTransient(ctx, func() error {
+			if nh.run.justCordoned(ns.name, nh.c.cfg.Clock.Now()) { // this run cordoned it a moment ago (faststart.go)
 				return nil
 			}
-			node, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})
+			node, err := nh.c.cfg.Client.CoreV1().Nodes().Get(ctx, ns.name, metav1.GetOptions{})
 			if err != nil || (node.Spec.Unschedulable && node.Annotations[noderecord.AnnotationDrain] == noderecord.StateDraining && nh.ours(node)) {
 				return err
 			}
-			r.lock()
+			nh.c.lock()
 			had := ns.pol.held
-			r.unlock()
+			nh.c.unlock()
 			// Uncordoned (or its record removed) since the batch cordon: cordon it again.
 			if had && !node.Spec.Unschedulable {
-				r.e.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
+				nh.c.emit(event.Event{Type: event.EventWarning, Node: ns.name, Reason: "Uncordoned",
 					Message: fmt.Sprintf("node %s was uncordoned after this drain cordoned it; cordoning it again", ns.name)})
 			}
-			_, already, err = CordonForDrainAs(ctx, r.e.cfg.Client, ns.name, false, r.e.cfg.Clock.Now(), nh.self())
+			_, already, err = CordonForDrainAs(ctx, nh.c.cfg.Client, ns.name, false, nh.c.cfg.Clock.Now(), nh.self())
 			if err == nil {
-				r.lock()
+				nh.c.lock()
 				if !had {
 					ns.pol.cordonedHere = !already
 				}
 				ns.pol.held = true
-				ns.pol.beatAt = r.e.cfg.Clock.Now()
-				r.unlock()
+				ns.pol.beatAt = nh.c.cfg.Clock.Now()
+				nh.c.unlock()
 			}
 			return err
 		})
@@ -362,9 +374,9 @@ func (nh *nodeHolds) takeNode(ctx context.Context, ns *nodeState) error {
 		if held == nil {
 			return err
 		}
-		r.lock()
+		nh.c.lock()
 		wait := nh.heldByLocked(ns, held)
-		r.unlock()
+		nh.c.unlock()
 		if !wait || !nh.waitHeld(ctx, ns) {
 			return errNodeEnded
 		}

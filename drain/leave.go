@@ -27,8 +27,7 @@ const ReasonReleased = "Released"
 // scheduler puts back on a schedulable node, for as long as it lives. The heartbeat
 // (hold.go) finds a taken record too, but only at its next renewal, up to 30 s later.
 func (nh *nodeHolds) watchLeaves(ctx context.Context) {
-	r := nh.r
-	f := informers.NewSharedInformerFactoryWithOptions(r.e.cfg.Client, 0,
+	f := informers.NewSharedInformerFactoryWithOptions(nh.c.cfg.Client, 0,
 		informers.WithTransform(trimManagedFields),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = noderecord.LabelState }))
 	inf := f.Core().V1().Nodes().Informer()
@@ -50,12 +49,12 @@ func (nh *nodeHolds) watchLeaves(ctx context.Context) {
 				name = nameOfKey(o.Key)
 			}
 			if name != "" && nh.holds(name) {
-				r.goroutine(func() { nh.checkLeftNow(ctx, name) })
+				nh.c.goroutine(func() { nh.checkLeftNow(ctx, name) })
 			}
 		},
 	})
 	if err != nil {
-		r.e.cfg.Logger.V(2).Info("could not watch the nodes this run holds", "err", err)
+		nh.c.cfg.Logger.V(2).Info("could not watch the nodes this run holds", "err", err)
 		return
 	}
 	f.Start(ctx.Done())
@@ -65,33 +64,30 @@ func (nh *nodeHolds) watchLeaves(ctx context.Context) {
 
 // holds reports whether the run holds the node and works on it still.
 func (nh *nodeHolds) holds(name string) bool {
-	r := nh.r
-	r.lock()
-	defer r.unlock()
-	ns := r.nodes[name]
+	nh.c.lock()
+	defer nh.c.unlock()
+	ns := nh.run.nodeLocked(name)
 	return ns != nil && ns.pol.held && !ns.finished && !ns.failing && !ns.finishing
 }
 
 // checkLeftNow reads the node and ends it for this run if it left (gone, uncordoned, its
 // record removed or another's).
 func (nh *nodeHolds) checkLeftNow(ctx context.Context, name string) {
-	r := nh.r
-	n, err := r.e.cfg.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	n, err := nh.c.cfg.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		nh.checkLeft(n)
 	case ctx.Err() == nil && apierrors.IsNotFound(err):
-		r.nodeGone(name) // its drain ends, gone, not failed (deadnode.go)
+		nh.run.nodeGone(name) // its drain ends, gone, not failed (deadnode.go)
 	}
 }
 
 // checkLeft ends the node for this run when n says someone took it.
 func (nh *nodeHolds) checkLeft(n *corev1.Node) {
-	r := nh.r
 	if !nh.holds(n.Name) {
 		return
 	}
-	if why := leftBecause(n, nh.self().ID, r.e.cfg.Clock.Now()); why != "" {
+	if why := leftBecause(n, nh.self().ID, nh.c.cfg.Clock.Now()); why != "" {
 		nh.leave(n.Name, why)
 	}
 }
@@ -116,17 +112,16 @@ func leftBecause(n *corev1.Node, self string, now time.Time) string {
 // wait, nothing written on the node (it is no longer this run's). The run goes on with its
 // other nodes; the node ends failed, with Reason ReasonReleased and why.
 func (nh *nodeHolds) leave(name, why string) {
-	r := nh.r
-	r.lock()
-	defer r.unlock()
-	ns := r.nodes[name]
+	nh.c.lock()
+	defer nh.c.unlock()
+	ns := nh.run.nodeLocked(name)
 	if ns == nil || !ns.pol.held || ns.finished || ns.failing {
 		return
 	}
 	ns.pol.held = false
 	msg := fmt.Sprintf("node %s left this run: %s; no further eviction from it", name, why)
-	r.e.emit(event.Event{Type: event.EventWarning, Node: name, Reason: ReasonReleased, Message: msg})
-	r.endFailedLocked(ns, msg, ReasonReleased)
+	nh.c.emit(event.Event{Type: event.EventWarning, Node: name, Reason: ReasonReleased, Message: msg})
+	nh.run.endFailedLocked(ns, msg, ReasonReleased)
 }
 
 // nameOfKey is the name in a cluster-scoped object's store key.

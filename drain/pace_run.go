@@ -13,35 +13,46 @@ import (
 
 // pacing applies the pacer (pace.go) to the run: the pace of each eviction, what an
 // accepted eviction, a pod gone and a budget's status teach it, and the pace said when
-// it changes. Guarded by run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
+// it changes. Guarded by the core's lock.
+// Its Locked methods are called with the lock held; they make no API call and send on no
+// channel: effects go through core.later, events to the outbox (doc.go).
 type pacing struct {
-	r *run
+	c   *core
+	run paceRun
 	*pacer
+}
+
+// paceRun is what pacing needs of the run: a pod asked for again, and a budget as last
+// seen.
+type paceRun interface {
+	add(key string)
+	budgetLocked(key string) *pdb.Budget
+}
+
+// newPacing paces a run's evictions with margin (Config.PaceMargin).
+func newPacing(c *core, run paceRun, margin time.Duration) pacing {
+	return pacing{c: c, run: run, pacer: newPacer(margin)}
 }
 
 // turnLocked is the pacer's turn for an eviction the budget allows: 0 to send it now,
 // else how long it waits (when the pace quickens or stops, it is woken sooner).
 func (pc *pacing) turnLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time.Duration {
-	r := pc.r
 	if d.Budget() == nil || !d.Consumes() {
 		return 0 // no budget's allowance taken: the disruption controller does no work for it
 	}
-	return pc.delay(st.key, recreatedUnderItsName(cur), r.e.cfg.Clock.Now())
+	return pc.delay(st.key, recreatedUnderItsName(cur), pc.c.cfg.Clock.Now())
 }
 
 // acceptedLocked follows an accepted eviction that took a budget's allowance.
 func (pc *pacing) acceptedLocked(ev *eviction) {
-	r := pc.r
 	if ev.budget == "" {
 		return
 	}
 	listed := false
-	if b := r.book.budgetLocked(ev.budget); b != nil {
+	if b := pc.run.budgetLocked(ev.budget); b != nil {
 		_, listed = b.PDB.Status.DisruptedPods[ev.pod.Name]
 	}
-	now := r.e.cfg.Clock.Now()
+	now := pc.c.cfg.Clock.Now()
 	pc.acceptedEviction(ev.st.key, ev.pod.Name, ev.budget, recreatedUnderItsName(ev.pod), listed, now)
 	if ev.st.phase == finished { // its informer saw it go before the answer came
 		pc.gone(ev.st.key, now)
@@ -50,42 +61,38 @@ func (pc *pacing) acceptedLocked(ev *eviction) {
 
 // sawGoneLocked tells the pacer a pod is gone.
 func (pc *pacing) sawGoneLocked(st *podState) {
-	r := pc.r
-	pc.gone(st.key, r.e.cfg.Clock.Now())
+	pc.gone(st.key, pc.c.cfg.Clock.Now())
 }
 
 // budgetSeenLocked tells the pacer a budget's status changed.
 func (pc *pacing) budgetSeenLocked(p *policyv1.PodDisruptionBudget) {
-	r := pc.r
-	pc.sayLocked(pc.budgetSeen(p, r.e.cfg.Clock.Now()))
+	pc.sayLocked(pc.budgetSeen(p, pc.c.cfg.Clock.Now()))
 }
 
 // paceTicks looks every paceTick at entries that outlive their pods.
 func (pc *pacing) paceTicks(ctx context.Context) {
-	r := pc.r
-	r.every(ctx, paceTick, func() {
-		r.lock()
-		pc.sayLocked(pc.check(r.e.cfg.Clock.Now()))
-		r.unlock()
+	pc.c.every(ctx, paceTick, func() {
+		pc.c.lock()
+		pc.sayLocked(pc.check(pc.c.cfg.Clock.Now()))
+		pc.c.unlock()
 	})
 }
 
 // sayLocked says the pacer's changes in the event stream and the -v log; pacing that
 // lasts is said once as a warning (the normal output).
 func (pc *pacing) sayLocked(cs []paceChange) {
-	r := pc.r
 	for _, key := range pc.turns.woken() {
-		r.add(key) // its turn came sooner: ask again now
+		pc.run.add(key) // its turn came sooner: ask again now
 	}
 	for _, c := range cs {
 		msg := c.message()
 		if c.lasts {
-			r.e.emit(event.Event{Type: event.EventWarning, Reason: "EvictionsPaced", Message: msg})
+			pc.c.emit(event.Event{Type: event.EventWarning, Reason: "EvictionsPaced", Message: msg})
 			continue
 		}
 		reason := map[paceMode]string{paceOpen: "PacingStopped", paceNames: "PacingStatefulSets", paceAll: "PacingAll"}[c.to]
-		r.e.cfg.Logger.V(1).Info("eviction pacing", "from", c.from.String(), "to", c.to.String(), "rate", c.rate,
+		pc.c.cfg.Logger.V(1).Info("eviction pacing", "from", c.from.String(), "to", c.to.String(), "rate", c.rate,
 			"pdb", c.budget, "pod", c.pod, "lag", c.lag, "termination", c.term, "averageLag", c.overallLag)
-		r.e.emit(event.Event{Type: event.EventPacing, Reason: reason, PDB: c.budget, Pod: c.pod, Lag: c.lag, Rate: c.rate, Message: msg})
+		pc.c.emit(event.Event{Type: event.EventPacing, Reason: reason, PDB: c.budget, Pod: c.pod, Lag: c.lag, Rate: c.rate, Message: msg})
 	}
 }

@@ -40,9 +40,9 @@ type podState struct {
 	parkedOn []string
 	// reservedOn is the budget whose allowance the pod's eviction holds.
 	reservedOn string
-	block      string // budgets and class of the last wait emitted
-	blockMsg   string // its message
-	blockPDB   string // budgets of the last 500 (several budgets)
+	block      blockKey // budgets and class of the last wait emitted
+	blockMsg   string   // its message
+	blockPDB   string   // budgets of the last 500 (several budgets)
 	acceptedAt time.Time
 	stuckSaid  bool
 	// reforced: deleted again with a shorter grace under --on-blocked=force (track.go).

@@ -20,15 +20,15 @@ func transient(err error) bool {
 }
 
 // retryTransient calls f until it succeeds, fails for good, or ctx ends.
-func (r *run) retryTransient(ctx context.Context, f func() error) error {
+func (c *core) retryTransient(ctx context.Context, f func() error) error {
 	for {
 		err := f()
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
-		r.e.cfg.Logger.V(2).Info("retrying", "err", err)
+		c.cfg.Logger.V(2).Info("retrying", "err", err)
 		select {
-		case <-r.e.cfg.Clock.After(retryDelay):
+		case <-c.cfg.Clock.After(retryDelay):
 		case <-ctx.Done():
 			return err
 		}

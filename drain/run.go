@@ -70,7 +70,7 @@ func (e *Engine) emit(ev event.Event) {
 	e.out.post(ev)
 }
 
-// run is the state of one drain in progress. Its lock guards the fields below mu. Code
+// run is the state of one drain in progress. Its core's lock guards the fields below core. Code
 // that holds the lock decides and records; what it must do outside the lock (API calls,
 // workqueue adds) it queues with later, and the effects run when unlock releases it.
 type run struct {
@@ -79,19 +79,18 @@ type run struct {
 	ctx context.Context
 	rec *recorder // the run's node Events (nil: none recorded)
 
+	// core is the lock with its effects, the goroutines, events, clock and
+	// configuration every part shares (core.go).
+	core
 	queue workqueue.TypedRateLimitingInterface[string]
 	pdbs  cache.Indexer
-	// wg counts every goroutine the run starts besides the workers.
-	wg sync.WaitGroup
 	// releases counts the writes that let go nodes that will not start (blocked.go
 	// notStartedLocked): effects that may run on an informer's goroutine, so that Run
 	// returns only once they are done.
 	releases sync.WaitGroup
 
-	mu      sync.Mutex
-	effects []func()
-	pods    map[string]*podState
-	nodes   map[string]*nodeState
+	pods  map[string]*podState
+	nodes map[string]*nodeState
 	// The concerns: each keeps its own state, guarded by mu, and its methods (doc.go).
 	book    budgetBook   // reservations and the pods parked on each budget (budgets.go)
 	watch   budgetWatch  // whether a budget's status is current (watchdog.go)
@@ -118,33 +117,22 @@ type run struct {
 
 func newRun(e *Engine, pf *preflight) *run {
 	r := &run{
-		e: e, pf: pf,
+		core: newCore(&e.cfg, e.emit),
+		e:    e, pf: pf,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(e.cfg.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Clock: e.cfg.Clock}),
 		pods: map[string]*podState{}, nodes: map[string]*nodeState{}, done: make(chan struct{}),
 		book:    newBudgetBook(e.cfg.Ledger),
 		watch:   newBudgetWatch(),
-		pace:    pacing{pacer: newPacer(e.cfg.PaceMargin)},
 		planned: newPlannedState(pf, e.cfg.Policy),
 	}
-	r.book.r, r.watch.r, r.diag.r, r.hold.r, r.pace.r, r.blocked.r, r.roller.r, r.steps.r, r.surges.r = r, r, r, r, r, r, r, r, r
+	r.book.r, r.watch.r, r.diag.r, r.blocked.r, r.roller.r = r, r, r, r, r
+	r.hold = newNodeHolds(&r.core, r)
+	r.surges = newSurger(&r.core, r)
+	r.pace = newPacing(&r.core, r, e.cfg.PaceMargin)
+	r.steps = newNodeSteps(&r.core, r)
 	return r
 }
-
-func (r *run) lock() { r.mu.Lock() }
-
-// unlock releases the lock, then runs the effects queued under it, in order.
-func (r *run) unlock() {
-	fx := r.effects
-	r.effects = nil
-	r.mu.Unlock()
-	for _, f := range fx {
-		f()
-	}
-}
-
-// later queues f to run once the lock is released. Call it with the lock held.
-func (r *run) later(f func()) { r.effects = append(r.effects, f) }
 
 // add and addAfter queue a pod for a worker, once the lock is released.
 func (r *run) add(key string) { r.later(func() { r.queue.Add(key) }) }
@@ -155,15 +143,6 @@ func (r *run) addAfter(key string, d time.Duration) {
 		return
 	}
 	r.later(func() { r.queue.AddAfter(key, d) })
-}
-
-// goroutine starts f, counted in wg.
-func (r *run) goroutine(f func()) {
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		f()
-	}()
 }
 
 func (r *run) run(parent context.Context) (Summary, error) {

@@ -12,13 +12,25 @@ import (
 )
 
 // nodeSteps runs the caller's own steps around each node (Config.Steps) and keeps the
-// first step's error for the run's result. Its field is guarded by run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
+// first step's error for the run's result. Its field is guarded by the core's lock.
+// Its Locked methods are called with the lock held; they make no API call and send on no
+// channel: effects go through core.later, events to the outbox (doc.go).
 type nodeSteps struct {
-	r        *run
+	c        *core
+	run      stepsRun
 	firstErr error // the first error of a caller's node step
 }
+
+// stepsRun is what nodeSteps needs of the run: its nodes, failing one, and how many
+// failed of how many planned.
+type stepsRun interface {
+	nodeLocked(name string) *nodeState
+	failNodeLocked(ns *nodeState, msg string)
+	failedOfLocked() (failed, planned int)
+}
+
+// newNodeSteps runs the caller's steps (c.cfg.Steps) for run.
+func newNodeSteps(c *core, run stepsRun) nodeSteps { return nodeSteps{c: c, run: run} }
 
 // NodeSteps are a caller's own steps around each node of a rolling drain (Config.Steps):
 // a pool move records the move before the cordon and relabels the node once it is
@@ -50,8 +62,7 @@ func stepTransient(err error) bool {
 // before runs the caller's Before step for an admitted node; false when it failed (the
 // node is failed) or ctx ended.
 func (st *nodeSteps) before(ctx context.Context, node string) bool {
-	r := st.r
-	s := r.e.cfg.Steps
+	s := st.c.cfg.Steps
 	if s == nil {
 		return true
 	}
@@ -61,7 +72,7 @@ func (st *nodeSteps) before(ctx context.Context, node string) bool {
 			break
 		}
 		select {
-		case <-r.e.cfg.Clock.After(retryDelay):
+		case <-st.c.cfg.Clock.After(retryDelay):
 		case <-ctx.Done():
 		}
 	}
@@ -69,9 +80,9 @@ func (st *nodeSteps) before(ctx context.Context, node string) bool {
 		return true
 	}
 	if ctx.Err() == nil {
-		r.lock()
-		st.failedLocked(r.nodes[node], err)
-		r.unlock()
+		st.c.lock()
+		st.failedLocked(st.run.nodeLocked(node), err)
+		st.c.unlock()
 	}
 	return false
 }
@@ -79,19 +90,18 @@ func (st *nodeSteps) before(ctx context.Context, node string) bool {
 // failedLocked fails the node on a step's error, keeping the first for the run's
 // result.
 func (st *nodeSteps) failedLocked(ns *nodeState, err error) {
-	r := st.r
 	if st.firstErr == nil {
 		st.firstErr = err
 	}
-	r.failNodeLocked(ns, err.Error())
+	st.run.failNodeLocked(ns, err.Error())
 }
 
 // resultLocked is the run's error when nodes failed: it wraps the first step's
 // error, so that its kind (blocked by policy, ...) reaches the caller.
 func (st *nodeSteps) resultLocked() error {
-	r := st.r
+	failed, planned := st.run.failedOfLocked()
 	if st.firstErr == nil {
-		return fmt.Errorf("%d of %d nodes failed to drain", r.sum.NodesFailed, len(r.pf.plan.Nodes))
+		return fmt.Errorf("%d of %d nodes failed to drain", failed, planned)
 	}
-	return fmt.Errorf("%d of %d nodes failed: %w", r.sum.NodesFailed, len(r.pf.plan.Nodes), st.firstErr)
+	return fmt.Errorf("%d of %d nodes failed: %w", failed, planned, st.firstErr)
 }

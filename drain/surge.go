@@ -23,9 +23,22 @@ import (
 // Its Locked methods are called with run.mu held; they make no API call and send on no
 // channel: effects go through run.later, events to the outbox (doc.go).
 type surger struct {
-	r     *run
+	c     *core
+	run   surgeRun
 	byUID map[string]*surgeState // by the moved pod's UID
 }
+
+// surgeRun is what surger needs of the run: its context and nodes, a pod asked for
+// again, and parking a pod on a budget.
+type surgeRun interface {
+	context() context.Context
+	plannedNodes() []string
+	add(key string)
+	parkLocked(st *podState, budgets []*pdb.Budget, reason, message string)
+}
+
+// newSurger surges for run with c.cfg.Surge (nil: never).
+func newSurger(c *core, run surgeRun) surger { return surger{c: c, run: run} }
 
 // Surger moves a pod whose budget never allows a disruption by surging its one-replica
 // Deployment (--surge). *surge.Surger implements it; Config.Surge nil means no surge.
@@ -126,41 +139,36 @@ func (e *Engine) surgeDryRun(node string, s pdb.Step, mode string) bool {
 // pod is gone is restored at once; one whose pod is still there is finished by this run
 // (its eviction, once accepted, restores the count).
 func (sg *surger) resumeSurges(ctx context.Context) {
-	r := sg.r
-	s := r.e.cfg.Surge
+	s := sg.c.cfg.Surge
 	if s == nil {
 		return
 	}
-	nodes := make([]string, 0, len(r.pf.plan.Nodes))
-	for _, n := range r.pf.plan.Nodes {
-		nodes = append(nodes, n.Name)
-	}
-	pending, err := s.Pending(ctx, nodes)
+	pending, err := s.Pending(ctx, sg.run.plannedNodes())
 	if apierrors.IsForbidden(err) && !s.Starts() {
 		return // a user who may not list Deployments made no surge to resume (not without --surge)
 	}
 	if err != nil {
-		r.e.emit(event.Event{Type: event.EventWarning, Reason: "SurgeResume", Message: "could not look for surges to resume: " + err.Error()})
+		sg.c.emit(event.Event{Type: event.EventWarning, Reason: "SurgeResume", Message: "could not look for surges to resume: " + err.Error()})
 		return
 	}
 	for _, t := range pending {
 		alive, err := s.PodAlive(ctx, t)
 		if err != nil {
-			r.e.emit(event.Event{Type: event.EventWarning, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "SurgeResume", Message: err.Error()})
+			sg.c.emit(event.Event{Type: event.EventWarning, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "SurgeResume", Message: err.Error()})
 			continue
 		}
 		if !alive {
 			sg.restore(ctx, t, "Resumed")
 			continue
 		}
-		r.lock()
+		sg.c.lock()
 		if sg.byUID == nil {
 			sg.byUID = map[string]*surgeState{}
 		}
 		sg.byUID[t.PodUID] = &surgeState{target: t}
-		r.e.emit(event.Event{Type: event.EventSurgeStarted, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "Resumed",
+		sg.c.emit(event.Event{Type: event.EventSurgeStarted, Node: t.Node, Pod: t.Pod, Deployment: t.Key(), Reason: "Resumed",
 			Message: fmt.Sprintf("deployment %s was scaled from %d to %d replicas by an interrupted run to move pod %s; finishing it", t.Key(), t.Replicas, t.Replicas+1, t.Pod)})
-		r.unlock()
+		sg.c.unlock()
 	}
 }
 
@@ -170,8 +178,7 @@ func (sg *surger) resumeSurges(ctx context.Context) {
 // queues it again once the new pod is Ready. A pod that can't be surged (false) waits
 // like any other.
 func (sg *surger) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool {
-	r := sg.r
-	if r.e.cfg.Surge == nil || !r.e.cfg.Surge.Starts() || b == nil {
+	if sg.c.cfg.Surge == nil || !sg.c.cfg.Surge.Starts() || b == nil {
 		return false
 	}
 	if sg.byUID == nil {
@@ -184,13 +191,13 @@ func (sg *surger) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool
 		sg.byUID[string(pod.UID)] = ss
 		st.blockMsg = "surging its deployment"
 		p, budget := pod, b.PDB
-		r.goroutine(func() { sg.surge(st, p, budget, ss) })
+		sg.c.goroutine(func() { sg.surge(st, p, budget, ss) })
 		return true
 	case ss.refused:
 		return false
 	case ss.ready:
 		// The budget's status does not count the new pod yet: wait for it to change.
-		r.book.parkLocked(st, []*pdb.Budget{b}, string(pdb.Exhausted),
+		sg.run.parkLocked(st, []*pdb.Budget{b}, string(pdb.Exhausted),
 			fmt.Sprintf("pdb %s %s; waiting for it to count the surged pod", b.Key(), b.Numbers()))
 		return true
 	}
@@ -199,49 +206,48 @@ func (sg *surger) surgeLocked(st *podState, pod *corev1.Pod, b *pdb.Budget) bool
 
 // surge checks, starts and waits for the surge of pod's Deployment, then queues the pod.
 func (sg *surger) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruptionBudget, ss *surgeState) {
-	r := sg.r
-	s, ctx := r.e.cfg.Surge, r.ctx
+	s, ctx := sg.c.cfg.Surge, sg.run.context()
 	fail := func(err error) {
 		if ctx.Err() != nil {
 			return // interrupted: a re-run or uncordon finishes or restores it
 		}
-		r.lock()
+		sg.c.lock()
 		ss.refused = true
-		r.e.emit(event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "SurgeRefused", Message: err.Error()})
-		r.add(st.key)
-		r.unlock()
+		sg.c.emit(event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "SurgeRefused", Message: err.Error()})
+		sg.run.add(st.key)
+		sg.c.unlock()
 	}
 	t, err := s.Check(ctx, pod, b)
 	if err != nil {
 		fail(err)
 		return
 	}
-	n, err := s.Start(ctx, t, r.e.cfg.Clock.Now())
+	n, err := s.Start(ctx, t, sg.c.cfg.Clock.Now())
 	if err != nil {
 		fail(err)
 		return
 	}
-	r.lock()
+	sg.c.lock()
 	ss.target = t
 	st.blockMsg = fmt.Sprintf("surging deployment %s: waiting for its new pod to be Ready on another node (a re-run or `kubectl maintenance uncordon %s` restores its count)", t.Key(), st.node)
 	reason, msg := "", fmt.Sprintf("deployment %s scaled from %d to %d replicas to move pod %s (its count recorded in annotation %s)", t.Key(), t.Replicas, n, st.key, surge.Annotation)
 	if t.Resumed {
 		reason = "Resumed"
 	}
-	r.e.emit(event.Event{Type: event.EventSurgeStarted, Node: st.node, Pod: st.key, Deployment: t.Key(), Reason: reason, Message: msg})
-	r.unlock()
+	sg.c.emit(event.Event{Type: event.EventSurgeStarted, Node: st.node, Pod: st.key, Deployment: t.Key(), Reason: reason, Message: msg})
+	sg.c.unlock()
 	ready, node, err := s.WaitReady(ctx, t)
 	if err != nil {
 		fail(err)
 		return
 	}
-	r.lock()
+	sg.c.lock()
 	ss.ready = true
 	st.blockMsg = ""
-	r.e.emit(event.Event{Type: event.EventSurgeReady, Node: st.node, Pod: st.key, Deployment: t.Key(),
+	sg.c.emit(event.Event{Type: event.EventSurgeReady, Node: st.node, Pod: st.key, Deployment: t.Key(),
 		Message: fmt.Sprintf("pod %s of deployment %s is Ready on node %s; evicting pod %s", ready, t.Key(), node, st.key)})
-	r.add(st.key)
-	r.unlock()
+	sg.run.add(st.key)
+	sg.c.unlock()
 }
 
 // surgeAnsweredLocked is called with the server's answer to st's eviction (even when the
@@ -250,29 +256,27 @@ func (sg *surger) surge(st *podState, pod *corev1.Pod, b *policyv1.PodDisruption
 // ReplicaSet no longer counts it; restoring now keeps the replacement the ReplicaSet may
 // already have created for it from ever becoming Ready (see the README's --surge section).
 func (sg *surger) surgeAnsweredLocked(st *podState, o outcome) {
-	r := sg.r
 	ss := sg.byUID[string(st.pod.UID)]
 	if (o != accepted && o != gone) || ss == nil || ss.target == nil || ss.restoring {
 		return
 	}
 	ss.restoring = true
 	t := ss.target
-	r.goroutine(func() { sg.restore(r.ctx, t, "") })
+	sg.c.goroutine(func() { sg.restore(sg.run.context(), t, "") })
 }
 
 // restore brings t's Deployment back and says so; it runs even after an interrupt. A
 // surge resumed ("Resumed") is unwound: Ready surplus pods are evicted first.
 func (sg *surger) restore(ctx context.Context, t *surge.Target, reason string) {
-	r := sg.r
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), surgeTimeout)
 	defer cancel()
 	var res surge.Restored
 	var evicted []string
 	var err error
 	if reason == "Resumed" {
-		res, evicted, err = r.e.cfg.Surge.Unwind(ctx, t.Namespace, t.Name)
+		res, evicted, err = sg.c.cfg.Surge.Unwind(ctx, t.Namespace, t.Name)
 	} else {
-		res, err = r.e.cfg.Surge.Restore(ctx, t.Namespace, t.Name)
+		res, err = sg.c.cfg.Surge.Restore(ctx, t.Namespace, t.Name)
 	}
 	after := ""
 	if len(evicted) > 0 {
@@ -291,5 +295,5 @@ func (sg *surger) restore(ctx context.Context, t *surge.Target, reason string) {
 	default:
 		ev.Message = fmt.Sprintf("deployment %s restored from %d to %d replicas%s", t.Key(), res.Surged, res.Replicas, after)
 	}
-	r.e.emit(ev)
+	sg.c.emit(ev)
 }

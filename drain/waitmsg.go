@@ -57,12 +57,8 @@ func (bk *budgetBook) numbersLocked(b *pdb.Budget) string {
 
 // budgetsOfLocked returns the budgets a waiting pod's last wait named.
 func (bk *budgetBook) budgetsOfLocked(st *podState) []*pdb.Budget {
-	keys, _, _ := strings.Cut(st.block, "|")
 	var out []*pdb.Budget
-	for _, k := range strings.Split(keys, ",") {
-		if k == "" {
-			continue
-		}
+	for _, k := range st.block.budgetKeys() {
 		if b := bk.budgetLocked(k); b != nil {
 			out = append(out, b)
 		}
@@ -74,7 +70,7 @@ func (bk *budgetBook) budgetsOfLocked(st *podState) []*pdb.Budget {
 // gives that budget's current numbers; any other wait its message as said.
 func (wd *waitDiag) blockMsgLocked(st *podState) string {
 	r := wd.r
-	if _, class, _ := strings.Cut(st.block, "|"); class == string(pdb.Exhausted) {
+	if st.block.exhausted() {
 		if bs := r.book.budgetsOfLocked(st); len(bs) == 1 {
 			return r.book.numbersLocked(bs[0])
 		}
@@ -89,7 +85,7 @@ func (wd *waitDiag) blockMsgLocked(st *podState) string {
 // records) is left to the Cause field. A pod that waits on no budget keeps b as it is.
 func (wd *waitDiag) waitingBlockerLocked(st *podState, b event.Blocker, said map[string]bool) event.Blocker {
 	r := wd.r
-	if st.phase != waiting || st.block == "" {
+	if st.phase != waiting || st.block.isZero() {
 		return b
 	}
 	b.Message = wd.blockMsgLocked(st)

@@ -234,8 +234,8 @@ func (bw *budgetWatch) listsGoneLocked(p *policyv1.PodDisruptionBudget) bool {
 
 // every calls fn each period of the run's clock until ctx ends (fn runs on the caller's
 // goroutine, never under the lock).
-func (r *run) every(ctx context.Context, period time.Duration, fn func()) {
-	t := r.e.cfg.Clock.NewTicker(period)
+func (c *core) every(ctx context.Context, period time.Duration, fn func()) {
+	t := c.cfg.Clock.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {

@@ -1,0 +1,51 @@
+package drain
+
+import (
+	"context"
+	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
+)
+
+// The run's faces to its parts: each part is handed the run as a narrow interface of only
+// what it needs (pacing's paceRun, nodeSteps' stepsRun, ...); these are the run's
+// methods that serve them. Each is called with the lock held.
+
+// budgetLocked is the budget named key as last seen (nil: unknown).
+func (r *run) budgetLocked(key string) *pdb.Budget { return r.book.budgetLocked(key) }
+
+// nodeLocked is the state of the node named name.
+func (r *run) nodeLocked(name string) *nodeState { return r.nodes[name] }
+
+// failedOfLocked is how many nodes failed, of how many the run planned.
+func (r *run) failedOfLocked() (failed, planned int) {
+	return r.sum.NodesFailed, len(r.pf.plan.Nodes)
+}
+
+// context is the run's context (nil before it runs).
+func (r *run) context() context.Context { return r.ctx }
+
+// plannedNodes are the names of the nodes the run planned, in its order.
+func (r *run) plannedNodes() []string {
+	nodes := make([]string, 0, len(r.pf.plan.Nodes))
+	for _, n := range r.pf.plan.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	return nodes
+}
+
+// parkLocked makes st wait until one of budgets changes (budgetBook.parkLocked).
+func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
+	r.book.parkLocked(st, budgets, reason, message)
+}
+
+// nodesLocked are the run's nodes by name; the caller does not change the map.
+func (r *run) nodesLocked() map[string]*nodeState { return r.nodes }
+
+// stoppedLocked records b among the nodes the run stopped on.
+func (r *run) stoppedLocked(b event.Blocker) { r.pol.stopped = append(r.pol.stopped, b) }
+
+// justCordoned reports whether this run cordoned node a moment before now (faststart.go).
+func (r *run) justCordoned(node string, now time.Time) bool { return r.fast.justCordoned(node, now) }
