@@ -42,7 +42,7 @@ func TestHealthReadByKstatus(t *testing.T) {
 		if row.Phase == "" {
 			continue // Interrupted: not an end of a Maintenance
 		}
-		tc := tcase{name: "ended " + row.Reason, phase: row.Phase, reason: row.Reason, want: status.FailedStatus, wantCnd: v1alpha1.ConditionStalled,
+		tc := tcase{name: "ended " + row.Reason, phase: v1alpha1.Phase(row.Phase), reason: row.Reason, want: status.FailedStatus, wantCnd: v1alpha1.ConditionStalled,
 			counts: v1alpha1.Counts{NodesDrained: 1, NodesFailed: 1, NodesNotStarted: 1}}
 		if o == outcome.Succeeded {
 			tc.want, tc.wantCnd, tc.counts = status.CurrentStatus, v1alpha1.ConditionReady, v1alpha1.Counts{NodesDrained: 2}

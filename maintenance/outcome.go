@@ -14,5 +14,5 @@ func phaseOf(err error) (v1alpha1.Phase, string) {
 	if o == outcome.Interrupted {
 		o = outcome.Failed
 	}
-	return o.Phase(), o.Reason()
+	return v1alpha1.Phase(o.Phase()), o.Reason()
 }

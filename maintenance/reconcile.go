@@ -364,7 +364,7 @@ func (r *Reconciler) finish(ctx context.Context, name string, o outcome.Outcome,
 func (r *Reconciler) finishWith(ctx context.Context, name string, o outcome.Outcome, reason, msg string) error {
 	now := metav1.NewTime(r.Clock.Now())
 	return r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
-		s.Phase, s.Message, s.CompletionTime = o.Phase(), msg, &now
+		s.Phase, s.Message, s.CompletionTime = v1alpha1.Phase(o.Phase()), msg, &now
 		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msg)
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 )
 
 // Outcome is how a run ended.
@@ -47,7 +46,7 @@ type Row struct {
 	// Phase and Reason are a finished Maintenance's phase and Progressing reason ("" for
 	// Interrupted: a Maintenance whose run is interrupted is not finished, its next
 	// leader goes on).
-	Phase  v1alpha1.Phase
+	Phase  string
 	Reason string
 	// Verdict is the summary's word for it.
 	Verdict string
@@ -65,16 +64,28 @@ const (
 	CodeInterrupted = 130
 )
 
+// The phases of a finished Maintenance, by name. outcome owns them: the API's Phase
+// constants (maintenance/api/v1alpha1) spell the same names, and a test of package
+// maintenance holds the two to each other.
+const (
+	PhaseSucceeded      = "Succeeded"
+	PhaseFailed         = "Failed"
+	PhaseBlocked        = "Blocked"
+	PhaseDeadlinePassed = "DeadlinePassed"
+	PhaseTimedOut       = "TimedOut"
+	PhaseForced         = "Forced"
+)
+
 // Table is the one mapping of outcomes to exit codes, phases, reasons and verdicts.
 var Table = map[Outcome]Row{
-	Succeeded:   {CodeSucceeded, v1alpha1.PhaseSucceeded, "Succeeded", "done"},
-	Failed:      {CodeFailed, v1alpha1.PhaseFailed, "Failed", "failed"},
-	Invalid:     {CodeInvalid, v1alpha1.PhaseFailed, "Invalid", "invalid"},
-	Blocked:     {CodeBlocked, v1alpha1.PhaseBlocked, "Blocked", "blocked"},
-	NotStarted:  {CodeNotStarted, v1alpha1.PhaseDeadlinePassed, "DeadlinePassed", "deadline passed"},
-	TimedOut:    {CodeTimedOut, v1alpha1.PhaseTimedOut, "TimedOut", "timed out"},
+	Succeeded:   {CodeSucceeded, PhaseSucceeded, "Succeeded", "done"},
+	Failed:      {CodeFailed, PhaseFailed, "Failed", "failed"},
+	Invalid:     {CodeInvalid, PhaseFailed, "Invalid", "invalid"},
+	Blocked:     {CodeBlocked, PhaseBlocked, "Blocked", "blocked"},
+	NotStarted:  {CodeNotStarted, PhaseDeadlinePassed, "DeadlinePassed", "deadline passed"},
+	TimedOut:    {CodeTimedOut, PhaseTimedOut, "TimedOut", "timed out"},
 	Interrupted: {CodeInterrupted, "", "", "interrupted"},
-	Forced:      {CodeForced, v1alpha1.PhaseForced, "FinishedByForce", "finished by force"},
+	Forced:      {CodeForced, PhaseForced, "FinishedByForce", "finished by force"},
 }
 
 // Of reads how a run ended from its error (nil: Succeeded).
@@ -104,7 +115,7 @@ func Of(err error) Outcome {
 
 // OfPhase reads a finished Maintenance back: its phase and Progressing reason give the
 // outcome its run had (a phase not in Table, e.g. Running: Failed).
-func OfPhase(phase v1alpha1.Phase, reason string) Outcome {
+func OfPhase(phase, reason string) Outcome {
 	best, found := Failed, false
 	for o, r := range Table {
 		if r.Phase != phase || r.Phase == "" {
@@ -134,7 +145,7 @@ func OfExitCode(code int) Outcome {
 func (o Outcome) ExitCode() int { return Table[o].ExitCode }
 
 // Phase is the phase of a Maintenance whose run ended so.
-func (o Outcome) Phase() v1alpha1.Phase { return Table[o].Phase }
+func (o Outcome) Phase() string { return Table[o].Phase }
 
 // Reason is the Progressing condition's reason of a Maintenance whose run ended so.
 func (o Outcome) Reason() string { return Table[o].Reason }

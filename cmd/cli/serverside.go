@@ -149,5 +149,5 @@ func phaseExitCode(m *mntv1.Maintenance) int {
 			reason = cond.Reason
 		}
 	}
-	return outcome.OfPhase(m.Status.Phase, reason).ExitCode()
+	return outcome.OfPhase(string(m.Status.Phase), reason).ExitCode()
 }
