@@ -106,7 +106,7 @@ func TestRunHoldersFinds(t *testing.T) {
 // gone but still listed.
 var runHoldersLeft = []string{
 	"blockedClock.r", "budgetBook.r", "budgetWatch.r",
-	"roller.r", "waitDiag.r",
+	"waitDiag.r",
 }
 
 func TestNoPartHoldsTheRun(t *testing.T) {

@@ -49,3 +49,16 @@ func (r *run) stoppedLocked(b event.Blocker) { r.pol.stopped = append(r.pol.stop
 
 // justCordoned reports whether this run cordoned node a moment before now (faststart.go).
 func (r *run) justCordoned(node string, now time.Time) bool { return r.fast.justCordoned(node, now) }
+
+// parkedOnLocked is how many of the run's pods wait on the budget named key.
+func (r *run) parkedOnLocked(key string) int { return len(r.book.parked[key]) }
+
+// rollingLocked keeps a rolling drain's wake-ups, for --on-blocked=fail's stop to halt it.
+func (r *run) rollingLocked(w *rolling) { r.roll = w }
+
+// startNode runs the caller's Before step for an admitted node, then cordons it; false
+// when either failed (the node is failed) or ctx ended. Called without the lock: both
+// call the API.
+func (r *run) startNode(ctx context.Context, name string) bool {
+	return r.steps.before(ctx, name) && r.cordon(ctx, name)
+}

@@ -6,16 +6,46 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // roller drives a rolling drain (Config.Rolling): the admission of each node, the soak
 // after it, the next node and when no node may start. Its Locked methods are called
-// with run.mu held; they make no API call and send on no channel: effects go through
-// run.later, events to the outbox (doc.go).
+// with the core's lock held; they make no API call and send on no channel: effects go
+// through core.later, events to the outbox (doc.go).
 type roller struct {
-	r *run
+	c   *core
+	run rollHost
+	// nodes are the plan's nodes, in its order; known the nodes as the plan read them.
+	// Both are the plan's, read only.
+	nodes []event.NodePlan
+	known map[string]*corev1.Node
+}
+
+// rollHost is what the roller needs of the run: its nodes, the budgets as last seen and
+// the pods parked on them, whether a node may still start and what is done when one will
+// not, fails or starts, and the run's --not-after timer.
+type rollHost interface {
+	nodeLocked(name string) *nodeState
+	nodesLocked() map[string]*nodeState
+	budgetLocked(key string) *pdb.Budget
+	parkedOnLocked(key string) int
+	mayStartLocked() (reason, msg string)
+	notStartedLocked(nodes []event.NodePlan, reason, msg string)
+	failNodeLocked(ns *nodeState, msg string)
+	rollingLocked(w *rolling)
+	deadline() (<-chan time.Time, func())
+	startNode(ctx context.Context, name string) bool
+	drainNode(ctx context.Context, ns *nodeState)
+}
+
+// newRoller rolls the plan's nodes (in order, and as the plan read them: known) for run.
+func newRoller(c *core, run rollHost, nodes []event.NodePlan, known map[string]*corev1.Node) roller {
+	return roller{c: c, run: run, nodes: nodes, known: known}
 }
 
 // Admitter decides when the next node of a rolling drain may start (Config.Rolling): a
@@ -61,19 +91,19 @@ func (w *rolling) stop() { w.haltOnce.Do(func() { close(w.halt) }) }
 // waits on; transient API errors are retried. False when it did not admit the node: the
 // run halted or ctx ended, or a lasting error, which fails the node.
 func (ro *roller) admit(ctx context.Context, w *rolling, node string, pending []int) bool {
-	r := ro.r
+	c := ro.c
 	said := ""
 	for {
 		var why string
-		err := r.retryTransient(ctx, func() (err error) {
-			why, err = r.e.cfg.Rolling.Room(ctx, ro.admission(node))
+		err := c.retryTransient(ctx, func() (err error) {
+			why, err = c.cfg.Rolling.Room(ctx, ro.admission(node))
 			return err
 		})
 		if err != nil {
 			if ctx.Err() == nil {
-				r.lock()
-				r.failNodeLocked(r.nodes[node], "may not start: "+err.Error())
-				r.unlock()
+				c.lock()
+				ro.run.failNodeLocked(ro.run.nodeLocked(node), "may not start: "+err.Error())
+				c.unlock()
 			}
 			return false
 		}
@@ -81,19 +111,19 @@ func (ro *roller) admit(ctx context.Context, w *rolling, node string, pending []
 			return true
 		}
 		for _, j := range pending {
-			if other := r.pf.plan.Nodes[j].Name; other != node && r.e.cfg.Rolling.Unavailable(other) {
+			if other := ro.nodes[j].Name; other != node && c.cfg.Rolling.Unavailable(other) {
 				return false // a pending member out of service goes first: the caller picks again
 			}
 		}
 		if why != said {
 			said = why
-			r.e.emit(event.Event{Type: event.EventWarning, Reason: ReasonRoom, Node: node, Message: why})
+			c.emit(event.Event{Type: event.EventWarning, Reason: ReasonRoom, Node: node, Message: why})
 		}
 		wctx, cancel := context.WithCancel(ctx)
 		waited := make(chan struct{})
-		r.goroutine(func() {
+		c.goroutine(func() {
 			defer close(waited)
-			_ = r.e.cfg.Rolling.Wait(wctx) // an error: look again (Room retries)
+			_ = c.cfg.Rolling.Wait(wctx) // an error: look again (Room retries)
 		})
 		select {
 		case <-waited:
@@ -116,12 +146,11 @@ func (ro *roller) admit(ctx context.Context, w *rolling, node string, pending []
 
 // admission is what the engine knows of the run for node's admission.
 func (ro *roller) admission(node string) Admission {
-	r := ro.r
-	r.lock()
-	defer r.unlock()
+	ro.c.lock()
+	defer ro.c.unlock()
 	a := Admission{Node: node}
-	for _, np := range r.pf.plan.Nodes {
-		switch ns := r.nodes[np.Name]; {
+	for _, np := range ro.nodes {
+		switch ns := ro.run.nodeLocked(np.Name); {
 		case ns.soaking:
 			a.Running = append(a.Running, ns.name) // its slot is held while it soaks
 		case ns.finished && !ns.failed:
@@ -140,17 +169,17 @@ func (ro *roller) admission(node string) Admission {
 // queue behind one a budget holds: a held node would keep its slot, cordoned, for as long
 // as the budget holds it (a StatefulSet's pod can hold its budget for 2 minutes).
 func (ro *roller) drainRolling(ctx context.Context) {
-	r := ro.r
-	slots := make(chan struct{}, r.e.cfg.MaxParallelNodes)
+	c := ro.c
+	slots := make(chan struct{}, c.cfg.MaxParallelNodes)
 	w := &rolling{freed: make(chan struct{}, 1), halt: make(chan struct{})}
-	r.lock()
-	r.roll = w
-	r.unlock()
-	deadline, stop := r.deadline()
+	c.lock()
+	ro.run.rollingLocked(w)
+	c.unlock()
+	deadline, stop := ro.run.deadline()
 	defer stop()
 	if deadline != nil {
 		// One reader of the --not-after timer; every wait sees the run halt.
-		r.goroutine(func() {
+		c.goroutine(func() {
 			select {
 			case <-deadline:
 				w.stop()
@@ -158,7 +187,7 @@ func (ro *roller) drainRolling(ctx context.Context) {
 			}
 		})
 	}
-	pending := make([]int, len(r.pf.plan.Nodes)) // indexes into the plan's nodes
+	pending := make([]int, len(ro.nodes)) // indexes into the plan's nodes
 	for i := range pending {
 		pending[i] = i
 	}
@@ -167,35 +196,36 @@ func (ro *roller) drainRolling(ctx context.Context) {
 		case slots <- struct{}{}:
 		case <-w.halt:
 		case <-ctx.Done():
-			var rest []event.NodePlan
-			for _, j := range pending {
-				rest = append(rest, r.pf.plan.Nodes[j])
-			}
-			r.stopUnstarted(rest)
+			// Stopped before they started: not started when the run could not have
+			// started them anyway, else left as a pause leaves them (run.stopUnstarted).
+			c.lock()
+			ro.stopLocked(pending)
+			c.unlock()
 			return
 		}
-		r.lock()
+		c.lock()
 		stopped := ro.stopLocked(pending)
 		i := -1
 		if !stopped {
 			i = ro.nextLocked(pending)
 		}
-		r.unlock()
+		c.unlock()
 		if stopped {
 			return
 		}
-		np := r.pf.plan.Nodes[i]
+		np := ro.nodes[i]
 		admitted := ro.admit(ctx, w, np.Name, pending)
 		if ctx.Err() != nil {
 			return
 		}
-		r.lock()
-		failed := r.nodes[np.Name].finished // admission failed for good
+		c.lock()
+		ns := ro.run.nodeLocked(np.Name)
+		failed := ns.finished // admission failed for good
 		stopped = !failed && ro.stopLocked(pending)
 		if admitted && !stopped {
-			r.nodes[np.Name].cordoning = true // counted as running from now on
+			ns.cordoning = true // counted as running from now on
 		}
-		r.unlock()
+		c.unlock()
 		if stopped {
 			return
 		}
@@ -205,12 +235,11 @@ func (ro *roller) drainRolling(ctx context.Context) {
 			continue
 		}
 		pending = slices.DeleteFunc(pending, func(j int) bool { return j == i })
-		if !r.steps.before(ctx, np.Name) || !r.cordon(ctx, np.Name) {
+		if !ro.run.startNode(ctx, np.Name) {
 			<-slots
 			continue
 		}
-		ns := r.nodes[np.Name]
-		r.goroutine(func() {
+		c.goroutine(func() {
 			defer func() {
 				<-slots
 				select {
@@ -218,7 +247,7 @@ func (ro *roller) drainRolling(ctx context.Context) {
 				default:
 				}
 			}()
-			r.drainNode(ctx, ns)
+			ro.run.drainNode(ctx, ns)
 			ro.soak(ctx, w, ns)
 		})
 	}
@@ -228,38 +257,37 @@ func (ro *roller) drainRolling(ctx context.Context) {
 // window) while another node of the run is still to start; it ends early when the run
 // halts or is cancelled.
 func (ro *roller) soak(ctx context.Context, w *rolling, ns *nodeState) {
-	r := ro.r
-	d := r.e.cfg.Soak - ro.drainedBefore(ns.name)
-	r.lock()
+	c := ro.c
+	d := c.cfg.Soak - ro.drainedBefore(ns.name)
+	c.lock()
 	waiting := false
-	for _, other := range r.nodes {
+	for _, other := range ro.run.nodesLocked() {
 		waiting = waiting || (!other.cordoning && !other.finished)
 	}
 	do := d > 0 && ns.finished && !ns.failed && waiting
 	ns.soaking = do
-	r.unlock()
+	c.unlock()
 	if !do {
 		return
 	}
-	r.e.cfg.Logger.V(1).Info("soaking", "node", ns.name, "for", d)
-	t := r.e.cfg.Clock.NewTimer(d)
+	c.cfg.Logger.V(1).Info("soaking", "node", ns.name, "for", d)
+	t := c.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C():
 	case <-w.halt:
 	case <-ctx.Done():
 	}
-	r.lock()
+	c.lock()
 	ns.soaking = false
-	r.unlock()
+	c.unlock()
 }
 
 // drainedBefore is how long ago an earlier run drained the node, as the plan found its
 // record (0 when this run drains it): a run resumed by a new leader soaks such a node for
 // what is left of its soak, not for a whole one again.
 func (ro *roller) drainedBefore(name string) time.Duration {
-	r := ro.r
-	n := r.pf.nodes[name]
+	n := ro.known[name]
 	if n == nil {
 		return 0
 	}
@@ -267,22 +295,21 @@ func (ro *roller) drainedBefore(name string) time.Duration {
 	if (rec.State != noderecord.StateDrained && rec.State != noderecord.StateSelectedDrained) || rec.Since.IsZero() {
 		return 0
 	}
-	return max(0, r.e.cfg.Clock.Since(rec.Since))
+	return max(0, ro.c.cfg.Clock.Since(rec.Since))
 }
 
 // stopLocked records the pending nodes as not started when the run may start no more
 // (--not-after passed, --on-blocked=fail stopped it), and says so.
 func (ro *roller) stopLocked(pending []int) bool {
-	r := ro.r
-	reason, msg := r.mayStartLocked()
+	reason, msg := ro.run.mayStartLocked()
 	if reason == "" {
 		return false
 	}
 	var rest []event.NodePlan
 	for _, j := range pending {
-		rest = append(rest, r.pf.plan.Nodes[j])
+		rest = append(rest, ro.nodes[j])
 	}
-	r.notStartedLocked(rest, reason, msg)
+	ro.run.notStartedLocked(rest, reason, msg)
 	return true
 }
 
@@ -290,15 +317,14 @@ func (ro *roller) stopLocked(pending []int) bool {
 // (cordoned before the run, or NotReady), else the first in plan order none of whose pods
 // a budget would hold back now, else the one with the fewest such pods.
 func (ro *roller) nextLocked(pending []int) int {
-	r := ro.r
 	for _, i := range pending {
-		if np := r.pf.plan.Nodes[i]; np.AlreadyCordoned || r.e.cfg.Rolling.Unavailable(np.Name) {
+		if np := ro.nodes[i]; np.AlreadyCordoned || ro.c.cfg.Rolling.Unavailable(np.Name) {
 			return i
 		}
 	}
 	best, fewest := pending[0], -1
 	for _, i := range pending {
-		held := ro.heldLocked(r.pf.plan.Nodes[i])
+		held := ro.heldLocked(ro.nodes[i])
 		if held == 0 {
 			return i
 		}
@@ -312,12 +338,11 @@ func (ro *roller) nextLocked(pending []int) int {
 // heldLocked counts the planned pods of a node that a budget would hold back now: under a
 // budget that allows no disruption, or on which pods of this run already wait.
 func (ro *roller) heldLocked(np event.NodePlan) int {
-	r := ro.r
 	n := 0
 	for _, s := range np.Steps {
 		for _, b := range s.Decision.Budgets {
 			key := b.Key()
-			if live := r.book.budgetLocked(key); len(r.book.parked[key]) > 0 || (live != nil && live.Allowed() <= 0) {
+			if live := ro.run.budgetLocked(key); ro.run.parkedOnLocked(key) > 0 || (live != nil && live.Allowed() <= 0) {
 				n++
 				break
 			}

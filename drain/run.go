@@ -126,8 +126,9 @@ func newRun(e *Engine, pf *preflight) *run {
 		watch:   newBudgetWatch(),
 		planned: newPlannedState(pf, e.cfg.Policy),
 	}
-	r.book.r, r.watch.r, r.diag.r, r.blocked.r, r.roller.r = r, r, r, r, r
+	r.book.r, r.watch.r, r.diag.r, r.blocked.r = r, r, r, r
 	r.hold = newNodeHolds(&r.core, r)
+	r.roller = newRoller(&r.core, r, pf.plan.Nodes, pf.nodes)
 	r.surges = newSurger(&r.core, r)
 	r.pace = newPacing(&r.core, r, e.cfg.PaceMargin)
 	r.steps = newNodeSteps(&r.core, r)
