@@ -213,19 +213,40 @@ func (r *run) pdbChanged(obj any) {
 	}
 	r.lock()
 	defer r.unlock()
-	delete(r.book.index, p.Namespace)
-	r.book.ledger.saw(key, p.ResourceVersion)
-	r.watch.movedAt[key] = r.e.cfg.Clock.Now()
+	r.budgets.changedLocked(p)
 	moved := r.budgetMovedLocked(key, p)
-	r.book.statusSeenLocked(p, moved, r.pods)
+	r.budgets.statusSeenLocked(p, moved)
 	r.pace.budgetSeenLocked(p)
-	if m, ok := r.watch.stale[key]; ok && p.ResourceVersion != m.rv && !r.watch.listsGoneLocked(p) {
-		delete(r.watch.stale, key) // the disruption controller caught up
+	r.budgets.takenInLocked(p)
+}
+
+// changedLocked is told first of a budget's change (pdbChanged): its namespace's index
+// is rebuilt on its next use, the ledger sees its version, and it moved now.
+func (bs *budgets) changedLocked(p *policyv1.PodDisruptionBudget) {
+	key := p.Namespace + "/" + p.Name
+	delete(bs.book.index, p.Namespace)
+	bs.book.ledger.saw(key, p.ResourceVersion)
+	bs.watch.movedAt[key] = bs.now()
+}
+
+// statusSeenLocked ends the reservations p's new status holds (budgetBook.statusSeenLocked).
+func (bs *budgets) statusSeenLocked(p *policyv1.PodDisruptionBudget, moved bool) {
+	bs.book.statusSeenLocked(p, moved, bs.host.podsLocked())
+}
+
+// takenInLocked is told last of a budget's change, once the run took it in: a stale
+// status that changed is current again (the disruption controller caught up), the
+// blocked clocks of its nodes restart if it was not current, and the pods it has room
+// for are woken.
+func (bs *budgets) takenInLocked(p *policyv1.PodDisruptionBudget) {
+	key := p.Namespace + "/" + p.Name
+	if m, ok := bs.watch.stale[key]; ok && p.ResourceVersion != m.rv && !bs.watch.listsGoneLocked(p) {
+		delete(bs.watch.stale, key) // the disruption controller caught up
 	}
-	if r.pol.notCurrent[key] {
-		r.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
+	if bs.host.policyLocked().notCurrent[key] {
+		bs.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
 	}
-	r.book.wakeBudgetLocked(key)
+	bs.book.wakeBudgetLocked(key)
 }
 
 // wakeBudgetLocked wakes the pods waiting on a budget: those toWakeLocked picks.

@@ -15,6 +15,11 @@ import (
 // (diagnose.go, waitmsg.go). Its parts call each other through it, never through the
 // run; what they need of the node side they ask the host, a narrow interface the run
 // implements. Its state is guarded by the core's lock (doc.go).
+//
+// A budget's change reaches it through its face to the run, in order: changedLocked,
+// statusSeenLocked, takenInLocked (budgets.go, called by the run's pdbChanged). The run
+// still reaches the parts' own methods elsewhere (queue.go, force.go, track.go, ...);
+// those calls are to move behind this face.
 type budgets struct {
 	*core
 	host budgetsHost

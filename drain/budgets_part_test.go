@@ -224,3 +224,48 @@ func TestBudgetsNotCurrent(t *testing.T) {
 		t.Errorf("restarted %q, want [n2]", g.host.moved)
 	}
 }
+
+// The run's face to the part on a budget's change (pdbChanged): a stale status that
+// changed is current again and its waiters are woken; one that did not change keeps
+// them parked; pods waiting on another budget are not woken.
+func TestBudgetsTakeInAChange(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		newRV     bool // the change carries a newer resourceVersion than the stale mark
+		want      []string
+		wantStale bool
+	}{
+		{name: "a newer status: current again, its waiter woken", newRV: true, want: []string{"ns/a"}},
+		{name: "the same status: still stale, no one woken", wantStale: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			web := namedPDB("web", 1)
+			web.ResourceVersion = "1"
+			g := newBudgetsRig(t, Config{}, web, namedPDB("db", 1))
+			g.park("ns/a", "n1", 0, "ns/web")
+			g.park("ns/c", "n2", 0, "ns/db")
+			g.bs.watch.stale["ns/web"] = staleMark{why: "stale", rv: "1"}
+			changed := web.DeepCopy()
+			if tc.newRV {
+				changed.ResourceVersion = "2"
+			}
+			if err := g.bs.book.pdbs.Update(changed); err != nil {
+				t.Fatal(err)
+			}
+			g.bs.lock()
+			g.bs.changedLocked(changed)
+			g.bs.statusSeenLocked(changed, false)
+			g.bs.takenInLocked(changed)
+			g.bs.unlock()
+			if !slices.Equal(g.host.queued, tc.want) {
+				t.Errorf("queued %q, want %q", g.host.queued, tc.want)
+			}
+			if _, stale := g.bs.watch.stale["ns/web"]; stale != tc.wantStale {
+				t.Errorf("stale %v, want %v", stale, tc.wantStale)
+			}
+			if !g.bs.watch.movedAt["ns/web"].Equal(g.clock.Now()) {
+				t.Errorf("movedAt %v, want now", g.bs.watch.movedAt["ns/web"])
+			}
+		})
+	}
+}
