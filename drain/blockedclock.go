@@ -11,7 +11,7 @@ import (
 // Its Locked methods are called with run.mu held; they make no API call and send on no
 // channel: effects go through run.later, events to the outbox (doc.go).
 type blockedClock struct {
-	r *run
+	b *budgets // the budgets part it belongs to (budgets_part.go)
 }
 
 // The blocked clock of --on-blocked=skip: how long a node's drain has waited, without
@@ -51,24 +51,24 @@ func nodeBlocked(now, movedAt time.Time, blockedAfter time.Duration, pods []pend
 // watchBlocked gives up blocked nodes (--on-blocked=skip), checking a few times per
 // BlockedAfter.
 func (bc *blockedClock) watchBlocked(ctx context.Context) {
-	r := bc.r
+	bs := bc.b
 	period := bc.blockedEvery()
-	if r.e.cfg.OnBlocked == OnBlockedForce {
+	if bs.cfg.OnBlocked == OnBlockedForce {
 		// A pod past its force deadline is forced at once: a quarter of a second late at
 		// most (the budgets verified ahead of it, checkLocked).
 		period = min(period, 250*time.Millisecond)
 	}
-	r.every(ctx, period, func() {
-		r.lock()
-		defer r.unlock()
+	bs.every(ctx, period, func() {
+		bs.lock()
+		defer bs.unlock()
 		bc.checkLocked()
 	})
 }
 
 // blockedEvery is the blocked watcher's period: a few times per BlockedAfter.
 func (bc *blockedClock) blockedEvery() time.Duration {
-	r := bc.r
-	return min(max(r.e.cfg.blockedAfter()/5, 100*time.Millisecond), 5*time.Second)
+	bs := bc.b
+	return min(max(bs.cfg.blockedAfter()/5, 100*time.Millisecond), 5*time.Second)
 }
 
 // checkLocked restarts the clock of each node whose wait is an outage, and gives up
@@ -77,15 +77,15 @@ func (bc *blockedClock) blockedEvery() time.Duration {
 // current (a List is asked for, and the node waits for the next tick, otherwise). Each
 // budget waited on is looked at once per tick.
 func (bc *blockedClock) checkLocked() {
-	r := bc.r
-	now := r.e.cfg.Clock.Now()
+	bs := bc.b
+	now := bs.cfg.Clock.Now()
 	notCurrent := map[string]bool{}
-	for key, ps := range r.book.parked {
+	for key, ps := range bs.book.parked {
 		if len(ps) > 0 && bc.lookCurrentLocked(key) {
 			notCurrent[key] = true
 		}
 	}
-	for _, ns := range r.nodes {
+	for _, ns := range bs.host.nodesLocked() {
 		if ns.finished || ns.pol.skipping {
 			continue
 		}
@@ -96,7 +96,7 @@ func (bc *blockedClock) checkLocked() {
 			continue
 		}
 		if bc.blockedLocked(ns, now) && bc.verifiedLocked(ns, now) {
-			r.giveUpLocked(ns) // skip, or force (force.go)
+			bs.host.giveUpLocked(ns) // skip, or force (force.go)
 		} else if bc.blockedLocked(ns, now.Add(bc.blockedEvery())) {
 			bc.verifiedLocked(ns, now) // blocked by the next period: its budgets' pods listed ahead
 		}
@@ -108,26 +108,26 @@ func (bc *blockedClock) checkLocked() {
 // after its status last changed and within two watcher periods. The others are marked due
 // for a List (waitLines takes it within a second).
 func (bc *blockedClock) verifiedLocked(ns *nodeState, now time.Time) bool {
-	r := bc.r
+	bs := bc.b
 	ok := true
 	for _, st := range ns.byUID {
 		if st.phase == finished {
 			continue
 		}
 		for _, key := range st.parkedOn {
-			sel := r.diag.selected[key]
+			sel := bs.diag.selected[key]
 			if sel == nil {
-				if r.diag.selected == nil {
-					r.diag.selected = map[string]*selection{}
+				if bs.diag.selected == nil {
+					bs.diag.selected = map[string]*selection{}
 				}
 				sel = &selection{}
-				r.diag.selected[key] = sel
+				bs.diag.selected[key] = sel
 			}
 			looked := sel.at
 			if sel.failed.After(looked) {
 				looked = sel.failed
 			}
-			if looked.IsZero() || looked.Before(r.watch.movedAt[key]) || now.Sub(looked) > 2*bc.blockedEvery() {
+			if looked.IsZero() || looked.Before(bs.watch.movedAt[key]) || now.Sub(looked) > 2*bc.blockedEvery() {
 				sel.due, ok = true, false
 			}
 		}
@@ -139,8 +139,8 @@ func (bc *blockedClock) verifiedLocked(ns *nodeState, now time.Time) bool {
 // verdict: the API server does not answer, or a budget one of its pods waits on has a
 // status that is not current (notCurrent).
 func (bc *blockedClock) outageLocked(ns *nodeState, notCurrent map[string]bool) bool {
-	r := bc.r
-	if r.pol.apiDown {
+	bs := bc.b
+	if bs.host.policyLocked().apiDown {
 		return true
 	}
 	for _, st := range ns.byUID {
@@ -160,18 +160,18 @@ func (bc *blockedClock) outageLocked(ns *nodeState, notCurrent map[string]bool) 
 // it is not. A status found current again restarts the blocked clocks of the nodes whose
 // pods wait on the budget.
 func (bc *blockedClock) lookCurrentLocked(key string) bool {
-	r := bc.r
-	if r.watch.notCurrentWhyLocked(key) != "" {
-		if r.pol.notCurrent == nil {
-			r.pol.notCurrent = map[string]bool{}
+	bs := bc.b
+	if bs.watch.notCurrentWhyLocked(key) != "" {
+		if bs.host.policyLocked().notCurrent == nil {
+			bs.host.policyLocked().notCurrent = map[string]bool{}
 		}
-		r.pol.notCurrent[key] = true
+		bs.host.policyLocked().notCurrent[key] = true
 		return true
 	}
-	if r.pol.notCurrent[key] {
-		delete(r.pol.notCurrent, key)
-		for _, st := range r.book.parked[key] {
-			r.movedLocked(st.node)
+	if bs.host.policyLocked().notCurrent[key] {
+		delete(bs.host.policyLocked().notCurrent, key)
+		for _, st := range bs.book.parked[key] {
+			bs.host.movedLocked(st.node)
 		}
 	}
 	return false
@@ -180,17 +180,17 @@ func (bc *blockedClock) lookCurrentLocked(key string) bool {
 // restartClocksLocked restarts the blocked clock of every node in progress (the API server
 // answers again: what the run sees of the budgets is current only from now).
 func (bc *blockedClock) restartClocksLocked() {
-	r := bc.r
-	for _, ns := range r.nodes {
+	bs := bc.b
+	for _, ns := range bs.host.nodesLocked() {
 		if ns.started && !ns.finished && !ns.pol.movedAt.IsZero() {
-			r.movedLocked(ns.name)
+			bs.host.movedLocked(ns.name)
 		}
 	}
 }
 
 // blockedLocked reports whether the node is blocked at now (for BlockedAfter).
 func (bc *blockedClock) blockedLocked(ns *nodeState, now time.Time) bool {
-	r := bc.r
+	bs := bc.b
 	if !ns.started || ns.finished || ns.finishing || ns.failing || ns.looking || ns.pol.skipping || ns.remaining == 0 {
 		return false
 	}
@@ -204,5 +204,5 @@ func (bc *blockedClock) blockedLocked(ns *nodeState, now time.Time) bool {
 			pods = append(pods, pendingPod{terminating: st.phase == terminating, parked: st.parkedOn != nil, heldBack: held[st]})
 		}
 	}
-	return nodeBlocked(now, ns.pol.movedAt, r.e.cfg.blockedAfter(), pods)
+	return nodeBlocked(now, ns.pol.movedAt, bs.cfg.blockedAfter(), pods)
 }

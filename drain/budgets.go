@@ -18,7 +18,7 @@ import (
 // Its Locked methods are called with run.mu held; they make no API call and send on no
 // channel: effects go through run.later, events to the outbox (doc.go).
 type budgetBook struct {
-	r        *run
+	b        *budgets                        // the budgets part it belongs to (budgets_part.go)
 	pdbs     cache.Indexer                   // the PDB informer's store
 	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
 	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
@@ -43,21 +43,21 @@ func newBudgetBook(l *Ledger) budgetBook {
 // with evictions in flight), waking the other runs' pods; call it once the workers have
 // stopped.
 func (bk *budgetBook) shareLedger() (stop func()) {
-	r := bk.r
+	bs := bk.b
 	id, unsubscribe := bk.ledger.subscribe(func(key string) {
-		r.lock()
-		defer r.unlock()
-		if r.ctx.Err() == nil {
+		bs.lock()
+		defer bs.unlock()
+		if bs.host.context().Err() == nil {
 			bk.wakeBudgetLocked(key)
 		}
 	})
-	r.lock()
+	bs.lock()
 	bk.sub = id
-	r.unlock()
+	bs.unlock()
 	return func() {
 		unsubscribe()
-		r.lock()
-		defer r.unlock()
+		bs.lock()
+		defer bs.unlock()
 		for key, pods := range bk.reserved {
 			for pod := range pods {
 				bk.dropLocked(key, pod)
@@ -98,9 +98,9 @@ func (bk *budgetBook) reserveLocked(pdbKey string, st *podState) {
 // is released.
 func (bk *budgetBook) dropLocked(pdbKey, podKey string) {
 	delete(bk.reserved[pdbKey], podKey)
-	if bk.ledger.release(pdbKey, podKey) && bk.r != nil {
+	if bk.ledger.release(pdbKey, podKey) && bk.b != nil {
 		l, from := bk.ledger, bk.sub
-		bk.r.later(func() { l.wake(pdbKey, from) })
+		bk.b.later(func() { l.wake(pdbKey, from) })
 	}
 }
 
@@ -118,27 +118,27 @@ func (bk *budgetBook) releaseLocked(st *podState) {
 
 // parkLocked makes the pod wait until one of budgets changes.
 func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
-	r := bk.r
+	bs := bk.b
 	bk.parkOnLocked(st, budgets)
 	block := newBlockKey(budgets, reason)
 	keys := block.budgets
 	st.blockMsg = message
 	if block != st.block {
 		st.block = block
-		r.e.emit(r.diag.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
-			Message: message, RetryAfter: max(0, st.notBefore.Sub(r.e.cfg.Clock.Now())), Attempt: st.attempts}))
+		bs.emit(bs.diag.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
+			Message: message, RetryAfter: max(0, st.notBefore.Sub(bs.cfg.Clock.Now())), Attempt: st.attempts}))
 		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
 			node, msg := st.node, "pod "+st.key+": "+message
-			r.later(func() { r.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
-			r.stopOnNeverLocked(st, reason, message)
-			r.diag.sayEndlessWaitLocked(reason, budgets)
+			bs.later(func() { bs.host.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
+			bs.host.stopOnNeverLocked(st, reason, message)
+			bs.diag.sayEndlessWaitLocked(reason, budgets)
 		}
 	}
 	if len(budgets) == 0 {
 		// Nothing to watch (a budget deleted in between): try again after a backoff.
 		st.parkedOn = nil
 		key := st.key
-		r.later(func() { r.queue.AddAfter(key, r.e.cfg.RateLimiter.When(key)) })
+		bs.host.backoffLocked(key)
 	}
 }
 
@@ -213,19 +213,40 @@ func (r *run) pdbChanged(obj any) {
 	}
 	r.lock()
 	defer r.unlock()
-	delete(r.book.index, p.Namespace)
-	r.book.ledger.saw(key, p.ResourceVersion)
-	r.watch.movedAt[key] = r.e.cfg.Clock.Now()
+	r.budgets.changedLocked(p)
 	moved := r.budgetMovedLocked(key, p)
-	r.book.statusSeenLocked(p, moved, r.pods)
+	r.budgets.statusSeenLocked(p, moved)
 	r.pace.budgetSeenLocked(p)
-	if m, ok := r.watch.stale[key]; ok && p.ResourceVersion != m.rv && !r.watch.listsGoneLocked(p) {
-		delete(r.watch.stale, key) // the disruption controller caught up
+	r.budgets.takenInLocked(p)
+}
+
+// changedLocked is told first of a budget's change (pdbChanged): its namespace's index
+// is rebuilt on its next use, the ledger sees its version, and it moved now.
+func (bs *budgets) changedLocked(p *policyv1.PodDisruptionBudget) {
+	key := p.Namespace + "/" + p.Name
+	delete(bs.book.index, p.Namespace)
+	bs.book.ledger.saw(key, p.ResourceVersion)
+	bs.watch.movedAt[key] = bs.now()
+}
+
+// statusSeenLocked ends the reservations p's new status holds (budgetBook.statusSeenLocked).
+func (bs *budgets) statusSeenLocked(p *policyv1.PodDisruptionBudget, moved bool) {
+	bs.book.statusSeenLocked(p, moved, bs.host.podsLocked())
+}
+
+// takenInLocked is told last of a budget's change, once the run took it in: a stale
+// status that changed is current again (the disruption controller caught up), the
+// blocked clocks of its nodes restart if it was not current, and the pods it has room
+// for are woken.
+func (bs *budgets) takenInLocked(p *policyv1.PodDisruptionBudget) {
+	key := p.Namespace + "/" + p.Name
+	if m, ok := bs.watch.stale[key]; ok && p.ResourceVersion != m.rv && !bs.watch.listsGoneLocked(p) {
+		delete(bs.watch.stale, key) // the disruption controller caught up
 	}
-	if r.pol.notCurrent[key] {
-		r.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
+	if bs.host.policyLocked().notCurrent[key] {
+		bs.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
 	}
-	r.book.wakeBudgetLocked(key)
+	bs.book.wakeBudgetLocked(key)
 }
 
 // wakeBudgetLocked wakes the pods waiting on a budget: those toWakeLocked picks.
@@ -233,9 +254,9 @@ func (bk *budgetBook) wakeBudgetLocked(key string) {
 	if len(bk.parked[key]) == 0 {
 		return
 	}
-	r := bk.r
-	_, stale := r.watch.stale[key]
-	now := r.e.cfg.Clock.Now()
+	bs := bk.b
+	_, stale := bs.watch.stale[key]
+	now := bs.cfg.Clock.Now()
 	for _, st := range bk.toWakeLocked(key, stale) {
 		st.wokenAt = now
 		bk.wakePodLocked(st)
@@ -288,9 +309,9 @@ func before(a, b *podState) bool {
 // wakePodLocked takes a pod off every budget it waits on and queues it: at once, or when
 // the backoff of its last refusal (at least Retry-After) has passed.
 func (bk *budgetBook) wakePodLocked(st *podState) {
-	r := bk.r
+	bs := bk.b
 	bk.unparkLocked(st)
-	r.addAfter(st.key, st.notBefore.Sub(r.e.cfg.Clock.Now()))
+	bs.host.addAfter(st.key, st.notBefore.Sub(bs.cfg.Clock.Now()))
 }
 
 // blockersLocked lists the pods not gone yet, with what they wait on.

@@ -22,7 +22,7 @@ import (
 // Its Locked methods are called with run.mu held; they make no API call and send on no
 // channel: effects go through run.later, events to the outbox (doc.go).
 type waitDiag struct {
-	r *run
+	b *budgets // the budgets part it belongs to (budgets_part.go)
 	diagState
 }
 
@@ -80,8 +80,8 @@ type waitLine struct {
 // diagnoseLocked completes a wait event with its cause and remedy, and remembers the
 // wait so that it is said again while it lasts. Called where the wait is said.
 func (wd *waitDiag) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event.Event) event.Event {
-	r := wd.r
-	now := r.e.cfg.Clock.Now()
+	bs := wd.b
+	now := bs.cfg.Clock.Now()
 	d := wd.diagnosisLocked(st, budgets)
 	ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine = d.Cause, d.Remedy, string(d.Kind), d.Routine
 	if wd.waits == nil {
@@ -109,20 +109,20 @@ func signature(d diagnose.Diagnosis) string {
 // diagnosisLocked explains st's wait from the caches: the budgets' statuses and the
 // pods last listed for them.
 func (wd *waitDiag) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnose.Diagnosis {
-	r := wd.r
-	now := r.e.cfg.Clock.Now()
-	cur, ok := r.currentLocked(st)
+	bs := wd.b
+	now := bs.cfg.Clock.Now()
+	cur, ok := bs.host.currentLocked(st)
 	if !ok {
 		cur = st.pod
 	}
-	in := diagnose.Input{Pod: cur, Budgets: budgets, Now: now, StaleAfter: r.e.cfg.StaleAfter,
-		Ours: func(key string) bool { s := r.pods[key]; return s != nil && s.attempts > 0 }}
+	in := diagnose.Input{Pod: cur, Budgets: budgets, Now: now, StaleAfter: bs.cfg.StaleAfter,
+		Ours: func(key string) bool { s := bs.host.podsLocked()[key]; return s != nil && s.attempts > 0 }}
 	if w := wd.waits[st.key]; w != nil {
 		in.Waited = now.Sub(w.since)
 	}
 	if len(budgets) == 1 {
 		key := budgets[0].Key()
-		in.StaleWhy = r.watch.stale[key].why
+		in.StaleWhy = bs.watch.stale[key].why
 		if sel := wd.selected[key]; sel != nil && !sel.at.IsZero() {
 			in.Selected = wd.liveLocked(sel) // listed, so never nil
 			in.ListedAt = sel.at
@@ -130,8 +130,8 @@ func (wd *waitDiag) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnos
 			// As staleWhyLocked: a disagreement counts only between pods listed after the
 			// status last changed and a status that has not changed for as long (during a
 			// drain's turnover each list may catch another pod in flight).
-			if !sel.at.Before(r.watch.movedAt[key]) {
-				in.StaleFor = min(wd.tracker.Since(key, now), now.Sub(r.watch.movedAt[key]))
+			if !sel.at.Before(bs.watch.movedAt[key]) {
+				in.StaleFor = min(wd.tracker.Since(key, now), now.Sub(bs.watch.movedAt[key]))
 			}
 		}
 	}
@@ -143,19 +143,19 @@ func (wd *waitDiag) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnos
 // informer, so that a snapshot up to DiagnoseInterval old never calls a pod that is gone
 // stuck, nor its replacement missing.
 func (wd *waitDiag) liveLocked(sel *selection) []*corev1.Pod {
-	r := wd.r
+	bs := wd.b
 	out := make([]*corev1.Pod, 0, len(sel.pods))
 	for _, p := range sel.pods {
 		key := p.Namespace + "/" + p.Name
-		st := r.pods[key]
-		if st == nil || st.pod.UID != p.UID || r.nodes[st.node].store == nil {
+		st := bs.host.podsLocked()[key]
+		if st == nil || st.pod.UID != p.UID || bs.host.nodesLocked()[st.node].store == nil {
 			out = append(out, p)
 			continue
 		}
 		if st.phase == finished {
 			continue // gone since (a StatefulSet's new pod of that name is listed on its own)
 		}
-		if cur, ok := r.currentLocked(st); ok {
+		if cur, ok := bs.host.currentLocked(st); ok {
 			out = append(out, cur)
 		}
 	}
@@ -168,34 +168,34 @@ func (wd *waitDiag) liveLocked(sel *selection) []*corev1.Pod {
 // controller-manager is away. It also lists the pods of the budgets that hold pods back,
 // every DiagnoseInterval, and says a wait again at once when its cause changes.
 func (wd *waitDiag) waitLines(ctx context.Context) {
-	r := wd.r
-	r.every(ctx, waitTick, func() {
-		r.lock()
+	bs := wd.b
+	bs.every(ctx, waitTick, func() {
+		bs.lock()
 		keys := wd.toListLocked()
-		r.unlock()
+		bs.unlock()
 		for _, key := range keys {
 			if ctx.Err() != nil {
 				return
 			}
 			wd.list(ctx, key)
 		}
-		r.lock()
+		bs.lock()
 		wd.sayWaitsLocked()
-		r.unlock()
+		bs.unlock()
 	})
 }
 
 // toListLocked picks the budgets with waiting pods whose pods are due to be listed.
 func (wd *waitDiag) toListLocked() []string {
-	r := wd.r
-	now := r.e.cfg.Clock.Now()
+	bs := wd.b
+	now := bs.cfg.Clock.Now()
 	var keys []string
-	for key, ps := range r.book.parked {
+	for key, ps := range bs.book.parked {
 		if len(ps) == 0 {
 			continue
 		}
 		sel := wd.selected[key]
-		if sel != nil && (sel.listing || (!sel.due && !sel.at.IsZero() && now.Sub(sel.at) < r.e.cfg.DiagnoseInterval)) {
+		if sel != nil && (sel.listing || (!sel.due && !sel.at.IsZero() && now.Sub(sel.at) < bs.cfg.DiagnoseInterval)) {
 			continue
 		}
 		keys = append(keys, key)
@@ -221,19 +221,19 @@ func (wd *waitDiag) toListLocked() []string {
 // from its cache, which holds every pod already: no request. Otherwise they are listed
 // from the API server's watch cache.
 func (wd *waitDiag) list(ctx context.Context, key string) {
-	r := wd.r
-	r.lock()
-	b := r.book.budgetLocked(key)
-	r.unlock()
+	bs := wd.b
+	bs.lock()
+	b := bs.book.budgetLocked(key)
+	bs.unlock()
 	var pods []*corev1.Pod // once listed, empty is known to be empty (nil: unknown)
 	notReady := map[string]bool{}
 	ok := false
 	if b != nil {
 		if s, err := metav1.LabelSelectorAsSelector(b.PDB.Spec.Selector); err == nil {
-			pods, err = r.budgetPods(ctx, b.PDB.Namespace, s)
+			pods, err = bs.host.budgetPods(ctx, b.PDB.Namespace, s)
 			if err == nil {
 				ok = true
-				now := r.e.cfg.Clock.Now()
+				now := bs.cfg.Clock.Now()
 				gets := 0
 				for _, p := range pods {
 					n := p.Spec.NodeName
@@ -242,31 +242,31 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 					}
 					gets++
 					gctx, cancel := context.WithTimeout(ctx, listTimeout)
-					node, err := r.e.cfg.Client.CoreV1().Nodes().Get(gctx, n, metav1.GetOptions{})
+					node, err := bs.cfg.Client.CoreV1().Nodes().Get(gctx, n, metav1.GetOptions{})
 					cancel()
 					if err == nil && !nodeReady(node) {
 						notReady[n] = true
 					}
 				}
 			} else {
-				r.e.cfg.Logger.V(2).Info("could not list the pods of a budget", "pdb", key, "err", err)
+				bs.cfg.Logger.V(2).Info("could not list the pods of a budget", "pdb", key, "err", err)
 			}
 		}
 	}
-	r.lock()
-	defer r.unlock()
+	bs.lock()
+	defer bs.unlock()
 	sel := wd.selected[key]
 	sel.listing = false
 	if !ok {
-		sel.failed = r.e.cfg.Clock.Now()
+		sel.failed = bs.cfg.Clock.Now()
 		return // keep what we had; the next tick after DiagnoseInterval tries again
 	}
-	if b := r.book.budgetLocked(key); b != nil {
-		sel.pods, sel.notReady, sel.at = pods, notReady, r.e.cfg.Clock.Now()
+	if b := bs.book.budgetLocked(key); b != nil {
+		sel.pods, sel.notReady, sel.at = pods, notReady, bs.cfg.Clock.Now()
 		disagrees := diagnose.Disagreement(b, pods, sel.at) != ""
 		wd.tracker.Observe(key, disagrees, sel.at)
 		if !disagrees {
-			r.watch.agreesLocked(key)
+			bs.watch.agreesLocked(key)
 		}
 	}
 }
@@ -276,12 +276,12 @@ func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }
 // sayWaitsLocked says again the waits whose cause changed, and those not said for
 // WaitInterval.
 func (wd *waitDiag) sayWaitsLocked() {
-	r := wd.r
-	now := r.e.cfg.Clock.Now()
+	bs := wd.b
+	now := bs.cfg.Clock.Now()
 	groups := map[blockKey][]*podState{}
 	for key := range wd.waits {
-		st := r.pods[key]
-		if st == nil || st.phase != waiting || r.nodes[st.node].finished || st.block.isZero() {
+		st := bs.host.podsLocked()[key]
+		if st == nil || st.phase != waiting || bs.host.nodesLocked()[st.node].finished || st.block.isZero() {
 			delete(wd.waits, key)
 			continue
 		}
@@ -301,10 +301,10 @@ func (wd *waitDiag) sayWaitsLocked() {
 			}
 		}
 		w := wd.waits[st.key]
-		budgets := r.book.budgetsOfLocked(st)
+		budgets := bs.book.budgetsOfLocked(st)
 		d := wd.diagnosisLocked(st, budgets)
 		changed := signature(d) != w.sig
-		if !changed && now.Sub(w.said) < r.e.cfg.WaitInterval-waitTick/2 {
+		if !changed && now.Sub(w.said) < bs.cfg.WaitInterval-waitTick/2 {
 			continue
 		}
 		ev := w.ev
@@ -317,11 +317,11 @@ func (wd *waitDiag) sayWaitsLocked() {
 			}
 		}
 		w.ev = ev
-		r.e.emit(ev)
+		bs.emit(ev)
 	}
 	var held []*heldPod
 	for _, h := range wd.held {
-		if ns := r.nodes[h.node]; ns != nil && !ns.finished && now.Sub(h.said) >= r.e.cfg.WaitInterval-waitTick/2 {
+		if ns := bs.host.nodesLocked()[h.node]; ns != nil && !ns.finished && now.Sub(h.said) >= bs.cfg.WaitInterval-waitTick/2 {
 			held = append(held, h)
 		}
 	}
@@ -336,8 +336,8 @@ func (wd *waitDiag) sayWaitsLocked() {
 // (its finalizers, when it has any) and remedy, and remembers it so that the wait is said
 // again every WaitInterval while the pod is there.
 func (wd *waitDiag) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) event.Event {
-	r := wd.r
-	ev.Cause = fmt.Sprintf("pod %s was evicted %s ago and is still there", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second))
+	bs := wd.b
+	ev.Cause = fmt.Sprintf("pod %s was evicted %s ago and is still there", st.key, bs.cfg.Clock.Since(st.acceptedAt).Round(time.Second))
 	ev.Remedy = "check its node's kubelet (it confirms the deletion), or raise --skip-wait-for-delete-timeout to stop waiting for it"
 	if len(cur.Finalizers) > 0 {
 		ev.Cause += ": it has finalizers " + strings.Join(cur.Finalizers, ", ")
@@ -347,22 +347,22 @@ func (wd *waitDiag) stuckLocked(st *podState, cur *corev1.Pod, ev event.Event) e
 	if wd.stuck == nil {
 		wd.stuck = map[string]*waitLine{}
 	}
-	now := r.e.cfg.Clock.Now()
+	now := bs.cfg.Clock.Now()
 	wd.stuck[st.key] = &waitLine{since: st.acceptedAt, said: now, ev: ev}
 	return ev
 }
 
 // sayStuckLocked says again, every WaitInterval, each evicted pod still terminating.
 func (wd *waitDiag) sayStuckLocked(now time.Time) {
-	r := wd.r
+	bs := wd.b
 	keys := make([]string, 0, len(wd.stuck))
 	for key, w := range wd.stuck {
-		st := r.pods[key]
-		if st == nil || st.phase != terminating || r.nodes[st.node].finished {
+		st := bs.host.podsLocked()[key]
+		if st == nil || st.phase != terminating || bs.host.nodesLocked()[st.node].finished {
 			delete(wd.stuck, key)
 			continue
 		}
-		if now.Sub(w.said) >= r.e.cfg.WaitInterval-waitTick/2 {
+		if now.Sub(w.said) >= bs.cfg.WaitInterval-waitTick/2 {
 			keys = append(keys, key)
 		}
 	}
@@ -376,6 +376,6 @@ func (wd *waitDiag) sayStuckLocked(now time.Time) {
 			ev.Message += "; it has finalizers " + fin
 		}
 		w.said = now
-		r.e.emit(ev)
+		bs.emit(ev)
 	}
 }

@@ -18,8 +18,8 @@ import (
 // sayPastDeadline waits for --not-after and then names the nodes still in progress and
 // what ends them (said once; nothing when none is in progress, or no deadline).
 func (wd *waitDiag) sayPastDeadline(ctx context.Context) {
-	r := wd.r
-	deadline, stop := r.deadline()
+	bs := wd.b
+	deadline, stop := bs.host.deadline()
 	defer stop()
 	if deadline == nil {
 		return
@@ -29,10 +29,10 @@ func (wd *waitDiag) sayPastDeadline(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	r.lock()
-	defer r.unlock()
+	bs.lock()
+	defer bs.unlock()
 	var busy []string
-	for name, ns := range r.nodes {
+	for name, ns := range bs.host.nodesLocked() {
 		if (ns.started || ns.cordoning) && !ns.finished {
 			busy = append(busy, name)
 		}
@@ -41,13 +41,13 @@ func (wd *waitDiag) sayPastDeadline(ctx context.Context) {
 		return
 	}
 	sort.Strings(busy)
-	ends := "they end when drained, or at --timeout " + r.e.cfg.Timeout.String()
-	if r.e.cfg.Timeout == 0 {
+	ends := "they end when drained, or at --timeout " + bs.cfg.Timeout.String()
+	if bs.cfg.Timeout == 0 {
 		ends = "they end when drained (no --timeout: Ctrl-C stops the run, leaving them cordoned in state failed)"
 	}
-	r.e.emit(event.Event{Type: event.EventWarning, Reason: "NotAfterPassed",
+	bs.emit(event.Event{Type: event.EventWarning, Reason: "NotAfterPassed",
 		Message: fmt.Sprintf("--not-after %s has passed; no node starts now; still in progress: %s; %s",
-			r.e.cfg.NotAfter.UTC().Format(time.RFC3339), strings.Join(busy, ", "), ends)})
+			bs.cfg.NotAfter.UTC().Format(time.RFC3339), strings.Join(busy, ", "), ends)})
 }
 
 // ReasonWaitsForever is the Reason of the warning a run gives, once per budget, when it
@@ -58,19 +58,19 @@ const ReasonWaitsForever = "WaitsUntilBudgetChanges"
 // never allows a disruption and the run has no --timeout (and waits, --on-blocked=wait),
 // that the run waits until the budget changes, and how to stop it.
 func (wd *waitDiag) sayEndlessWaitLocked(reason string, budgets []*pdb.Budget) {
-	r := wd.r
-	if r.e.cfg.Timeout != 0 || r.e.cfg.OnBlocked != OnBlockedWait || reason != string(pdb.Never) {
+	bs := wd.b
+	if bs.cfg.Timeout != 0 || bs.cfg.OnBlocked != OnBlockedWait || reason != string(pdb.Never) {
 		return
 	}
 	for _, b := range budgets {
-		if r.pol.endless[b.Key()] {
+		if bs.host.policyLocked().endless[b.Key()] {
 			continue
 		}
-		if r.pol.endless == nil {
-			r.pol.endless = map[string]bool{}
+		if bs.host.policyLocked().endless == nil {
+			bs.host.policyLocked().endless = map[string]bool{}
 		}
-		r.pol.endless[b.Key()] = true
-		r.e.emit(event.Event{Type: event.EventWarning, PDB: b.Key(), Reason: ReasonWaitsForever,
+		bs.host.policyLocked().endless[b.Key()] = true
+		bs.emit(event.Event{Type: event.EventWarning, PDB: b.Key(), Reason: ReasonWaitsForever,
 			Message: fmt.Sprintf("pdb %s never allows a disruption: with no --timeout this run waits until the budget changes; stop it with Ctrl-C (running the same command again resumes), or run it with --timeout or --on-blocked=skip", b.Key())})
 	}
 }

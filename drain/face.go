@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -62,3 +65,26 @@ func (r *run) rollingLocked(w *rolling) { r.roll = w }
 func (r *run) startNode(ctx context.Context, name string) bool {
 	return r.steps.before(ctx, name) && r.cordon(ctx, name)
 }
+
+// The run's face to its budgets part (budgetsHost, budgets_part.go), besides the above.
+
+// podsLocked are the run's pods by key; the caller does not change the map.
+func (r *run) podsLocked() map[string]*podState { return r.pods }
+
+// policyLocked is the run's policy state.
+func (r *run) policyLocked() *runPolicy { return &r.pol }
+
+// backoffLocked queues a pod after its rate limiter's backoff, once the lock is released.
+func (r *run) backoffLocked(key string) {
+	r.later(func() { r.queue.AddAfter(key, r.e.cfg.RateLimiter.When(key)) })
+}
+
+// podIndexer is the shared pod informer's store (nil: none).
+func (r *run) podIndexer() cache.Indexer { return r.shared.indexer() }
+
+// waitCompletedWhy and doNotDisruptWhy are the engine's (rules.go).
+func (r *run) waitCompletedWhy(p *corev1.Pod, node string) (cause, remedy string) {
+	return r.e.waitCompletedWhy(p, node)
+}
+
+func (r *run) doNotDisruptWhy(p *corev1.Pod) (cause, remedy string) { return r.e.doNotDisruptWhy(p) }

@@ -218,13 +218,13 @@ func (r *run) holdLocked(ns *nodeState) bool {
 }
 
 func (wd *waitDiag) sayHeldLocked(h *heldPod, waited time.Duration) {
-	r := wd.r
-	cause, remedy := r.e.waitCompletedWhy(h.pod, h.node)
+	bs := wd.b
+	cause, remedy := bs.host.waitCompletedWhy(h.pod, h.node)
 	if h.reason == ReasonDoNotDisrupt {
-		cause, remedy = r.e.doNotDisruptWhy(h.pod)
+		cause, remedy = bs.host.doNotDisruptWhy(h.pod)
 	}
-	h.said = r.e.cfg.Clock.Now()
-	r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: h.node, Pod: h.key, Reason: h.reason,
+	h.said = bs.cfg.Clock.Now()
+	bs.emit(event.Event{Type: event.EventEvictionBlocked, Node: h.node, Pod: h.key, Reason: h.reason,
 		Message: cause, Cause: cause, Remedy: remedy, Waited: waited})
 }
 
@@ -256,15 +256,15 @@ func (r *run) ruledPodChanged(ns *nodeState, oldObj, obj any) {
 
 // heldBlockersLocked lists the pods rules hold, for the summary.
 func (wd *waitDiag) heldBlockersLocked() []event.Blocker {
-	r := wd.r
+	bs := wd.b
 	var out []event.Blocker
 	for _, h := range wd.held {
-		if r.nodes[h.node] != nil && r.nodes[h.node].finished {
+		if bs.host.nodesLocked()[h.node] != nil && bs.host.nodesLocked()[h.node].finished {
 			continue
 		}
-		cause, remedy := r.e.waitCompletedWhy(h.pod, h.node)
+		cause, remedy := bs.host.waitCompletedWhy(h.pod, h.node)
 		if h.reason == ReasonDoNotDisrupt {
-			cause, remedy = r.e.doNotDisruptWhy(h.pod)
+			cause, remedy = bs.host.doNotDisruptWhy(h.pod)
 		}
 		out = append(out, event.Blocker{Node: h.node, Pod: h.key, Message: cause, Cause: cause, Remedy: remedy})
 	}

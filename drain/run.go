@@ -91,19 +91,17 @@ type run struct {
 
 	pods  map[string]*podState
 	nodes map[string]*nodeState
+	// budgets is the budgets part: book, watch, blocked clocks and diagnosis (budgets_part.go).
+	*budgets
 	// The concerns: each keeps its own state, guarded by mu, and its methods (doc.go).
-	book    budgetBook   // reservations and the pods parked on each budget (budgets.go)
-	watch   budgetWatch  // whether a budget's status is current (watchdog.go)
-	diag    waitDiag     // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
-	hold    nodeHolds    // the node records this run holds, and leaves (hold.go, leave.go)
-	pace    pacing       // the disruption controller's lag and the eviction pace (pace_run.go)
-	blocked blockedClock // --blocked-after's clocks (blockedclock.go)
-	roller  roller       // a rolling drain (rolling.go)
-	steps   nodeSteps    // the caller's node steps (steps.go)
-	surges  surger       // --surge (surge.go)
-	shared  sharedPods   // one pod informer for every node, when many drain at once (pods.go)
-	roll    *rolling     // a rolling drain's wake-ups (rolling.go); nil otherwise
-	fast    fastStart    // the run's own cordons (faststart.go; its own lock)
+	hold    nodeHolds  // the node records this run holds, and leaves (hold.go, leave.go)
+	pace    pacing     // the disruption controller's lag and the eviction pace (pace_run.go)
+	roller  roller     // a rolling drain (rolling.go)
+	steps   nodeSteps  // the caller's node steps (steps.go)
+	surges  surger     // --surge (surge.go)
+	shared  sharedPods // one pod informer for every node, when many drain at once (pods.go)
+	roll    *rolling   // a rolling drain's wake-ups (rolling.go); nil otherwise
+	fast    fastStart  // the run's own cordons (faststart.go; its own lock)
 	sum     Summary
 	pol     runPolicy
 	planned plannedState // dead nodes and force (deadnode.go, force.go)
@@ -122,11 +120,9 @@ func newRun(e *Engine, pf *preflight) *run {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(e.cfg.RateLimiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Clock: e.cfg.Clock}),
 		pods: map[string]*podState{}, nodes: map[string]*nodeState{}, done: make(chan struct{}),
-		book:    newBudgetBook(e.cfg.Ledger),
-		watch:   newBudgetWatch(),
 		planned: newPlannedState(pf, e.cfg.Policy),
 	}
-	r.book.r, r.watch.r, r.diag.r, r.blocked.r = r, r, r, r
+	r.budgets = newBudgets(&r.core, r, e.cfg.Ledger)
 	r.hold = newNodeHolds(&r.core, r)
 	r.roller = newRoller(&r.core, r, pf.plan.Nodes, pf.nodes)
 	r.surges = newSurger(&r.core, r)

@@ -21,20 +21,20 @@ import (
 // status still counts as disrupted that are gone (the disruption controller's lag, not
 // this drain's doing).
 func (bk *budgetBook) numbersLocked(b *pdb.Budget) string {
-	r := bk.r
+	bs := bk.b
 	s := "pdb " + b.Key() + " " + b.Numbers()
 	taken := map[string]bool{}
 	for key := range bk.reserved[b.Key()] {
-		if st := r.pods[key]; st == nil || st.phase != finished {
+		if st := bs.host.podsLocked()[key]; st == nil || st.phase != finished {
 			taken[key] = true
 		}
 	}
 	var gone []string
 	for name, at := range b.PDB.Status.DisruptedPods {
 		key := b.PDB.Namespace + "/" + name
-		if st := r.pods[key]; st != nil && st.attempts > 0 && st.phase != finished {
+		if st := bs.host.podsLocked()[key]; st != nil && st.attempts > 0 && st.phase != finished {
 			taken[key] = true
-		} else if !taken[key] && r.watch.podGoneLocked(b.Key(), key, at.Time) {
+		} else if !taken[key] && bs.watch.podGoneLocked(b.Key(), key, at.Time) {
 			gone = append(gone, key)
 		}
 	}
@@ -69,10 +69,10 @@ func (bk *budgetBook) budgetsOfLocked(st *podState) []*pdb.Budget {
 // blockMsgLocked is st's wait message as it stands now: a wait on one exhausted budget
 // gives that budget's current numbers; any other wait its message as said.
 func (wd *waitDiag) blockMsgLocked(st *podState) string {
-	r := wd.r
+	bs := wd.b
 	if st.block.exhausted() {
-		if bs := r.book.budgetsOfLocked(st); len(bs) == 1 {
-			return r.book.numbersLocked(bs[0])
+		if list := bs.book.budgetsOfLocked(st); len(list) == 1 {
+			return bs.book.numbersLocked(list[0])
 		}
 	}
 	return st.blockMsg
@@ -84,12 +84,12 @@ func (wd *waitDiag) blockMsgLocked(st *podState) string {
 // status, ...) and remedy. The message says a cause once: one already in said (which it
 // records) is left to the Cause field. A pod that waits on no budget keeps b as it is.
 func (wd *waitDiag) waitingBlockerLocked(st *podState, b event.Blocker, said map[string]bool) event.Blocker {
-	r := wd.r
+	bs := wd.b
 	if st.phase != waiting || st.block.isZero() {
 		return b
 	}
 	b.Message = wd.blockMsgLocked(st)
-	budgets := r.book.budgetsOfLocked(st)
+	budgets := bs.book.budgetsOfLocked(st)
 	if len(budgets) == 0 {
 		return b
 	}

@@ -22,7 +22,7 @@ import (
 // Its Locked methods are called with run.mu held; they make no API call and send on no
 // channel: effects go through run.later, events to the outbox (doc.go).
 type budgetWatch struct {
-	r       *run
+	b       *budgets             // the budgets part it belongs to (budgets_part.go)
 	stale   map[string]staleMark // pdb key -> why its status is stale
 	movedAt map[string]time.Time // pdb key -> when this run last saw it change
 	goneAt  map[string]time.Time // pod key -> when it left, for staleness
@@ -56,29 +56,29 @@ func versionProbe(c kubernetes.Interface) func(ctx context.Context) error {
 // server answers (watches retry a refused connection silently) and whether a budget's
 // status has gone stale (the disruption controller is not updating it).
 func (bw *budgetWatch) watchdog(ctx context.Context) {
-	r := bw.r
+	bs := bw.b
 	down := false
-	r.every(ctx, r.e.cfg.ProbeInterval, func() {
-		err := r.e.cfg.Probe(ctx)
+	bs.every(ctx, bs.cfg.ProbeInterval, func() {
+		err := bs.cfg.Probe(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
 		case err != nil && !down:
 			down = true
-			r.e.emit(event.Event{Type: event.EventWarning, Reason: "APIServerUnreachable",
+			bs.emit(event.Event{Type: event.EventWarning, Reason: "APIServerUnreachable",
 				Message: fmt.Sprintf("cannot reach the API server (%v); the drain goes on when it answers again", err)})
 		case err == nil && down:
 			down = false
-			r.e.emit(event.Event{Type: event.EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
+			bs.emit(event.Event{Type: event.EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
 		}
-		r.lock()
-		if r.pol.apiDown && !down {
-			r.blocked.restartClocksLocked() // --blocked-after counts again from now
+		bs.lock()
+		if bs.host.policyLocked().apiDown && !down {
+			bs.blocked.restartClocksLocked() // --blocked-after counts again from now
 		}
-		r.pol.apiDown = down
+		bs.host.policyLocked().apiDown = down
 		bw.checkStaleLocked()
-		r.unlock()
+		bs.unlock()
 	})
 }
 
@@ -96,14 +96,14 @@ type staleMark struct {
 // counted, say) for StaleAfter or more. Its pods stay parked and are not asked again
 // until the status changes.
 func (bw *budgetWatch) checkStaleLocked() {
-	r := bw.r
+	bs := bw.b
 	keys := map[string]bool{}
-	for k, ps := range r.book.parked {
+	for k, ps := range bs.book.parked {
 		if len(ps) > 0 {
 			keys[k] = true
 		}
 	}
-	for k, ps := range r.book.reserved {
+	for k, ps := range bs.book.reserved {
 		if len(ps) > 0 {
 			keys[k] = true
 		}
@@ -117,7 +117,7 @@ func (bw *budgetWatch) checkStaleLocked() {
 		if _, already := bw.stale[key]; already {
 			continue
 		}
-		b := r.book.budgetLocked(key)
+		b := bs.book.budgetLocked(key)
 		if b == nil {
 			continue
 		}
@@ -131,8 +131,8 @@ func (bw *budgetWatch) checkStaleLocked() {
 		}
 		msg := fmt.Sprintf("pdb %s: its status is stale: %s; is kube-controller-manager (the disruption controller) %s Its pods wait and are not asked again until the status changes", key, why, ask)
 		bw.stale[key] = staleMark{why: msg, rv: b.PDB.ResourceVersion, fromPods: fromPods}
-		r.e.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
-		for _, st := range r.book.parked[key] {
+		bs.emit(event.Event{Type: event.EventWarning, PDB: key, Reason: "BudgetStatusStale", Message: msg})
+		for _, st := range bs.book.parked[key] {
 			st.blockMsg = msg
 		}
 	}
@@ -142,27 +142,27 @@ func (bw *budgetWatch) checkStaleLocked() {
 // that is read from its pods (the status disagrees with them) rather than from a gone pod
 // it still lists.
 func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) {
-	r := bw.r
+	bs := bw.b
 	if name, since := bw.goneListedLocked(b.PDB); name != "" {
 		// An instant, not a duration: the message is said once and kept (every later
 		// wait line and status write says it), and "for 31s" would be frozen there.
-		at := r.e.cfg.Clock.Now().Add(-since).UTC().Format(time.RFC3339)
+		at := bs.cfg.Clock.Now().Add(-since).UTC().Format(time.RFC3339)
 		return fmt.Sprintf("it still counts as disrupted pod %s, gone since %s", name, at), false
 	}
-	sel := r.diag.selected[key]
+	sel := bs.diag.selected[key]
 	if sel == nil || sel.at.IsZero() {
 		return "", false
 	}
 	// The status as it stands against the pods as they stand: listed after the status
 	// last changed, and lately.
-	now := r.e.cfg.Clock.Now()
-	if sel.at.Before(bw.movedAt[key]) || now.Sub(sel.at) > 2*r.e.cfg.DiagnoseInterval {
+	now := bs.cfg.Clock.Now()
+	if sel.at.Before(bw.movedAt[key]) || now.Sub(sel.at) > 2*bs.cfg.DiagnoseInterval {
 		return "", false
 	}
 	// A busy controller-manager lags its pods too, but it goes on writing the status: a
 	// disagreement counts only once the status has not changed for as long.
-	lasted := min(r.diag.tracker.Since(key, now), now.Sub(bw.movedAt[key]))
-	if lasted < r.e.cfg.StaleAfter {
+	lasted := min(bs.diag.tracker.Since(key, now), now.Sub(bw.movedAt[key]))
+	if lasted < bs.cfg.StaleAfter {
 		return "", false
 	}
 	if d := diagnose.Disagreement(b, sel.pods, sel.at); d != "" {
@@ -175,12 +175,12 @@ func (bw *budgetWatch) staleWhyLocked(key string, b *pdb.Budget) (string, bool) 
 // called stale from its pods is current after all (a controller-manager far behind caught
 // up without a change of this status), and its pods may be asked again.
 func (bw *budgetWatch) agreesLocked(key string) {
-	r := bw.r
+	bs := bw.b
 	if !bw.stale[key].fromPods {
 		return
 	}
 	delete(bw.stale, key)
-	r.book.wakeBudgetLocked(key)
+	bs.book.wakeBudgetLocked(key)
 }
 
 // disruptedPodTimeout is how long the disruption controller keeps a pod in a budget's
@@ -198,8 +198,8 @@ func recreatedUnderItsName(p *corev1.Pod) bool {
 // goneListedLocked returns a pod the status lists in disruptedPods that this run saw gone
 // StaleAfter ago or more, and for how long.
 func (bw *budgetWatch) goneListedLocked(p *policyv1.PodDisruptionBudget) (string, time.Duration) {
-	r := bw.r
-	now := r.e.cfg.Clock.Now()
+	bs := bw.b
+	now := bs.cfg.Clock.Now()
 	var names []string
 	for name := range p.Status.DisruptedPods {
 		names = append(names, name)
@@ -211,8 +211,8 @@ func (bw *budgetWatch) goneListedLocked(p *policyv1.PodDisruptionBudget) (string
 		if !ok {
 			continue
 		}
-		after := r.e.cfg.StaleAfter
-		if st := r.pods[key]; st != nil && recreatedUnderItsName(st.pod) {
+		after := bs.cfg.StaleAfter
+		if st := bs.host.podsLocked()[key]; st != nil && recreatedUnderItsName(st.pod) {
 			// A StatefulSet brings the pod back under the same name; when the disruption
 			// controller sees the new pod before noticing the old one went, it keeps the
 			// entry, and counts the new pod as disrupted, until the entry expires (2
@@ -254,11 +254,11 @@ func (c *core) every(ctx context.Context, period time.Duration, fn func()) {
 // caught up, or is not running). Unlike the watchdog's warning (StaleAfter, which names
 // kube-controller-manager), this waits for nothing: it is evidence at once.
 func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
-	r := bw.r
+	bs := bw.b
 	if m, ok := bw.stale[key]; ok {
 		return m.why
 	}
-	b := r.book.budgetLocked(key)
+	b := bs.book.budgetLocked(key)
 	if b == nil {
 		return ""
 	}
@@ -270,9 +270,9 @@ func (bw *budgetWatch) notCurrentWhyLocked(key string) string {
 	}
 	// Its pods, listed after the status last changed and lately, disagree with it (a
 	// Ready replacement not counted): the disruption controller has not caught up.
-	now := r.e.cfg.Clock.Now()
-	if sel := r.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(bw.movedAt[key]) && now.Sub(sel.at) <= 2*r.e.cfg.DiagnoseInterval {
-		if d := diagnose.Disagreement(b, r.diag.liveLocked(sel), sel.at); d != "" {
+	now := bs.cfg.Clock.Now()
+	if sel := bs.diag.selected[key]; sel != nil && !sel.at.IsZero() && !sel.at.Before(bw.movedAt[key]) && now.Sub(sel.at) <= 2*bs.cfg.DiagnoseInterval {
+		if d := diagnose.Disagreement(b, bs.diag.liveLocked(sel), sel.at); d != "" {
 			return fmt.Sprintf("pdb %s: %s", key, d)
 		}
 	}
@@ -304,16 +304,16 @@ func (bw *budgetWatch) goneListedNowLocked(b *pdb.Budget) string {
 // pod of that name that exists again (a StatefulSet's) is not gone: the disruption
 // controller keeps the entry for it until the entry expires, and its status is current.
 func (bw *budgetWatch) podGoneLocked(pdbKey, key string, listedAt time.Time) bool {
-	r := bw.r
-	if idx := r.shared.indexer(); idx != nil {
+	bs := bw.b
+	if idx := bs.host.podIndexer(); idx != nil {
 		_, exists, err := idx.GetByKey(key)
 		return err == nil && !exists
 	}
-	if st := r.pods[key]; st != nil && st.phase != finished {
+	if st := bs.host.podsLocked()[key]; st != nil && st.phase != finished {
 		return false
 	}
 	goneAt, seenGone := bw.goneAt[key]
-	if sel := r.diag.selected[pdbKey]; sel != nil && !sel.at.IsZero() && sel.at.After(listedAt) && (!seenGone || sel.at.After(goneAt)) {
+	if sel := bs.diag.selected[pdbKey]; sel != nil && !sel.at.IsZero() && sel.at.After(listedAt) && (!seenGone || sel.at.After(goneAt)) {
 		for _, p := range sel.pods {
 			if p.Namespace+"/"+p.Name == key {
 				return false
