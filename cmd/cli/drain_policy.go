@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
@@ -40,7 +41,7 @@ func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command, s *drain.Settings) {
 	f.StringVar(&p.NotAfter, "not-after", "", "no node starts draining after this time (RFC 3339, e.g. 2026-11-25T06:00:00Z, or a duration from now, e.g. 2h); nodes in progress finish; nodes not started are listed (exit 4)")
 	f.DurationVar(&s.Soak, "soak", 0, "in a rolling drain (--pool) or a pool move: how long a drained node keeps its slot before the next node starts (e.g. 2m, to see the workloads settle); 0: at once")
 	p.addForceFlags(f, s)
-	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail", "force"))
+	_ = cmd.RegisterFlagCompletionFunc("on-blocked", completion.FixedChoices("wait", "skip", "fail", "force"))
 }
 
 // readPolicy reads the policy flags into s: --not-after resolved to a time, and

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/clientset"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/exitcode"
 )
 
@@ -164,7 +165,7 @@ as the budgets allow.
 		newCmdInstall(common, "install", "Install (or update) the NodePool and Maintenance CustomResourceDefinitions, and with --controller the controller; safe to run again"),
 		newCmdUninstall(common),
 	)
-	addKubectlCompletion(root)
+	completion.AddKubectl(root, noArgsUsage)
 	rejectUnknownCommands(root)
 	return root
 }
@@ -178,8 +179,8 @@ func rejectUnknownCommands(cmd *cobra.Command) {
 		rejectUnknownCommands(sub)
 	}
 	if cmd.Name() == "completion" && cmd.HasParent() && !cmd.Parent().HasParent() {
-		cmd.Args, cmd.RunE = cobra.ArbitraryArgs, completionShellArg
-		completionArgs(cmd)
+		cmd.Args, cmd.RunE = cobra.ArbitraryArgs, completion.ShellArg
+		completion.ShellArgs(cmd, noArgsUsage)
 		return
 	}
 	if !cmd.HasAvailableSubCommands() { // a group: it does nothing itself
