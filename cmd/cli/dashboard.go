@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -98,22 +97,11 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 	}
 	// klog must not write to the screen the dashboard owns: client-go's reflectors log
 	// every failed watch there. Their errors reach the status line through source.
-	logOut := io.Writer(io.Discard)
-	if logFile != "" {
-		f, err := os.Create(logFile)
-		if err != nil {
-			return UsageErrorf("open --log-file: %v", err)
-		}
-		defer func() { _ = f.Close() }()
-		logOut = f
+	restore, err := progress.LogTo(logFile, c.ErrOut)
+	if err != nil {
+		return err
 	}
-	klog.LogToStderr(false)
-	klog.SetOutput(logOut)
-	defer func() {
-		klog.Flush()
-		klog.SetOutput(c.ErrOut)
-		klog.LogToStderr(true)
-	}()
+	defer restore()
 
 	_, noColor := os.LookupEnv("NO_COLOR")
 	res, runErr := dashboard.Run(parent, dashboard.Config{Kube: cs, EventKube: ec, Pools: pc, Dynamic: dyn, Server: cfg.Host,

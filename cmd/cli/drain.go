@@ -10,6 +10,7 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/runmetrics"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -211,7 +212,7 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	req.IncludeDisrupting = o.IncludeDisrupting // else nodes Karpenter disrupts are left to it (exit 3)
 	p := o.eventPrinter()
-	run, stopMetrics, err := o.observed(func(events chan<- event.Event) (operation.Summary, error) {
+	run, stopMetrics, err := runmetrics.Observed(o.MetricsAddr, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
 	if err != nil {

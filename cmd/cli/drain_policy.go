@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
@@ -52,7 +53,7 @@ func (p *PolicyFlags) readPolicy(s *drain.Settings) error {
 	if s.Soak > 0 && p.pool == "" && !p.rollingCommand {
 		return UsageErrorf("--soak needs a rolling drain: --pool POOL (or pool move)")
 	}
-	t, err := parseNotAfter(p.NotAfter, p.clock())
+	t, err := kubeargs.NotAfter(p.NotAfter, p.clock())
 	if err != nil {
 		return err
 	}
@@ -65,25 +66,6 @@ func (p *PolicyFlags) clock() time.Time {
 		return p.now()
 	}
 	return time.Now()
-}
-
-// parseNotAfter reads --not-after: "" (none), an RFC 3339 time, or a positive duration
-// from now.
-func parseNotAfter(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return time.Time{}, UsageErrorf("invalid --not-after %q: want an RFC 3339 time (2026-11-25T06:00:00Z) or a duration from now (90m)", s)
-	}
-	if d <= 0 {
-		return time.Time{}, UsageErrorf("invalid --not-after %q: a duration must be positive", s)
-	}
-	return now.Add(d), nil
 }
 
 // fallbackUser names the user as far as the kubeconfig can tell

@@ -1,6 +1,6 @@
 // Package progress runs an operation while its events are shown: printed as they come,
 // or in the live progress view (bubbletea) on a terminal, with Ctrl-C in the view
-// interrupting the run as SIGINT does.
+// interrupting the run as SIGINT does; and keeps klog off the screen a view owns (LogTo).
 package progress
 
 import (
