@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 )
 
@@ -17,7 +18,7 @@ import (
 func addDryRunFlag(cmd *cobra.Command, v *string, usage string) {
 	cmd.Flags().StringVar(v, "dry-run", *v, usage)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = kubeargs.DryRunUnchanged
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client", "server"))
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", completion.FixedChoices("none", "client", "server"))
 }
 
 // normalizeDryRun turns *v into "none", "client" or "server" as kubectl does (true, false

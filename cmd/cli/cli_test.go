@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
@@ -102,7 +103,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 
 func TestKubectlCompletionScript(t *testing.T) {
 	out, _, code := run("completion", "kubectl")
-	if code != 0 || out != kubectlCompletionScript {
+	if code != 0 || out != completion.KubectlScript {
 		t.Errorf("completion kubectl = %q (exit %d)", out, code)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	"github.com/kubectl-maintenance/kubectl-maintenance/manager"
 )
@@ -90,6 +91,6 @@ It runs in the cluster (config/manager) or as a local process with a kubeconfig.
 		f.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader tries to renew before giving up (with --leader-election-lease-duration)")
 		f.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "how often replicas try to take or renew the Lease (with --leader-election-lease-duration)")
 	}
-	_ = cmd.RegisterFlagCompletionFunc("pools", completePools(c))
+	_ = cmd.RegisterFlagCompletionFunc("pools", completion.Pools(c.PoolClient))
 	return cmd
 }

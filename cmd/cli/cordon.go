@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -38,7 +40,7 @@ func newCordonCmd(c *Common, uncordon bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "cordon (NODE... | -l SELECTOR | --pool POOL)",
 		Short:             "Mark nodes unschedulable, recording that this tool did it",
-		ValidArgsFunction: completeNodes(c),
+		ValidArgsFunction: completion.Nodes(c.Client),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes.Names = args
 			if err := o.Validate(); err != nil {
@@ -101,7 +103,7 @@ func (o *CordonOptions) Run(ctx context.Context, cs kubernetes.Interface) error 
 	if err != nil {
 		return err
 	}
-	_, err = runPrinted(ctx, false, render.Cordon{Out: o.Out}, func(events chan<- event.Event) (operation.Summary, error) {
+	_, err = progress.Run(ctx, false, render.Cordon{Out: o.Out}, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
 	return err

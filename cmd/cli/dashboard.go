@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
@@ -26,7 +23,7 @@ type DashboardOptions struct {
 	*Common
 	// LogFile takes the client's logs (-v) while the dashboard owns the screen.
 	LogFile string
-	// clusterFlags are the cluster flags given (clusterFlags), for the commands it prints.
+	// clusterFlags are the cluster flags given (kubeargs.ClusterFlags), for the commands it prints.
 	clusterFlags []string
 }
 
@@ -60,7 +57,7 @@ Data comes from watches, live.`,
 
 // Complete reads the cluster flags given.
 func (o *DashboardOptions) Complete(cmd *cobra.Command, _ []string) error {
-	o.clusterFlags = clusterFlags(cmd)
+	o.clusterFlags = kubeargs.ClusterFlags(cmd)
 	return nil
 }
 
@@ -75,28 +72,6 @@ func (o *DashboardOptions) Validate() error {
 // Run shows the dashboard until the user quits.
 func (o *DashboardOptions) Run(ctx context.Context) error {
 	return runDashboard(ctx, o.Common, o.LogFile, o.clusterFlags)
-}
-
-// clusterFlags are the cluster flags the command was given
-// (--kubeconfig, --context, ...; credentials never), for the commands the dashboard
-// prints: they then act on the same cluster as the dashboard did.
-func clusterFlags(cmd *cobra.Command) []string {
-	var out []string
-	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
-		if !f.Changed || f.Name == "v" || noderecord.SecretFlag("--"+f.Name) {
-			return
-		}
-		out = append(out, "--"+f.Name+"="+shellQuote(f.Value.String()))
-	})
-	return out
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func runDashboard(parent context.Context, c *Common, logFile string, flags []string) error {
@@ -122,22 +97,11 @@ func runDashboard(parent context.Context, c *Common, logFile string, flags []str
 	}
 	// klog must not write to the screen the dashboard owns: client-go's reflectors log
 	// every failed watch there. Their errors reach the status line through source.
-	logOut := io.Writer(io.Discard)
-	if logFile != "" {
-		f, err := os.Create(logFile)
-		if err != nil {
-			return UsageErrorf("open --log-file: %v", err)
-		}
-		defer func() { _ = f.Close() }()
-		logOut = f
+	restore, err := progress.LogTo(logFile, c.ErrOut)
+	if err != nil {
+		return err
 	}
-	klog.LogToStderr(false)
-	klog.SetOutput(logOut)
-	defer func() {
-		klog.Flush()
-		klog.SetOutput(c.ErrOut)
-		klog.LogToStderr(true)
-	}()
+	defer restore()
 
 	_, noColor := os.LookupEnv("NO_COLOR")
 	res, runErr := dashboard.Run(parent, dashboard.Config{Kube: cs, EventKube: ec, Pools: pc, Dynamic: dyn, Server: cfg.Host,

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 )
 
 func TestClusterFlagsKeepsClusterFlagsAndDropsCredentials(t *testing.T) {
@@ -28,7 +30,7 @@ func TestClusterFlagsKeepsClusterFlagsAndDropsCredentials(t *testing.T) {
 			if err := cmd.ParseFlags(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(clusterFlags(cmd), " "); got != tc.want {
+			if got := strings.Join(kubeargs.ClusterFlags(cmd), " "); got != tc.want {
 				t.Errorf("clusterFlags = %q, want %q", got, tc.want)
 			}
 		})

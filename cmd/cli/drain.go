@@ -8,6 +8,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/runmetrics"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
@@ -80,7 +83,7 @@ running the same command again, and "uncordon" restores a node as it was.
   kubectl maintenance drain -l pool=blue --ignore-daemonsets --timeout 10m -o json
   kubectl maintenance drain node-1 node-2 --dry-run=server
   kubectl maintenance drain --pool blue --ignore-daemonsets   # maxUnavailable of the pool at a time`,
-		ValidArgsFunction: completeNodes(c),
+		ValidArgsFunction: completion.Nodes(c.Client),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes.Names = args
 			o.maxParallelSet = cmd.Flags().Changed("max-parallel-nodes")
@@ -138,8 +141,8 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	o.addRuleFlags(f, s)
 	o.addPolicyFlags(cmd, s)
 	o.addSurgeFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("progress", fixedChoices("auto", "tty", "plain"))
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
+	_ = cmd.RegisterFlagCompletionFunc("progress", completion.FixedChoices("auto", "tty", "plain"))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.FixedChoices("json"))
 }
 
 // Validate checks the flags without calling the API.
@@ -209,14 +212,14 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	req.IncludeDisrupting = o.IncludeDisrupting // else nodes Karpenter disrupts are left to it (exit 3)
 	p := o.eventPrinter()
-	run, stopMetrics, err := o.observed(func(events chan<- event.Event) (operation.Summary, error) {
+	run, stopMetrics, err := runmetrics.Observed(o.MetricsAddr, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
-	sum, err := runPrinted(ctx, o.useProgressView(), p, run)
+	sum, err := progress.Run(ctx, o.useProgressView(), p, run)
 	if drain.IsUsage(err) || ExitCode(err) == ExitUsage {
 		// Bad input: one line (printed by the caller), no summary; nothing was changed.
 		return WithExitCode(ExitUsage, err)
@@ -227,10 +230,4 @@ func (o *DrainOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	p.Summary(sum.Summary, err, ExitCode(err))
 	return err
-}
-
-func fixedChoices(choices ...string) cobra.CompletionFunc {
-	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return choices, cobra.ShellCompDirectiveNoFileComp
-	}
 }

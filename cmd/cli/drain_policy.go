@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 )
 
@@ -40,7 +42,7 @@ func (p *PolicyFlags) addPolicyFlags(cmd *cobra.Command, s *drain.Settings) {
 	f.StringVar(&p.NotAfter, "not-after", "", "no node starts draining after this time (RFC 3339, e.g. 2026-11-25T06:00:00Z, or a duration from now, e.g. 2h); nodes in progress finish; nodes not started are listed (exit 4)")
 	f.DurationVar(&s.Soak, "soak", 0, "in a rolling drain (--pool) or a pool move: how long a drained node keeps its slot before the next node starts (e.g. 2m, to see the workloads settle); 0: at once")
 	p.addForceFlags(f, s)
-	_ = cmd.RegisterFlagCompletionFunc("on-blocked", fixedChoices("wait", "skip", "fail", "force"))
+	_ = cmd.RegisterFlagCompletionFunc("on-blocked", completion.FixedChoices("wait", "skip", "fail", "force"))
 }
 
 // readPolicy reads the policy flags into s: --not-after resolved to a time, and
@@ -51,7 +53,7 @@ func (p *PolicyFlags) readPolicy(s *drain.Settings) error {
 	if s.Soak > 0 && p.pool == "" && !p.rollingCommand {
 		return UsageErrorf("--soak needs a rolling drain: --pool POOL (or pool move)")
 	}
-	t, err := parseNotAfter(p.NotAfter, p.clock())
+	t, err := kubeargs.NotAfter(p.NotAfter, p.clock())
 	if err != nil {
 		return err
 	}
@@ -64,25 +66,6 @@ func (p *PolicyFlags) clock() time.Time {
 		return p.now()
 	}
 	return time.Now()
-}
-
-// parseNotAfter reads --not-after: "" (none), an RFC 3339 time, or a positive duration
-// from now.
-func parseNotAfter(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return time.Time{}, UsageErrorf("invalid --not-after %q: want an RFC 3339 time (2026-11-25T06:00:00Z) or a duration from now (90m)", s)
-	}
-	if d <= 0 {
-		return time.Time{}, UsageErrorf("invalid --not-after %q: a duration must be positive", s)
-	}
-	return now.Add(d), nil
 }
 
 // fallbackUser names the user as far as the kubeconfig can tell

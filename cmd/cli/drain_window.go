@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
@@ -44,7 +45,7 @@ func (w *WindowFlags) addWindowFlags(cmd *cobra.Command, serverSide bool) {
 	f.StringVar(&w.Window, "window", "", "with --server-side (or plan): a recurring window, DAYS START-END [ZONE], e.g. 'Sat 02:00-06:00 Europe/Berlin' or 'Sat,Sun 02:00-06:00 UTC' (times HH:MM or HH:MM:SS; an end before the start closes the next day)")
 	if serverSide {
 		f.StringVar(&w.OnWindowClose, "on-window-close", "", `with --server-side and a window: what nodes in progress do when it closes: "Finish" (the default: they finish) or "Stop" (they stop, cordoned with their state; a recurring window goes on from there)`)
-		_ = cmd.RegisterFlagCompletionFunc("on-window-close", fixedChoices("Finish", "Stop"))
+		_ = cmd.RegisterFlagCompletionFunc("on-window-close", completion.FixedChoices("Finish", "Stop"))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/printflags"
 	"github.com/kubectl-maintenance/kubectl-maintenance/install"
@@ -72,9 +73,9 @@ func newCmdInstall(c *Common, use, short string) *cobra.Command {
 	cmd.Flags().StringVar(&o.Image, "image", o.Image, "The controller's container image (with --controller; default: the one in config/manager)")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `"none", or "client": print what would be applied (with -o) and send nothing`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = kubeargs.DryRunUnchanged
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", fixedChoices("none", "client"))
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", completion.FixedChoices("none", "client"))
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "With --dry-run=client, print the objects: yaml (a YAML stream), json or name")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("yaml", "json", "name"))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.FixedChoices("yaml", "json", "name"))
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
@@ -56,7 +57,7 @@ func newCmdFollow(c *Common) *cobra.Command {
 		RunE: runE(o),
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", `output format: "" (kubectl-style lines) or "json" (NDJSON events on stdout)`)
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json"))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.FixedChoices("json"))
 	return cmd
 }
 

@@ -4,9 +4,6 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
@@ -49,13 +46,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	}
 	for i := range list.Items {
 		m := &list.Items[i]
-		evs, err := cs.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
-			FieldSelector: fields.Set{"involvedObject.name": m.Name, "involvedObject.kind": "Maintenance"}.String()})
-		var events []corev1.Event
-		if err == nil {
-			events = evs.Items
-		}
-		render.DescribeMaintenance(o.Out, m, events)
+		render.DescribeMaintenance(o.Out, m, maintenance.Events(ctx, cs, m.Name))
 	}
 	return nil
 }

@@ -2,11 +2,10 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
 )
 
@@ -22,26 +21,7 @@ type NodeSelection struct {
 func (s *NodeSelection) AddFlags(cmd *cobra.Command, c *Common) {
 	cmd.Flags().StringVarP(&s.Selector, "selector", "l", s.Selector, "label selector of the nodes (instead of NODE names)")
 	cmd.Flags().StringVar(&s.Pool, "pool", s.Pool, "every node of this NodePool (instead of NODE names)")
-	_ = cmd.RegisterFlagCompletionFunc("pool", completePools(c))
-}
-
-// completePools completes NodePool names from the cluster the flags point at.
-func completePools(c *Common) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		pc, err := c.PoolClient()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		list := &v1alpha1.NodePoolList{}
-		if err := pc.List(cmd.Context(), list); err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var out []cobra.Completion
-		for i := range list.Items {
-			out = append(out, list.Items[i].Name)
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+	_ = cmd.RegisterFlagCompletionFunc("pool", completion.Pools(c.PoolClient))
 }
 
 // Validate checks the selection without calling the API.
@@ -85,29 +65,4 @@ func ValidateSelector(flag, sel string) error {
 // found before anything is changed).
 func (s *NodeSelection) into(req *operation.Request) {
 	req.Nodes, req.Selector, req.Pool = s.Names, s.Selector, s.Pool
-}
-
-// completeNodes completes node names from the cluster the flags point at.
-func completeNodes(c *Common) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		cs, err := c.Client()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		list, err := cs.CoreV1().Nodes().List(cmd.Context(), metav1.ListOptions{})
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		given := map[string]bool{}
-		for _, a := range args {
-			given[a] = true
-		}
-		var out []cobra.Completion
-		for i := range list.Items {
-			if n := list.Items[i].Name; !given[n] {
-				out = append(out, n)
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
 }

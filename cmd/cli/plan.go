@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/planverdict"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -40,7 +42,7 @@ the policy ends every pod that can never go: it would be forced, or its node giv
 3 when something can never drain as things stand, 2 for bad input.`,
 		Example: `  kubectl maintenance plan node-1 --ignore-daemonsets
   kubectl maintenance plan -l node-role.kubernetes.io/blue --ignore-daemonsets -o json`,
-		ValidArgsFunction: completeNodes(c),
+		ValidArgsFunction: completion.Nodes(c.Client),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes.Names = args
 			if err := o.Printer.Validate(); err != nil {
@@ -75,14 +77,6 @@ the policy ends every pod that can never go: it would be forced, or its node giv
 	return cmd
 }
 
-// errPlanBlocked is returned (exit 3) when the plan shows a node that can't be drained.
-type planBlockedError struct{ nodes int }
-
-func (e *planBlockedError) Error() string {
-	return fmt.Sprintf("%d node(s) cannot be drained as things stand", e.nodes)
-}
-func (e *planBlockedError) Blocked() bool { return true }
-
 // Run computes and prints the plan.
 func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	req := o.request(operation.Drain)
@@ -106,16 +100,7 @@ func (o *PlanOptions) Run(ctx context.Context, cs kubernetes.Interface) error {
 	} else if err := o.printObject(plan); err != nil {
 		return err
 	}
-	bad := 0
-	for _, n := range plan.Nodes {
-		if render.NodeVerdict(n) != render.VerdictReady && !policyEnds(n, plan, o.Settings.OnBlocked) {
-			bad++
-		}
-	}
-	if bad > 0 {
-		return &planBlockedError{nodes: bad}
-	}
-	return nil
+	return planverdict.Check(plan, o.Settings.OnBlocked)
 }
 
 // printObject prints the plan in one of kubectl's object formats: a DrainPlan object with
@@ -133,37 +118,4 @@ func (o *PlanOptions) printObject(plan *event.Plan) error {
 		return err
 	}
 	return o.Printer.Print(o.Out, nil, u)
-}
-
-// policyEnds reports whether the run's policy ends every blocker of a blocked node, so
-// that the node's drain ends: under --on-blocked=force each pod that can never be
-// evicted as things stand is one the plan would force (event.Plan.WouldForce), under
-// --on-blocked=skip each waits on a budget (the node is given up). A node with errors
-// (refused by kubectl's filters) is never ended by a policy.
-func policyEnds(n event.NodePlan, plan *event.Plan, onBlocked drain.OnBlocked) bool {
-	if len(n.Errors) > 0 {
-		return false
-	}
-	forced := map[string]bool{}
-	for _, b := range plan.WouldForce {
-		forced[b.Node+"/"+b.Pod] = true
-	}
-	for _, s := range n.Steps {
-		if s.Wave != 0 {
-			continue
-		}
-		switch onBlocked {
-		case drain.OnBlockedForce:
-			if !forced[n.Name+"/"+s.Pod.Namespace+"/"+s.Pod.Name] {
-				return false
-			}
-		case drain.OnBlockedSkip:
-			if len(s.Decision.Budgets) == 0 {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -7,7 +7,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -55,7 +57,7 @@ plan and the exact label and taint change per node.
 ` + ExitCodesHelp,
 		Example: `  kubectl maintenance pool move node-1 node-2 --to green --ignore-daemonsets
   kubectl maintenance pool move node-1 --from blue --to green --dry-run`,
-		ValidArgsFunction: completeNodes(c),
+		ValidArgsFunction: completion.Nodes(c.Client),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Nodes.Names = args
 			o.maxParallelSet = cmd.Flags().Changed("max-parallel-nodes")
@@ -85,8 +87,8 @@ plan and the exact label and taint change per node.
 	cmd.Flags().StringVar(&o.To, "to", o.To, "the pool to move the nodes to")
 	cmd.Flags().StringSliceVar(&o.From, "from", o.From, "the pool(s) the nodes leave (default: every pool a NodePool or the node's ownership record covers)")
 	cmd.Flags().BoolVar(&o.AllowMissingHandler, "allow-missing-handler", false, "move nodes that don't list the target pool's RuntimeClass handler (a warning instead of a stop)")
-	_ = cmd.RegisterFlagCompletionFunc("to", completePools(c))
-	_ = cmd.RegisterFlagCompletionFunc("from", completePools(c))
+	_ = cmd.RegisterFlagCompletionFunc("to", completion.Pools(c.PoolClient))
+	_ = cmd.RegisterFlagCompletionFunc("from", completion.Pools(c.PoolClient))
 	return cmd
 }
 
@@ -135,7 +137,7 @@ func (o *PoolMoveOptions) Run(ctx context.Context, cs kubernetes.Interface, pc c
 	}
 	req.Moves, req.Resolved = plan.Move, plan.Resolved // carried out as planned: no node read again
 	p := o.eventPrinter()
-	sum, err := runPrinted(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
+	sum, err := progress.Run(ctx, o.useProgressView(), p, func(events chan<- event.Event) (operation.Summary, error) {
 		return op.Run(ctx, req, events)
 	})
 	p.Summary(sum.Summary, err, ExitCode(err))

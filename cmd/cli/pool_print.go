@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
@@ -51,7 +52,7 @@ a name that does not exist is a usage error (exit 2) after the others are printe
 		Example: `  kubectl maintenance pool get blue -o yaml
   kubectl maintenance pool get blue green -o name
   kubectl maintenance pool get -o jsonpath='{.items[*].metadata.name}'`,
-		ValidArgsFunction: completePools(c),
+		ValidArgsFunction: completion.Pools(c.PoolClient),
 		RunE:              o.runE,
 	}
 	o.Output.AddFlags(cmd)

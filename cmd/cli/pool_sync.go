@@ -11,6 +11,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -41,7 +43,7 @@ budget it waits on.
 
 ` + ExitCodesHelp,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, s string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return completePools(c)(cmd, args, s)
+			return completion.Pools(c.PoolClient)(cmd, args, s)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args, err := poolArgs(args)
@@ -86,7 +88,7 @@ func (o *poolSyncOptions) rollOut(ctx context.Context, op *operation.Operator) e
 	req := o.request(operation.Drain)
 	printer := o.eventPrinter()
 	var res *operation.RolloutResult
-	sum, err := runPrinted(ctx, o.useProgressView(), printer, func(events chan<- event.Event) (operation.Summary, error) {
+	sum, err := progress.Run(ctx, o.useProgressView(), printer, func(events chan<- event.Event) (operation.Summary, error) {
 		var sum operation.Summary
 		var err error
 		res, sum, err = op.Rollout(ctx, req, events)

@@ -8,35 +8,26 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
-	"net/http"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
-	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/clientset"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/exitcode"
 )
 
-// Client rate limits, the defaults of --qps and --burst (README, "Client rate limits").
-// client-go's (and kubectl's) 5/10 would make the cordons of 100 nodes alone take 19 s;
-// Karpenter's 200/300 is a controller's budget. A drain's bursts are its cordons and its
-// first evictions; the eviction pace itself follows the disruption controller (pacing).
+// Client rate limits, the defaults of --qps and --burst (clientset.DefaultQPS and DefaultBurst).
 const (
-	DefaultQPS   = 50
-	DefaultBurst = 100
+	DefaultQPS   = clientset.DefaultQPS
+	DefaultBurst = clientset.DefaultBurst
 )
 
 // Common is what every command shares: the kubectl cluster flags, the client's rate
@@ -49,36 +40,24 @@ type Common struct {
 	QPS   float32
 	Burst int
 	genericiooptions.IOStreams
-	requests *requestCounter
+	requests *clientset.RequestCounter
 }
 
 // RESTConfig returns the REST config from the cluster flags. A kubeconfig problem (missing
 // file, unknown context, no server) and a bad --qps or --burst are usage errors.
 func (c *Common) RESTConfig() (*rest.Config, error) {
-	if err := checkClusterFlags(c.ConfigFlags); err != nil {
+	if err := clientset.CheckClusterFlags(c.ConfigFlags); err != nil {
 		return nil, err
 	}
-	if err := c.validateRateLimits(); err != nil {
-		return nil, err
-	}
-	cfg, err := c.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return nil, WithExitCode(ExitUsage, fmt.Errorf("invalid kubeconfig: %w", err))
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = "kubectl-maintenance/" + version
-	drain.DisableEvictionRetries(cfg)
-	if c.requests == nil {
-		c.requests = &requestCounter{}
-	}
-	prev := cfg.WrapTransport
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if prev != nil {
-			rt = prev(rt)
+	if c.rateFlags { // else a Common built without the flags (the dashboard's test backend): client-go's defaults
+		if err := clientset.ValidateRateLimits(c.QPS, c.Burst); err != nil {
+			return nil, err
 		}
-		return c.requests.wrap(rt)
 	}
-	return cfg, nil
+	if c.requests == nil {
+		c.requests = &clientset.RequestCounter{}
+	}
+	return clientset.RESTConfig(c.ConfigFlags, "kubectl-maintenance/"+version, c.requests)
 }
 
 // newCommon returns the Common of the root command: the cluster flags, whose REST configs
@@ -92,22 +71,7 @@ func newCommon(streams genericiooptions.IOStreams) *Common {
 // addRateLimitFlags adds --qps and --burst.
 func (c *Common) addRateLimitFlags(fs *pflag.FlagSet) {
 	c.rateFlags = true
-	fs.Float32Var(&c.QPS, "qps", c.QPS, "Requests a second the client may send to the API server, on average (kubectl: 5)")
-	fs.IntVar(&c.Burst, "burst", c.Burst, "Requests the client may send at once above --qps (kubectl: 10)")
-}
-
-// validateRateLimits checks --qps and --burst.
-func (c *Common) validateRateLimits() error {
-	if !c.rateFlags {
-		return nil // a Common built without the flags (the dashboard's test backend): client-go's defaults
-	}
-	if !(c.QPS > 0) || math.IsInf(float64(c.QPS), 0) {
-		return UsageErrorf("--qps must be a number above 0, got %v", c.QPS)
-	}
-	if c.Burst < 1 {
-		return UsageErrorf("--burst must be 1 or more, got %d", c.Burst)
-	}
-	return nil
+	clientset.AddRateLimitFlags(fs, &c.QPS, &c.Burst)
 }
 
 // withRateLimits is ConfigFlags' WrapConfigFn: every REST config built from the cluster
@@ -123,22 +87,8 @@ func (c *Common) APIRequests() int64 {
 	if c.requests == nil {
 		return 0
 	}
-	return c.requests.n.Load()
+	return c.requests.Count()
 }
-
-// requestCounter counts requests through a transport.
-type requestCounter struct{ n atomic.Int64 }
-
-func (r *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		r.n.Add(1)
-		return rt.RoundTrip(req)
-	})
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // PoolClient returns a controller-runtime client that knows NodePools.
 func (c *Common) PoolClient() (client.Client, error) {
@@ -146,22 +96,11 @@ func (c *Common) PoolClient() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: Scheme()})
-	if err != nil {
-		return nil, fmt.Errorf("build client: %w", err)
-	}
-	return cl, nil
+	return clientset.NewPoolClient(cfg)
 }
 
-// Scheme knows the built-in kinds, CustomResourceDefinitions and NodePools.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	utilruntime.Must(v1alpha1.AddToScheme(s))
-	utilruntime.Must(mntv1.AddToScheme(s))
-	return s
-}
+// Scheme knows the built-in kinds, CustomResourceDefinitions and NodePools (clientset.Scheme).
+func Scheme() *runtime.Scheme { return clientset.Scheme() }
 
 // Client returns a clientset built from the cluster flags.
 func (c *Common) Client() (kubernetes.Interface, error) {
@@ -169,17 +108,8 @@ func (c *Common) Client() (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, WithExitCode(ExitUsage, fmt.Errorf("build client: %w", err))
-	}
-	return cs, nil
+	return clientset.New(cfg)
 }
-
-// eventShare is the part of --qps and --burst the node Events get, on a rate limiter of
-// their own: informational writes never wait in front of a cordon or an eviction, and
-// never take more than a fifth again of the API server's share.
-const eventShare = 5
 
 // EventClient returns a clientset for the node Events: the cluster flags' config with a
 // rate limiter of its own at a fifth of --qps and --burst (at least 1 each).
@@ -188,17 +118,7 @@ func (c *Common) EventClient() (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.QPS > 0 {
-		cfg.QPS = max(cfg.QPS/eventShare, 1)
-	}
-	if cfg.Burst > 0 {
-		cfg.Burst = max(cfg.Burst/eventShare, 1)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, WithExitCode(ExitUsage, fmt.Errorf("build client: %w", err))
-	}
-	return cs, nil
+	return clientset.NewForEvents(cfg)
 }
 
 // NewRootCmd builds "kubectl maintenance" with every subcommand.
@@ -220,7 +140,7 @@ as the budgets allow.
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(exitcode.FlagError)
 	common.ConfigFlags.AddFlags(root.PersistentFlags())
 	common.addRateLimitFlags(root.PersistentFlags())
 	addKlogVerbosity(root)
@@ -245,7 +165,7 @@ as the budgets allow.
 		newCmdInstall(common, "install", "Install (or update) the NodePool and Maintenance CustomResourceDefinitions, and with --controller the controller; safe to run again"),
 		newCmdUninstall(common),
 	)
-	addKubectlCompletion(root)
+	completion.AddKubectl(root, noArgsUsage)
 	rejectUnknownCommands(root)
 	return root
 }
@@ -259,8 +179,8 @@ func rejectUnknownCommands(cmd *cobra.Command) {
 		rejectUnknownCommands(sub)
 	}
 	if cmd.Name() == "completion" && cmd.HasParent() && !cmd.Parent().HasParent() {
-		cmd.Args, cmd.RunE = cobra.ArbitraryArgs, completionShellArg
-		completionArgs(cmd)
+		cmd.Args, cmd.RunE = cobra.ArbitraryArgs, completion.ShellArg
+		completion.ShellArgs(cmd, noArgsUsage)
 		return
 	}
 	if !cmd.HasAvailableSubCommands() { // a group: it does nothing itself

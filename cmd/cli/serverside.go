@@ -13,7 +13,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/access"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
-	"github.com/kubectl-maintenance/kubectl-maintenance/outcome"
 	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
@@ -132,22 +131,10 @@ func (c *Common) follow(ctx context.Context, mc client.Client, name, output stri
 		}
 		return err
 	}
-	code := phaseExitCode(m)
+	code := maintenance.Outcome(m).ExitCode()
 	if code != ExitOK {
 		err = WithExitCode(code, fmt.Errorf("maintenance/%s %s: %s", m.Name, m.Status.Phase, m.Status.Message))
 	}
 	fo.Summary(m, err, code)
 	return err
-}
-
-// phaseExitCode is the exit code of a finished Maintenance: the local run's for the same
-// outcome (package outcome reads the phase and reason back).
-func phaseExitCode(m *mntv1.Maintenance) int {
-	reason := ""
-	for _, cond := range m.Status.Conditions {
-		if cond.Type == mntv1.ConditionProgressing {
-			reason = cond.Reason
-		}
-	}
-	return outcome.OfPhase(string(m.Status.Phase), reason).ExitCode()
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
@@ -50,7 +51,7 @@ shell to follow a drain running elsewhere. The state is also a node label:
   kubectl maintenance status -o wide
   kubectl maintenance status node-1 -o json
   kubectl maintenance status --watch`,
-		ValidArgsFunction: completeNodes(c),
+		ValidArgsFunction: completion.Nodes(c.Client),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names, err := kubeargs.NodeArgs(args) // NAME, node/NAME, nodes/NAME, as kubectl
 			if err != nil {

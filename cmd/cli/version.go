@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/buildinfo"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 )
 
 // Build stamps. A release build sets them with
@@ -52,7 +53,7 @@ func NewCmdVersion(c *Common) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", o.ClientOnly, "print the client version only (no server needed)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "output format: json or yaml (default: text)")
-	_ = cmd.RegisterFlagCompletionFunc("output", fixedChoices("json", "yaml"))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.FixedChoices("json", "yaml"))
 	return cmd
 }
 

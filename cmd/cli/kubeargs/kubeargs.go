@@ -1,7 +1,9 @@
 // Package kubeargs reads command-line arguments as kubectl reads them: a node or a pool
 // named bare, as TYPE/NAME in any spelling kubectl's RESTMapper accepts (node/n1,
-// Nodes.v1./n1, mntpool/blue, nodepools.maintenance.kubectl-maintenance.io/blue), and
-// --dry-run's values. Only the commands (cmd/cli) use it.
+// Nodes.v1./n1, mntpool/blue, nodepools.maintenance.kubectl-maintenance.io/blue),
+// --dry-run's values and --not-after's times; and writes the cluster flags a command was
+// given back as arguments (for the commands the dashboard prints). Only the commands
+// (cmd/cli) use it.
 package kubeargs
 
 import (
