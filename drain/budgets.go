@@ -213,11 +213,11 @@ func (r *run) pdbChanged(obj any) {
 	}
 	r.lock()
 	defer r.unlock()
-	r.budgets.changedLocked(p)
+	r.changedLocked(p)
 	moved := r.budgetMovedLocked(key, p)
-	r.budgets.statusSeenLocked(p, moved)
+	r.statusSeenLocked(p, moved)
 	r.pace.budgetSeenLocked(p)
-	r.budgets.takenInLocked(p)
+	r.takenInLocked(p)
 }
 
 // changedLocked is told first of a budget's change (pdbChanged): its namespace's index

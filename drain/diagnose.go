@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/diagnose"
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain/diagnose"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"

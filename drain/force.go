@@ -230,7 +230,9 @@ func (r *run) forceAnsweredLocked(st *podState, fp ForcedPod, err error) {
 // forced pod counts in PodsForced (counted when deleted), an evicted one in PodsEvicted.
 func (r *run) goneEventLocked(st *podState) event.Event {
 	ev := event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts}
-	if r.planned.forced[st.key] {
+	// forcing: its DELETE is in flight and the informer saw the pod go before the answer
+	// came (forceAnsweredLocked counts it then): it is a forced pod, not an evicted one.
+	if r.planned.forced[st.key] || r.planned.forcing[st.key] {
 		ev.Reason = event.ReasonForced
 		return ev
 	}

@@ -3,7 +3,7 @@ package cli
 import (
 	"time"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 )
 
 // newNDJSON is the NDJSON printer on c.Out, each line naming the cluster (clusterName).

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/manager"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
-	"github.com/kubectl-maintenance/kubectl-maintenance/manager"
 )
 
 // controllerOptions are the flags of "controller" and "pool controller".

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/exitcode"
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 )
 
 // Exit codes of kubectl-maintenance, package exitcode's (documented there).

@@ -9,9 +9,9 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/install"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/printflags"
-	"github.com/kubectl-maintenance/kubectl-maintenance/install"
 )
 
 // InstallOptions are the flags of "kubectl maintenance install".

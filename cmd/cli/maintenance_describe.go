@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance"
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // DescribeOptions is "describe NAME...": a Maintenance for a person: what it does, where

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/dashboard/source"
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // NodesOptions is the "nodes" command: nodes with their pools and pod counts.

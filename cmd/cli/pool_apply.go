@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/manifest"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/manifest"
 	"github.com/kubectl-maintenance/kubectl-maintenance/nodepool"
 )
 

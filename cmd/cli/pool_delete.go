@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 )
 
 // PoolDeleteOptions is "pool delete POOL".

@@ -10,10 +10,10 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/kubeargs"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/progress"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	mntv1 "github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // PoolMoveOptions is "pool move": the drain's flags plus --to, --from and

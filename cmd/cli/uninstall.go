@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/install"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/install"
 )
 
 // UninstallOptions are the flags of "kubectl maintenance uninstall".

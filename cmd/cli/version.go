@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/buildinfo"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/buildinfo"
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/completion"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/buildinfo"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/buildinfo"
 )
 
 func TestVersionClientOutputs(t *testing.T) {

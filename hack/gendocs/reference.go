@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli"
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 )
 
 // exitCode is one row of the exit-code table.

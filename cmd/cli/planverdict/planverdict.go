@@ -6,9 +6,9 @@ package planverdict
 import (
 	"fmt"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 )
 
 // Check returns an error that means blocked (exit 3) when the plan shows a node that

@@ -10,10 +10,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event/relay"
 	"github.com/kubectl-maintenance/kubectl-maintenance/operation"
-	"github.com/kubectl-maintenance/kubectl-maintenance/render"
 	"github.com/kubectl-maintenance/kubectl-maintenance/tui"
 )
 
