@@ -4,23 +4,15 @@ import (
 	"time"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/cmd/cli/exitcode"
+	"github.com/kubectl-maintenance/kubectl-maintenance/schedule"
 )
 
 // NotAfter reads --not-after: "" (none), an RFC 3339 time, or a positive duration
 // from now.
 func NotAfter(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	d, err := time.ParseDuration(s)
+	t, err := schedule.ParseTime("--not-after", s, now) // the one reading of a time flag
 	if err != nil {
-		return time.Time{}, exitcode.UsageErrorf("invalid --not-after %q: want an RFC 3339 time (2026-11-25T06:00:00Z) or a duration from now (90m)", s)
+		return time.Time{}, exitcode.UsageErrorf("%w", err)
 	}
-	if d <= 0 {
-		return time.Time{}, exitcode.UsageErrorf("invalid --not-after %q: a duration must be positive", s)
-	}
-	return now.Add(d), nil
+	return t, nil
 }
