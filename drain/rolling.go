@@ -175,18 +175,7 @@ func (ro *roller) drainRolling(ctx context.Context) {
 	c.lock()
 	ro.run.rollingLocked(w)
 	c.unlock()
-	deadline, stop := ro.run.deadline()
-	defer stop()
-	if deadline != nil {
-		// One reader of the --not-after timer; every wait sees the run halt.
-		c.goroutine(func() {
-			select {
-			case <-deadline:
-				w.stop()
-			case <-ctx.Done():
-			}
-		})
-	}
+	defer ro.haltAtDeadline(ctx, w)()
 	pending := make([]int, len(ro.nodes)) // indexes into the plan's nodes
 	for i := range pending {
 		pending[i] = i
@@ -235,22 +224,44 @@ func (ro *roller) drainRolling(ctx context.Context) {
 			continue
 		}
 		pending = slices.DeleteFunc(pending, func(j int) bool { return j == i })
-		if !ro.run.startNode(ctx, np.Name) {
-			<-slots
-			continue
-		}
-		c.goroutine(func() {
-			defer func() {
-				<-slots
-				select {
-				case w.freed <- struct{}{}:
-				default:
-				}
-			}()
-			ro.run.drainNode(ctx, ns)
-			ro.soak(ctx, w, ns)
+		ro.start(ctx, w, ns, slots)
+	}
+}
+
+// haltAtDeadline halts w when --not-after passes (one reader of its timer: every wait
+// sees the run halt); the returned func stops the timer.
+func (ro *roller) haltAtDeadline(ctx context.Context, w *rolling) func() {
+	deadline, stop := ro.run.deadline()
+	if deadline != nil {
+		ro.c.goroutine(func() {
+			select {
+			case <-deadline:
+				w.stop()
+			case <-ctx.Done():
+			}
 		})
 	}
+	return stop
+}
+
+// start cordons an admitted node (its Before step first) and drains and soaks it in the
+// slot it took; the slot is given back, and a waiter told, when it ends.
+func (ro *roller) start(ctx context.Context, w *rolling, ns *nodeState, slots chan struct{}) {
+	if !ro.run.startNode(ctx, ns.name) {
+		<-slots
+		return
+	}
+	ro.c.goroutine(func() {
+		defer func() {
+			<-slots
+			select {
+			case w.freed <- struct{}{}:
+			default:
+			}
+		}()
+		ro.run.drainNode(ctx, ns)
+		ro.soak(ctx, w, ns)
+	})
 }
 
 // soak holds a drained node's slot for Policy.Soak (counted as in progress by the

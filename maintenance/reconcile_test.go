@@ -206,21 +206,11 @@ func TestReconcilePausesAndResumes(t *testing.T) {
 	if err := rt.c.Update(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	go func() { // the run waits on its cordon until the pause has cancelled it
-		for {
-			rt.r.mu.Lock()
-			stopped := rn.stop == stopPaused
-			rt.r.mu.Unlock()
-			if stopped {
-				open()
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	opened := openWhenStopped(rt, rn, stopPaused, open) // the run waits on its cordon until the pause has cancelled it
 	if res := rt.reconcile(t, "m1"); res != (ctrl.Result{}) {
 		t.Errorf("pause: result %+v, want none", res)
 	}
+	<-opened // it stopped the run, so its helper ended
 	m = rt.get(t, "m1")
 	wantPhase(t, m, v1alpha1.PhasePaused, metav1.ConditionFalse, "Paused")
 	if rt.running("m1") != nil {
@@ -333,21 +323,11 @@ func TestReconcileDeletedStopsTheRunAndLetsGo(t *testing.T) {
 	if err := rt.c.Delete(context.Background(), rt.get(t, "m1")); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for {
-			rt.r.mu.Lock()
-			stopped := rn.stop == stopDeleted
-			rt.r.mu.Unlock()
-			if stopped {
-				open()
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	opened := openWhenStopped(rt, rn, stopDeleted, open)
 	if res := rt.reconcile(t, "m1"); res != (ctrl.Result{}) {
 		t.Errorf("delete: result %+v, want none", res)
 	}
+	<-opened // it stopped the run, so its helper ended
 	err := rt.c.Get(context.Background(), client.ObjectKey{Name: "m1"}, &v1alpha1.Maintenance{})
 	if err == nil || !isNotFound(err) {
 		t.Errorf("after the finalizer: get %v, want not found", err)
@@ -391,4 +371,24 @@ func TestRunResultEnding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openWhenStopped calls open once rn's stop reason is why (the run waits on its node
+// until the Reconcile under test stopped it); the channel closes when it did.
+func openWhenStopped(rt *reconcileT, rn *run, why string, open func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			rt.r.mu.Lock()
+			stopped := rn.stop == why
+			rt.r.mu.Unlock()
+			if stopped {
+				open()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return done
 }

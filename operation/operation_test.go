@@ -254,6 +254,17 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{"a move without a target", Request{Action: Move, Nodes: []string{"n1"}}, "needs a target pool"},
 		{"an unknown action", Request{Action: "reboot", Nodes: []string{"n1"}}, `unknown action "reboot"`},
 		{"a bad drain setting", Request{Action: Drain, Nodes: []string{"n1"}, Drain: drain.Settings{GracePeriodSeconds: -5}}, "gracePeriodSeconds must be -1"},
+		// The checks that stood apart are the settings' own, said in their words: a cordon's
+		// dry run (asserted by check: a cordon goes to no engine) and a drain's pod selector
+		// (asserted by the engine's door; the plan parses it no more).
+		{"a cordon's unknown dry run", Request{Action: Cordon, Nodes: []string{"n1"}, Drain: drain.Settings{DryRun: "later"}},
+			`dryRun must be "none", "client" or "server", got "later"`},
+		{"an uncordon's unknown dry run", Request{Action: Uncordon, Nodes: []string{"n1"}, Drain: drain.Settings{DryRun: "later"}},
+			`dryRun must be "none", "client" or "server", got "later"`},
+		{"a drain's unknown dry run", Request{Action: Drain, Nodes: []string{"n1"}, Drain: drain.Settings{DryRun: "later"}},
+			`dryRun must be "none", "client" or "server", got "later"`},
+		{"a drain's pod selector that is no selector", Request{Action: Drain, Nodes: []string{"n1"}, Drain: drain.Settings{PodSelector: "a=b=c=,"}},
+			"podSelector must be a label selector"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
