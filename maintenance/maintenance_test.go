@@ -256,3 +256,38 @@ func TestTrackerKeepsTheEarlierRunsEvictions(t *testing.T) {
 		t.Errorf("evicted at the end %d, want 7", c.PodsEvicted)
 	}
 }
+
+// An eviction the engine sent before a node left the run may be answered after it: the
+// answer counts, but the node stays Released (CI, TestForcedUncordonReleasesAMaintenanceNode).
+func TestTrackerKeepsAnEndedNodeEnded(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	late := []event.Event{
+		{Type: event.EventEvictionStarted, Time: now, Node: "n1", Pod: "ns/b"},
+		{Type: event.EventEvictionAccepted, Time: now, Node: "n1", Pod: "ns/b"},
+		{Type: event.EventEvictionBlocked, Time: now, Node: "n1", Pod: "ns/c", PDB: "ns/web"},
+	}
+	for _, end := range []struct {
+		ev    event.Event
+		state string
+	}{
+		{event.Event{Type: event.EventNodeFailed, Node: "n1", Reason: drain.ReasonReleased, Message: "node n1 left this run"}, NodeReleased},
+		{event.Event{Type: event.EventNodeFailed, Node: "n1", Message: "timed out"}, NodeFailed},
+		{event.Event{Type: event.EventNodeDrained, Node: "n1"}, NodeDrained},
+		{event.Event{Type: event.EventNodeGone, Node: "n1"}, NodeGone},
+	} {
+		tr := newTracker(nil, []string{"n1"}, v1alpha1.ActionDrain)
+		tr.apply(event.Event{Type: event.EventEvictionStarted, Time: now, Node: "n1", Pod: "ns/a"})
+		end.ev.Time = now
+		tr.apply(end.ev)
+		for _, ev := range late {
+			tr.apply(ev)
+		}
+		n := tr.take()[0]
+		if n.State != end.state || len(n.Blockers) != 0 {
+			t.Errorf("after %s: state %s, blockers %v; want %s and none", end.ev.Type, n.State, n.Blockers, end.state)
+		}
+		if tr.requests != 2 {
+			t.Errorf("after %s: %d requests counted, want 2 (the late one counts)", end.ev.Type, tr.requests)
+		}
+	}
+}

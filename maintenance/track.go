@@ -49,12 +49,16 @@ type tracker struct {
 	action v1alpha1.Action
 	// waiting says, per node another run holds, who holds it (the engine's line).
 	waiting map[string]string
+	// over names the nodes whose end this run reported (drained, failed, released, ...):
+	// an answer to an eviction sent before that end still counts, but never takes the
+	// node back to Draining.
+	over map[string]bool
 }
 
 // newTracker starts from the nodes of an earlier status (a resumed run) and names, the
 // run's nodes in order.
 func newTracker(prev []v1alpha1.NodeStatus, names []string, action v1alpha1.Action) *tracker {
-	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}, action: action, waiting: map[string]string{}, resumed: map[string]bool{}}
+	t := &tracker{nodes: map[string]*v1alpha1.NodeStatus{}, action: action, waiting: map[string]string{}, resumed: map[string]bool{}, over: map[string]bool{}}
 	for i := range prev {
 		n := prev[i]
 		n.Blockers = slices.Clone(n.Blockers)
@@ -105,11 +109,14 @@ func (t *tracker) apply(ev event.Event) {
 	case event.EventEvictionStarted:
 		t.requests++
 		t.dirty = true
-		t.setState(t.node(ev.Node), NodeDraining, ev)
+		if !t.over[ev.Node] {
+			t.setState(t.node(ev.Node), NodeDraining, ev)
+		}
 	case event.EventEvictionAccepted:
-		n := t.node(ev.Node)
-		t.setState(n, NodeDraining, ev)
-		t.setBlocker(n, v1alpha1.Blocker{Pod: ev.Pod, Message: TerminatingBlocker})
+		if n := t.node(ev.Node); !t.over[ev.Node] {
+			t.setState(n, NodeDraining, ev)
+			t.setBlocker(n, v1alpha1.Blocker{Pod: ev.Pod, Message: TerminatingBlocker})
+		}
 	case event.EventPodEvicted:
 		n := t.node(ev.Node)
 		if n.PodsLeft > 0 {
@@ -119,6 +126,9 @@ func (t *tracker) apply(ev event.Event) {
 		t.evicted++
 		t.dirty = true
 	case event.EventEvictionBlocked:
+		if t.over[ev.Node] {
+			return
+		}
 		t.setBlocker(t.node(ev.Node), v1alpha1.Blocker{Pod: ev.Pod, PDB: ev.PDB, Message: ev.Message, Cause: ev.Cause, Remedy: ev.Remedy})
 	default:
 		t.ended(ev)
@@ -147,6 +157,10 @@ func (t *tracker) plan(ev event.Event) {
 // ended folds in an event that ends a node's work (drained, failed, blocked, not
 // started, gone, moved, uncordoned); any other event changes nothing.
 func (t *tracker) ended(ev event.Event) {
+	switch ev.Type {
+	case event.EventNodeDrained, event.EventNodeFailed, event.EventNodeBlocked, event.EventNodeGone:
+		t.over[ev.Node] = true
+	}
 	switch ev.Type {
 	case event.EventNodeDrained:
 		n := t.node(ev.Node)
