@@ -3,7 +3,6 @@ package maintenance
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -255,48 +254,6 @@ func (r *Reconciler) waitIfHeld(ctx context.Context, name string, names []string
 		s.Phase, s.Message = v1alpha1.PhasePending, msg
 		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, "HeldByAnother", msg)
 	})
-}
-
-// heldBy names another Maintenance that holds some of names (a run of this process, or
-// an object Running or Paused per its status: a run a former leader started), and which.
-func (r *Reconciler) heldBy(ctx context.Context, self string, names []string) (string, []string, error) {
-	held := map[string][]string{}
-	r.mu.Lock()
-	for _, n := range names {
-		if h := r.holder[n]; h != "" && h != self {
-			held[h] = append(held[h], n)
-		}
-	}
-	r.mu.Unlock()
-	if len(held) == 0 {
-		list := &v1alpha1.MaintenanceList{}
-		if err := r.Client.List(ctx, list); err != nil {
-			return "", nil, fmt.Errorf("list maintenances: %w", err)
-		}
-		want := map[string]bool{}
-		for _, n := range names {
-			want[n] = true
-		}
-		for _, o := range list.Items {
-			if o.Name == self || (o.Status.Phase != v1alpha1.PhaseRunning && o.Status.Phase != v1alpha1.PhasePaused) {
-				continue
-			}
-			for _, ns := range o.Status.Nodes {
-				if want[ns.Name] {
-					held[o.Name] = append(held[o.Name], ns.Name)
-				}
-			}
-		}
-	}
-	if len(held) == 0 {
-		return "", nil, nil
-	}
-	others := make([]string, 0, len(held))
-	for o := range held {
-		others = append(others, o)
-	}
-	sort.Strings(others)
-	return others[0], held[others[0]], nil
 }
 
 // stopRun cancels name's run, if any, for why, and waits until it has ended.

@@ -3,6 +3,8 @@ package maintenance
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
 	"github.com/kubectl-maintenance/kubectl-maintenance/maintenance/api/v1alpha1"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // reconcileT is a Reconciler on a fake client (the CRD's scheme, the status subresource)
@@ -40,6 +43,9 @@ func newReconcileT(t *testing.T, objs ...client.Object) *reconcileT {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	c := crfake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1alpha1.Maintenance{}).Build()
@@ -266,9 +272,9 @@ func TestReconcileObjectsThatDoNotStart(t *testing.T) {
 			condition: v1alpha1.ConditionProgressing, status: metav1.ConditionFalse, reason: reasonScheduled,
 			message: "scheduled: the window opens at 2026-11-28T11:00:00Z"},
 		"nodes another maintenance holds: waits for it": {
-			objs: []client.Object{cordonOf("m1", "n2", "n1"), other}, result: ctrl.Result{RequeueAfter: waitRetry}, phase: v1alpha1.PhasePending,
+			objs: []client.Object{cordonOf("m1", "n2", "n1"), other, recorded("n1", "other"), recorded("n2", "other")}, result: ctrl.Result{RequeueAfter: waitRetry}, phase: v1alpha1.PhasePending,
 			condition: v1alpha1.ConditionWaitingForNodes, status: metav1.ConditionTrue, reason: "HeldByAnother",
-			message: "waiting for maintenance/other, which holds node(s) n1, n2"},
+			message: "waiting for maintenance/other, which holds node(s) n2, n1"}, // in m1's order
 		"a bad object: Failed, Invalid, saying why": {
 			objs: []client.Object{bad}, result: ctrl.Result{}, phase: v1alpha1.PhaseFailed,
 			condition: v1alpha1.ConditionProgressing, status: metav1.ConditionFalse, reason: "Invalid",
@@ -391,4 +397,47 @@ func openWhenStopped(rt *reconcileT, rn *run, why string, open func()) <-chan st
 		}
 	}()
 	return done
+}
+
+// recorded is node name with the record of maintenance holder's run (noderecord), as its
+// run writes it at the cordon.
+func recorded(name, holder string) *corev1.Node {
+	run := noderecord.ForMaintenance(holder, "")
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+		noderecord.AnnotationRun:     fmt.Sprintf(`{"id":%q}`, run.ID),
+		noderecord.AnnotationCommand: run.Command,
+	}}}
+}
+
+// Who holds a node is what its record says, while the Maintenance it names runs or is
+// paused: not a record a finished or deleted object left, not the object's own.
+func TestHeldByReadsTheNodeRecords(t *testing.T) {
+	withPhase := func(name string, p v1alpha1.Phase) *v1alpha1.Maintenance {
+		m := cordonOf(name, "n1", "n2")
+		m.Status.Phase = p
+		return m
+	}
+	tests := map[string]struct {
+		objs  []client.Object
+		other string
+		held  []string
+	}{
+		"a running maintenance's records":  {[]client.Object{withPhase("other", v1alpha1.PhaseRunning), recorded("n1", "other"), recorded("n2", "other")}, "other", []string{"n1", "n2"}},
+		"a paused maintenance's record":    {[]client.Object{withPhase("other", v1alpha1.PhasePaused), recorded("n2", "other")}, "other", []string{"n2"}},
+		"a succeeded maintenance's record": {[]client.Object{withPhase("other", v1alpha1.PhaseSucceeded), recorded("n1", "other")}, "", nil},
+		"a scheduled maintenance's record": {[]client.Object{withPhase("other", v1alpha1.PhaseScheduled), recorded("n1", "other")}, "", nil},
+		"a deleted maintenance's record":   {[]client.Object{recorded("n1", "gone")}, "", nil},
+		"its own record":                   {[]client.Object{withPhase("m1", v1alpha1.PhaseRunning), recorded("n1", "m1")}, "", nil},
+		"no record, the other runs on n3":  {[]client.Object{withPhase("other", v1alpha1.PhaseRunning), recorded("n3", "other"), recorded("n1", "")}, "", nil},
+		"two holders: the first by name":   {[]client.Object{withPhase("b", v1alpha1.PhaseRunning), withPhase("a", v1alpha1.PhaseRunning), recorded("n1", "b"), recorded("n2", "a")}, "a", []string{"n2"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			rt := newReconcileT(t, tc.objs...)
+			other, held, err := rt.r.heldBy(context.Background(), "m1", []string{"n1", "n2"})
+			if err != nil || other != tc.other || !slices.Equal(held, tc.held) {
+				t.Errorf("heldBy = %q %v %v, want %q %v", other, held, err, tc.other, tc.held)
+			}
+		})
+	}
 }
