@@ -168,6 +168,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // start starts m's run unless another run holds some of its nodes.
 func (r *Reconciler) start(ctx, base context.Context, m *v1alpha1.Maintenance) (ctrl.Result, error) {
+	if behind, err := r.cacheBehind(ctx, m); behind || err != nil {
+		return ctrl.Result{}, err
+	}
 	req, err := Request(m)
 	if err != nil {
 		return ctrl.Result{}, r.finish(ctx, m.Name, outcome.Invalid, err.Error())
@@ -284,6 +287,20 @@ func (r *Reconciler) release(name string) {
 			delete(r.holder, n)
 		}
 	}
+}
+
+// cacheBehind reports whether the API server has a newer m than the cache gave: a run that
+// ended at once wrote its end after the event that brought this call, and starting again
+// from the older copy would run the object twice. The newer version's event calls again.
+func (r *Reconciler) cacheBehind(ctx context.Context, m *v1alpha1.Maintenance) (bool, error) {
+	fresh := &v1alpha1.Maintenance{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("get maintenance %s: %w", m.Name, err)
+	}
+	return fresh.ResourceVersion != m.ResourceVersion, nil
 }
 
 // finalize stops a deleted object's run, says in an Event what it left, and lets the

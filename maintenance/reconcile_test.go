@@ -441,3 +441,42 @@ func TestHeldByReadsTheNodeRecords(t *testing.T) {
 		})
 	}
 }
+
+// staleCache is a cache that has not seen the object's newest writes: it gives old.
+type staleCache struct {
+	client.Client
+	old *v1alpha1.Maintenance
+}
+
+func (s staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if m, ok := obj.(*v1alpha1.Maintenance); ok && key.Name == s.old.Name {
+		s.old.DeepCopyInto(m)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// A run that ended at once wrote its end before the cache saw it: an event of an older
+// version (the finalizer's, the Running write's) must not start the object again (seen
+// on the real cluster: a Blocked object ran four times in 350 ms).
+func TestReconcileFromAStaleCacheStartsNothing(t *testing.T) {
+	obj := cordonOf("m1", "n1")
+	obj.Finalizers = []string{Finalizer}
+	rt := newReconcileT(t, obj)
+	old := rt.get(t, "m1")
+	m := old.DeepCopy()
+	m.Status.Phase = v1alpha1.PhaseBlocked
+	if err := rt.c.Status().Update(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	rt.r.Client = staleCache{Client: rt.c, old: old}
+	if res := rt.reconcile(t, "m1"); res != (ctrl.Result{}) {
+		t.Errorf("result %+v, want none (the newer version's event calls again)", res)
+	}
+	if rt.running("m1") != nil || rt.cordoned(t, "n1") {
+		t.Errorf("a run started from the stale copy")
+	}
+	if got := rt.get(t, "m1"); got.Status.Phase != v1alpha1.PhaseBlocked {
+		t.Errorf("phase %s, want Blocked left as it was", got.Status.Phase)
+	}
+}
