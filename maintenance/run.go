@@ -44,9 +44,15 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	res := r.loop(base, rn, name, counts, t, events, ran)
 	r.mu.Lock()
 	res.stop = rn.stop
-	delete(r.runs, name)
-	delete(r.uids, name)
 	r.mu.Unlock()
+	// The run stays in runs until its end is written: a Reconcile in between (an event of
+	// its progress) sees it running, not an object to start again.
+	defer func() {
+		r.mu.Lock()
+		delete(r.runs, name)
+		delete(r.uids, name)
+		r.mu.Unlock()
+	}()
 	res.win = rn.win
 	// The manager stopped the runs without a signal: its Lease was lost.
 	res.shutdown = base.Err() != nil
