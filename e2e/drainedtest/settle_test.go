@@ -78,8 +78,9 @@ func TestALateBoundPodIsEvictedBeforeTheNodeIsDrained(t *testing.T) {
 		}
 		evs := fixture.NDJSON(t, r.Stdout)
 		took := timeOf(t, fixture.FirstEvent(evs, "node.drained", "")).Sub(timeOf(t, fixture.FirstEvent(evs, "node.cordoned", "")))
-		if took < 5*time.Second {
-			t.Errorf("empty node drained %s after its cordon, want at least the 5 s settle", took)
+		// No later than the settle, its last look and a busy machine's scheduling allow.
+		if took < 5*time.Second || took > 8*time.Second {
+			t.Errorf("empty node drained %s after its cordon, want the 5 s settle and no more than 3 s beyond it", took)
 		}
 		t.Logf("figures: the empty node was drained %s after its cordon (run %s)", took.Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
 	})
