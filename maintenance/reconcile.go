@@ -97,6 +97,7 @@ type run struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	stop   string // why it was cancelled (stopPaused, stopDeleted, stopWindow); "" for a shutdown
+	ending bool   // Run returned: its end is being written
 	win    windowRun
 }
 
@@ -158,10 +159,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	switch {
-	case rn != nil && rn.stop == "":
+	case rn != nil && rn.stop == "" && !rn.ending:
 		return ctrl.Result{}, nil // running
 	case rn != nil, base == nil:
-		return ctrl.Result{RequeueAfter: time.Second}, nil // a run stopping, or runs not yet allowed
+		return ctrl.Result{RequeueAfter: time.Second}, nil // a run stopping or ending, or runs not yet allowed
 	}
 	return r.start(ctx, base, m)
 }

@@ -514,7 +514,9 @@ func TestReconcileWhileTheEndIsWrittenStartsNothing(t *testing.T) {
 	})
 	rt.reconcile(t, "m1")
 	<-ending // the run finished; its end waits to be written
-	rt.reconcile(t, "m1")
+	if res := rt.reconcile(t, "m1"); res.RequeueAfter == 0 {
+		t.Errorf("result %+v while the end is written, want to come back (its write may change nothing)", res)
+	}
 	close(release)
 	rt.waitRun(t, "m1")
 	rt.reconcile(t, "m1")

@@ -43,10 +43,10 @@ func (r *Reconciler) execute(ctx, base context.Context, rn *run, name string, co
 	}()
 	res := r.loop(base, rn, name, counts, t, events, ran)
 	r.mu.Lock()
-	res.stop = rn.stop
+	res.stop, rn.ending = rn.stop, true
 	r.mu.Unlock()
 	// The run stays in runs until its end is written: a Reconcile in between (an event of
-	// its progress) sees it running, not an object to start again.
+	// its progress) sees it ending and comes back, not an object to start again.
 	defer func() {
 		r.mu.Lock()
 		delete(r.runs, name)
