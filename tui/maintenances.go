@@ -126,10 +126,10 @@ func cancelEffect(m data.MaintenanceRow) string {
 	case len(m.Cordoned) == 0:
 		return "Its run stops before any node: no node was cordoned by it, nothing is left to undo. The Maintenance object is deleted."
 	}
-	stay := "Its node stays"
+	stay := "Its node stays cordoned with its state"
 	if len(m.Cordoned) > 1 {
-		stay = fmt.Sprintf("Its %d nodes stay", len(m.Cordoned))
+		stay = fmt.Sprintf("Its %d nodes stay cordoned with their state", len(m.Cordoned))
 	}
-	return fmt.Sprintf("Its run stops: no new eviction and no new node. %s cordoned with their state (%s); uncordon to undo. The Maintenance object is deleted.",
+	return fmt.Sprintf("Its run stops: no new eviction and no new node. %s (%s); uncordon to undo. The Maintenance object is deleted.",
 		stay, strings.Join(m.Cordoned, ", "))
 }

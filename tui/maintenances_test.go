@@ -113,7 +113,7 @@ func TestCancelEffectSaysWhatReallyHappens(t *testing.T) {
 		{"Scheduled: nothing cordoned", data.MaintenanceRow{Phase: "Scheduled"}, "no node was cordoned", "stay cordoned"},
 		{"Pending: nothing cordoned", data.MaintenanceRow{Phase: "Pending"}, "no node was cordoned", "stay cordoned"},
 		{"Running before its first node", data.MaintenanceRow{Phase: "Running"}, "nothing is left to undo", "stay cordoned"},
-		{"Running with one node cordoned", data.MaintenanceRow{Phase: "Running", Cordoned: []string{"n1"}}, "Its node stays cordoned with their state (n1)", "no node"},
+		{"Running with one node cordoned", data.MaintenanceRow{Phase: "Running", Cordoned: []string{"n1"}}, "Its node stays cordoned with its state (n1)", "no node"},
 		{"Paused with two", data.MaintenanceRow{Phase: "Paused", Cordoned: []string{"n1", "n2"}}, "Its 2 nodes stay cordoned with their state (n1, n2)", "no node"},
 		{"finished", data.MaintenanceRow{Phase: "Succeeded", Done: true, Cordoned: []string{"n1"}}, "It has ended (Succeeded)", "stay cordoned"},
 	}

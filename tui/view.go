@@ -27,10 +27,11 @@ func (a App) View() tea.View {
 	title := a.styles.Title.Render("kubectl maintenance")
 	b.WriteString(ansi.Truncate(lipgloss.JoinHorizontal(lipgloss.Top, title, " ", strings.Join(tabs, "")), a.width, "…"))
 	b.WriteString("\n")
-	counts := a.styles.Faint.Render(a.counts())
+	prefix := ""
 	if a.filtering || a.filter.Value() != "" {
-		counts = ansi.Strip(a.filter.View()) + "  " + counts
+		prefix = ansi.Strip(a.filter.View()) + "  "
 	}
+	counts := prefix + a.styles.Faint.Render(a.counts(a.width-ansi.StringWidth(prefix)))
 	b.WriteString(ansi.Truncate(counts, a.width, "…"))
 	b.WriteString("\n")
 	body := a.bodyHeight()
@@ -83,19 +84,33 @@ func (a App) box(text string) string {
 	return a.styles.Dialog.Render(strings.Join(lines, "\n"))
 }
 
-// counts is the header's line: what the views show (after the filter) of what there is.
-func (a App) counts() string {
+// counts is the header's line in width columns: what the views show (after the filter)
+// of what there is. When it does not fit, the Maintenances' counts come first, so that
+// they are read whole, and the zero counts of selected nodes and pools are left out.
+func (a App) counts(width int) string {
 	nodes := fmt.Sprintf("%d nodes", len(a.snap.Nodes))
 	pdbs := fmt.Sprintf("%d PDBs", len(a.snap.PDBs))
 	if a.filter.Value() != "" {
 		nodes = fmt.Sprintf("%d of %d nodes", len(a.nodes.Visible()), len(a.snap.Nodes))
 		pdbs = fmt.Sprintf("%d of %d PDBs", a.pdbs.Grid().Rows(), len(a.snap.PDBs))
 	}
-	s := fmt.Sprintf("%s, %d selected, %d pools, %s", nodes, len(a.selected), len(a.snap.Pools), pdbs)
-	if m := maintenanceCounts(a.snap.Maintenances); m != "" {
-		s += "; maintenances: " + m
+	selected, pools := fmt.Sprintf("%d selected", len(a.selected)), fmt.Sprintf("%d pools", len(a.snap.Pools))
+	s := strings.Join([]string{nodes, selected, pools, pdbs}, ", ")
+	m := maintenanceCounts(a.snap.Maintenances)
+	if m == "" {
+		return s
 	}
-	return s
+	if full := s + "; maintenances: " + m; ansi.StringWidth(full) <= width {
+		return full
+	}
+	rest := []string{nodes}
+	if len(a.selected) > 0 {
+		rest = append(rest, selected)
+	}
+	if len(a.snap.Pools) > 0 {
+		rest = append(rest, pools)
+	}
+	return "maintenances: " + m + "; " + strings.Join(append(rest, pdbs), ", ")
 }
 
 // maintenanceCounts counts the Maintenances by phase, in the order phases come in a

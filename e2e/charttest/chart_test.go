@@ -134,6 +134,9 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 		"validatingadmissionpolicy": func() error {
 			_, err := e.C.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(e.Ctx, "kubectl-maintenance-requester-rights", metav1.GetOptions{})
 			return err
+		}, "validatingadmissionpolicybinding": func() error {
+			_, err := e.C.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(e.Ctx, "kubectl-maintenance-requester-rights", metav1.GetOptions{})
+			return err
 		},
 	}
 	for what, get := range gone {
