@@ -18,39 +18,6 @@ import (
 // BlockedAfter, --on-blocked=fail stops new nodes on a blocker that can never clear, and
 // --not-after keeps nodes from starting after the deadline.
 
-// runPolicy is the run's policy state. Guarded by run.mu.
-type runPolicy struct {
-	skipped    []BlockedNode
-	notStarted []string
-	stopped    []event.Blocker   // --on-blocked=fail: what stopped the run
-	numbers    map[string]string // pdb key -> its status numbers last seen
-	// apiDown: the watchdog's last probe of the API server failed (an outage: it does
-	// not count toward --blocked-after).
-	apiDown bool
-	// notCurrent: budgets whose status was last found not current (blockedclock.go).
-	notCurrent map[string]bool
-	// endless: budgets said to be waited on with no --timeout (endless.go).
-	endless map[string]bool
-}
-
-// nodePolicy is a node's policy state. Guarded by run.mu.
-type nodePolicy struct {
-	// movedAt is the last time the node's drain made progress: it started, one of its
-	// pods was evicted or left, or a budget one of its pods waits on changed its numbers.
-	movedAt time.Time
-	// cordonedHere: this run cordoned the node (it was schedulable).
-	cordonedHere bool
-	// held: the node's record names this run, with its heartbeat (hold.go).
-	held bool
-	// beatAt is when this run last wrote the node's heartbeat (with its cordon, or renewed).
-	beatAt time.Time
-	// heldBy is the other run last said to hold the node (said once per holder).
-	heldBy     string
-	skipping   bool
-	skipped    bool
-	notStarted bool
-}
-
 // gate applies the policy before anything is cordoned: --on-blocked=fail with a blocker
 // the plan says can never clear, or a --not-after deadline already passed, stops the run
 // with nothing changed.

@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// blockedClock runs --blocked-after: each node's clock of no progress, restarted by a
-// move, a budget found not current or an outage, and what is done when it runs out. Its
-// state is in run.pol and nodeState.pol, guarded by run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
-type blockedClock struct {
-	b *budgets // the budgets part it belongs to (budgets_part.go)
-}
-
 // The blocked clock of --on-blocked=skip: how long a node's drain has waited, without
 // moving, on budgets whose current status blocks it. A status that is not current (it
 // counts as disrupted a pod that is gone, its observedGeneration is behind its generation,
@@ -22,13 +13,6 @@ type blockedClock struct {
 // one, or while the API server does not answer, the node's clock stands at zero, and it
 // starts again from zero when the status is current again. So a node is given up only on
 // BlockedAfter of current statuses that block it.
-
-// pendingPod is what nodeBlocked needs to know of a pod not gone yet.
-type pendingPod struct {
-	terminating bool // evicted, not gone yet
-	parked      bool // waits on a budget
-	heldBack    bool // held back until the pods of earlier order groups are gone
-}
 
 // nodeBlocked decides --on-blocked=skip: every pod left is waiting on a budget (critical
 // pods held back behind them count as waiting), at least one is, and nothing has moved

@@ -2,32 +2,13 @@ package drain
 
 import (
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
-
-// budgetBook is the run's bookkeeping of the PodDisruptionBudgets: the namespaces'
-// indexes of them, the pods parked on each and the allowances reserved on each. Its
-// fields are guarded by run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
-type budgetBook struct {
-	b        *budgets                        // the budgets part it belongs to (budgets_part.go)
-	pdbs     cache.Indexer                   // the PDB informer's store
-	parked   map[string]map[string]*podState // pdb key -> pods waiting on it
-	reserved map[string]map[string]bool      // pdb key -> pods whose accepted eviction its status does not show yet
-	index    map[string]*pdb.Index           // namespace -> its budgets, rebuilt on a change
-	// ledger is the process's view of the budgets, shared with its other runs (ledger.go):
-	// reserved above are this run's part of it; sub is the run's subscription to it.
-	ledger *Ledger
-	sub    int
-}
 
 // newBudgetBook starts a run's book on the process's ledger (nil: one of its own).
 func newBudgetBook(l *Ledger) budgetBook {
@@ -116,32 +97,6 @@ func (bk *budgetBook) releaseLocked(st *podState) {
 	bk.wakeBudgetLocked(key)
 }
 
-// parkLocked makes the pod wait until one of budgets changes.
-func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
-	bs := bk.b
-	bk.parkOnLocked(st, budgets)
-	block := newBlockKey(budgets, reason)
-	keys := block.budgets
-	st.blockMsg = message
-	if block != st.block {
-		st.block = block
-		bs.emit(bs.diag.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
-			Message: message, RetryAfter: max(0, st.notBefore.Sub(bs.cfg.Clock.Now())), Attempt: st.attempts}))
-		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
-			node, msg := st.node, "pod "+st.key+": "+message
-			bs.later(func() { bs.host.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
-			bs.host.stopOnNeverLocked(st, reason, message)
-			bs.diag.sayEndlessWaitLocked(reason, budgets)
-		}
-	}
-	if len(budgets) == 0 {
-		// Nothing to watch (a budget deleted in between): try again after a backoff.
-		st.parkedOn = nil
-		key := st.key
-		bs.host.backoffLocked(key)
-	}
-}
-
 // parkOnLocked records that the pod waits on budgets (and on no other).
 func (bk *budgetBook) parkOnLocked(st *podState, budgets []*pdb.Budget) {
 	bk.unparkLocked(st)
@@ -196,59 +151,6 @@ func (bk *budgetBook) wakeIfChangedLocked(st *podState, before map[string]string
 	}
 }
 
-// pdbChanged is the PDB informer's handler. The namespace's selector index is rebuilt
-// once (on its next use); reservations the status now shows (status.disruptedPods lists
-// the pod) are released; as many waiting pods as the budget has room for are woken.
-func (r *run) pdbChanged(obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	p, ok := obj.(*policyv1.PodDisruptionBudget)
-	if !ok {
-		return
-	}
-	key := p.Namespace + "/" + p.Name
-	if h := r.e.hooks.pdbHandled; h != nil {
-		defer h(key, p.ResourceVersion) // after the unlock and its effects
-	}
-	r.lock()
-	defer r.unlock()
-	r.changedLocked(p)
-	moved := r.budgetMovedLocked(key, p)
-	r.statusSeenLocked(p, moved)
-	r.pace.budgetSeenLocked(p)
-	r.takenInLocked(p)
-}
-
-// changedLocked is told first of a budget's change (pdbChanged): its namespace's index
-// is rebuilt on its next use, the ledger sees its version, and it moved now.
-func (bs *budgets) changedLocked(p *policyv1.PodDisruptionBudget) {
-	key := p.Namespace + "/" + p.Name
-	delete(bs.book.index, p.Namespace)
-	bs.book.ledger.saw(key, p.ResourceVersion)
-	bs.watch.movedAt[key] = bs.now()
-}
-
-// statusSeenLocked ends the reservations p's new status holds (budgetBook.statusSeenLocked).
-func (bs *budgets) statusSeenLocked(p *policyv1.PodDisruptionBudget, moved bool) {
-	bs.book.statusSeenLocked(p, moved, bs.host.podsLocked())
-}
-
-// takenInLocked is told last of a budget's change, once the run took it in: a stale
-// status that changed is current again (the disruption controller caught up), the
-// blocked clocks of its nodes restart if it was not current, and the pods it has room
-// for are woken.
-func (bs *budgets) takenInLocked(p *policyv1.PodDisruptionBudget) {
-	key := p.Namespace + "/" + p.Name
-	if m, ok := bs.watch.stale[key]; ok && p.ResourceVersion != m.rv && !bs.watch.listsGoneLocked(p) {
-		delete(bs.watch.stale, key) // the disruption controller caught up
-	}
-	if bs.host.policyLocked().notCurrent[key] {
-		bs.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
-	}
-	bs.book.wakeBudgetLocked(key)
-}
-
 // wakeBudgetLocked wakes the pods waiting on a budget: those toWakeLocked picks.
 func (bk *budgetBook) wakeBudgetLocked(key string) {
 	if len(bk.parked[key]) == 0 {
@@ -299,48 +201,12 @@ func (bk *budgetBook) toWakeLocked(key string, stale bool) []*podState {
 	return append(best, multi...)
 }
 
-func before(a, b *podState) bool {
-	if a.wave != b.wave {
-		return a.wave < b.wave
-	}
-	return a.key < b.key
-}
-
 // wakePodLocked takes a pod off every budget it waits on and queues it: at once, or when
 // the backoff of its last refusal (at least Retry-After) has passed.
 func (bk *budgetBook) wakePodLocked(st *podState) {
 	bs := bk.b
 	bk.unparkLocked(st)
 	bs.host.addAfter(st.key, st.notBefore.Sub(bs.cfg.Clock.Now()))
-}
-
-// blockersLocked lists the pods not gone yet, with what they wait on.
-func (r *run) blockersLocked() []event.Blocker {
-	var out []event.Blocker
-	for _, st := range r.pods {
-		if st.phase == finished {
-			continue
-		}
-		msg := st.blockMsg
-		switch {
-		case st.phase == terminating:
-			msg = "evicted, still terminating"
-		case msg == "":
-			msg = "not evicted yet"
-		}
-		keys := append([]string(nil), st.parkedOn...)
-		sort.Strings(keys)
-		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
-	}
-	out = r.diag.explainBlockersLocked(out)
-	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
-	said := map[string]bool{} // causes said in a message already: once per budget is enough
-	for i, b := range out {
-		if st := r.pods[b.Pod]; st != nil && st.node == b.Node {
-			out[i] = r.diag.waitingBlockerLocked(st, b, said) // as the wait line says it now
-		}
-	}
-	return out
 }
 
 func resourceVersions(bs []*pdb.Budget) map[string]string {
@@ -355,23 +221,4 @@ func resourceVersions(bs []*pdb.Budget) map[string]string {
 // per PDB change there.
 func (bk *budgetBook) budgetsForLocked(pod *corev1.Pod) []*pdb.Budget {
 	return bk.indexLocked(pod.Namespace).For(pod)
-}
-
-func (bk *budgetBook) indexLocked(ns string) *pdb.Index {
-	ix := bk.index[ns]
-	if ix == nil {
-		objs, _ := bk.pdbs.ByIndex(cache.NamespaceIndex, ns)
-		pdbs := make([]*policyv1.PodDisruptionBudget, 0, len(objs))
-		for _, o := range objs {
-			pdbs = append(pdbs, o.(*policyv1.PodDisruptionBudget))
-		}
-		ix = pdb.NewIndex(pdbs)
-		bk.index[ns] = ix
-	}
-	return ix
-}
-
-func (bk *budgetBook) budgetLocked(key string) *pdb.Budget {
-	ns, _, _ := cache.SplitMetaNamespaceKey(key)
-	return bk.indexLocked(ns).Get(key)
 }

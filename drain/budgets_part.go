@@ -2,33 +2,14 @@ package drain
 
 import (
 	"context"
-	"time"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/cache"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
-
-// budgets is the run's one budgets part: the book of reservations and parked pods
-// (budgets.go), the watch of whether a status is current (watchdog.go), the blocked
-// clocks of --blocked-after (blockedclock.go) and the diagnosis of the waits
-// (diagnose.go, waitmsg.go). Its parts call each other through it, never through the
-// run; what they need of the node side they ask the host, a narrow interface the run
-// implements. Its state is guarded by the core's lock (doc.go).
-//
-// A budget's change reaches it through its face to the run, in order: changedLocked,
-// statusSeenLocked, takenInLocked (budgets.go, called by the run's pdbChanged). The run
-// still reaches the parts' own methods elsewhere (queue.go, force.go, track.go, ...);
-// those calls are to move behind this face.
-type budgets struct {
-	*core
-	host budgetsHost
-
-	book    budgetBook   // reservations and the pods parked on each budget (budgets.go)
-	watch   budgetWatch  // whether a budget's status is current (watchdog.go)
-	diag    waitDiag     // causes of the waits, wait lines, drain rules (diagnose.go, rules.go)
-	blocked blockedClock // --blocked-after's clocks (blockedclock.go)
-}
 
 // newBudgets is the budgets part of a run sharing c, on the process's ledger l (nil:
 // one of its own).
@@ -38,39 +19,87 @@ func newBudgets(c *core, host budgetsHost, l *Ledger) *budgets {
 	return bs
 }
 
-// budgetsHost is what the budgets part needs of the run: the node side's pods and
-// nodes, its queue and policy state. Each method is called with the lock held, unless
-// its doc says otherwise.
-type budgetsHost interface {
-	// context is the run's context (nil before it runs); any goroutine.
-	context() context.Context
-	// podsLocked and nodesLocked are the run's pods and nodes by key and name; the
-	// caller does not change the maps.
-	podsLocked() map[string]*podState
-	nodesLocked() map[string]*nodeState
-	// policyLocked is the run's policy state (blocked.go): apiDown, notCurrent, endless.
-	policyLocked() *runPolicy
-	// currentLocked is st's pod as its node's informer has it now.
-	currentLocked(st *podState) (*corev1.Pod, bool)
-	// addAfter queues a pod for a worker after d, once the lock is released;
-	// backoffLocked after its rate limiter's backoff.
-	addAfter(key string, d time.Duration)
-	backoffLocked(key string)
-	// movedLocked restarts the node's blocked clock; giveUpLocked skips or forces a
-	// blocked node (force.go); stopOnNeverLocked stops the run on a wait that cannot end
-	// (--on-blocked=fail).
-	movedLocked(node string)
-	giveUpLocked(ns *nodeState)
-	stopOnNeverLocked(st *podState, reason, message string)
-	// recordEvent records a node Event; outside the lock (an effect).
-	recordEvent(node, eventType, reason, message string)
-	// budgetPods lists the pods a budget selects; outside the lock.
-	budgetPods(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.Pod, error)
-	// podIndexer is the shared pod informer's store (nil: none).
-	podIndexer() cache.Indexer
-	// deadline fires at --not-after (nil: none); stop releases its timer.
-	deadline() (<-chan time.Time, func())
-	// waitCompletedWhy and doNotDisruptWhy say why a drain rule holds a pod (rules.go).
-	waitCompletedWhy(p *corev1.Pod, node string) (cause, remedy string)
-	doNotDisruptWhy(p *corev1.Pod) (cause, remedy string)
+// parkLocked makes the pod wait until one of budgets changes.
+func (bk *budgetBook) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
+	bs := bk.b
+	bk.parkOnLocked(st, budgets)
+	block := newBlockKey(budgets, reason)
+	keys := block.budgets
+	st.blockMsg = message
+	if block != st.block {
+		st.block = block
+		bs.emit(bs.diag.diagnoseLocked(st, budgets, event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: st.key, PDB: keys, Reason: reason,
+			Message: message, RetryAfter: max(0, st.notBefore.Sub(bs.cfg.Clock.Now())), Attempt: st.attempts}))
+		if reason == string(pdb.Never) || reason == string(pdb.Multiple) {
+			node, msg := st.node, "pod "+st.key+": "+message
+			bs.later(func() { bs.host.recordEvent(node, corev1.EventTypeWarning, "DrainBlocked", msg) })
+			bs.host.stopOnNeverLocked(st, reason, message)
+			bs.diag.sayEndlessWaitLocked(reason, budgets)
+		}
+	}
+	if len(budgets) == 0 {
+		// Nothing to watch (a budget deleted in between): try again after a backoff.
+		st.parkedOn = nil
+		key := st.key
+		bs.host.backoffLocked(key)
+	}
+}
+
+// changedLocked is told first of a budget's change (pdbChanged): its namespace's index
+// is rebuilt on its next use, the ledger sees its version, and it moved now.
+func (bs *budgets) changedLocked(p *policyv1.PodDisruptionBudget) {
+	key := p.Namespace + "/" + p.Name
+	delete(bs.book.index, p.Namespace)
+	bs.book.ledger.saw(key, p.ResourceVersion)
+	bs.watch.movedAt[key] = bs.now()
+}
+
+// statusSeenLocked ends the reservations p's new status holds (budgetBook.statusSeenLocked).
+func (bs *budgets) statusSeenLocked(p *policyv1.PodDisruptionBudget, moved bool) {
+	bs.book.statusSeenLocked(p, moved, bs.host.podsLocked())
+}
+
+// takenInLocked is told last of a budget's change, once the run took it in: a stale
+// status that changed is current again (the disruption controller caught up), the
+// blocked clocks of its nodes restart if it was not current, and the pods it has room
+// for are woken.
+func (bs *budgets) takenInLocked(p *policyv1.PodDisruptionBudget) {
+	key := p.Namespace + "/" + p.Name
+	if m, ok := bs.watch.stale[key]; ok && p.ResourceVersion != m.rv && !bs.watch.listsGoneLocked(p) {
+		delete(bs.watch.stale, key) // the disruption controller caught up
+	}
+	if bs.host.policyLocked().notCurrent[key] {
+		bs.blocked.lookCurrentLocked(key) // current again: the blocked clocks of its nodes restart
+	}
+	bs.book.wakeBudgetLocked(key)
+}
+
+// watchdog says out loud what watches hide: every ProbeInterval it checks that the API
+// server answers (watches retry a refused connection silently) and whether a budget's
+// status has gone stale (the disruption controller is not updating it).
+func (bw *budgetWatch) watchdog(ctx context.Context) {
+	bs := bw.b
+	down := false
+	bs.every(ctx, bs.cfg.ProbeInterval, func() {
+		err := bs.cfg.Probe(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil && !down:
+			down = true
+			bs.emit(event.Event{Type: event.EventWarning, Reason: "APIServerUnreachable",
+				Message: fmt.Sprintf("cannot reach the API server (%v); the drain goes on when it answers again", err)})
+		case err == nil && down:
+			down = false
+			bs.emit(event.Event{Type: event.EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
+		}
+		bs.lock()
+		if bs.host.policyLocked().apiDown && !down {
+			bs.blocked.restartClocksLocked() // --blocked-after counts again from now
+		}
+		bs.host.policyLocked().apiDown = down
+		bw.checkStaleLocked()
+		bs.unlock()
+	})
 }

@@ -2,47 +2,19 @@ package drain
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kubectl-maintenance/kubectl-maintenance/drainrule"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
-)
-
-// DryRun is the --dry-run mode.
-type DryRun string
-
-// Dry-run modes, as kubectl names them.
-const (
-	DryRunNone   DryRun = "none"
-	DryRunClient DryRun = "client"
-	DryRunServer DryRun = "server"
-)
-
-// Defaults.
-const (
-	// DefaultMaxParallelNodes is how many nodes drain at once unless told otherwise.
-	DefaultMaxParallelNodes = 5
-	// DefaultWorkers is how many eviction requests may be in flight at once.
-	DefaultWorkers = 16
-	// DefaultChunkSize is kubectl drain's list page size.
-	DefaultChunkSize = 500
-	// DefaultProbeInterval is how often a drain checks that the API server answers.
-	DefaultProbeInterval = 10 * time.Second
-	// DefaultStaleAfter is how long a gone pod may stay in a PDB's disruptedPods before
-	// the budget's status is called stale.
-	DefaultStaleAfter = 30 * time.Second
+	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
 )
 
 // Config configures an Engine. Client and Events are required; NewEngine fills the
@@ -152,26 +124,6 @@ func DefaultRateLimiter() workqueue.TypedRateLimiter[string] {
 	)
 }
 
-// Engine drains nodes. Build it with NewEngine; one Engine runs one drain at a time.
-type Engine struct {
-	cfg Config
-	out *outbox // the events of the Run in progress
-	// rules are the drain rules of the plan or run in progress (order.go).
-	rules atomic.Pointer[drainrule.Set]
-	// hooks let unit tests wait on the engine's own steps instead of sleeping.
-	hooks testHooks
-}
-
-// testHooks are called, when set, outside any lock.
-type testHooks struct {
-	// started receives the run once its goroutines are started.
-	started func(r *run)
-	// handled is called after a worker handled a queue key.
-	handled func(key string)
-	// pdbHandled is called after the PDB handler handled a budget's change.
-	pdbHandled func(key, resourceVersion string)
-}
-
 // Validate checks the configuration without calling the API: the settings
 // (Settings.Validate, the one validation of each setting) and the wiring that goes
 // together.
@@ -190,166 +142,74 @@ func (cfg Config) wiringError() error {
 	return nil
 }
 
-// NewEngine checks the wiring, asserts the settings (validated by their front end:
-// Settings.AssertValid), fills the wiring's defaults and returns an Engine.
-func NewEngine(cfg Config) (*Engine, error) {
-	if cfg.Client == nil || cfg.Events == nil {
-		return nil, &ConfigError{msg: "a client and an events channel are required"}
-	}
-	if err := cfg.wiringError(); err != nil {
-		return nil, err
-	}
-	if err := cfg.AssertValid(); err != nil {
-		return nil, err
-	}
-	cfg.Settings = cfg.withZeroDefaults()
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.RateLimiter == nil {
-		cfg.RateLimiter = DefaultRateLimiter()
-	}
-	if cfg.Ledger == nil {
-		cfg.Ledger = NewLedger()
-	}
-	if cfg.Logger.GetSink() == nil {
-		cfg.Logger = klog.Background()
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = DefaultWorkers
-	}
-	if cfg.ProbeInterval <= 0 {
-		cfg.ProbeInterval = DefaultProbeInterval
-	}
-	if cfg.StaleAfter <= 0 {
-		cfg.StaleAfter = DefaultStaleAfter
-	}
-	if cfg.EventClient == nil {
-		cfg.EventClient = cfg.Client
-	}
-	if cfg.Probe == nil {
-		cfg.Probe = versionProbe(cfg.Client)
-	}
-	cfg.diagnoseDefaults()
-	cfg.Origin = cfg.Origin.WithID()
-	return &Engine{cfg: cfg}, nil
-}
-
-// ConfigError is an invalid configuration (a usage error).
-type ConfigError = UsageError
-
-// UsageError is input to fix: a setting, a node name, a request that cannot be carried out
-// as given (nothing was changed). It is the one usage-error type of the engines and the
-// operations layer (operation.UsageError and nodepool.UsageError are this type); the
-// commands exit 2 for it.
-type UsageError struct {
-	msg string
-	// Mistakes are the invalid settings, one each, when the error is Settings.Validate's
-	// (a front end may say them in its own names: the CLI names its flags).
-	Mistakes []Mistake
-}
-
-func (e *UsageError) Error() string { return e.msg }
-
-// Usage marks a UsageError as the user's input to fix.
-func (e *UsageError) Usage() bool { return true }
-
-// Usagef builds a UsageError.
-func Usagef(format string, args ...any) error { return &UsageError{msg: fmt.Sprintf(format, args...)} }
-
-// NodeNotFoundError is a node name that does not exist (a usage error).
-type NodeNotFoundError struct{ Name string }
-
-func (e *NodeNotFoundError) Error() string { return fmt.Sprintf("node %q not found", e.Name) }
-
-// Usage marks NodeNotFoundError as the user's input to fix.
-func (e *NodeNotFoundError) Usage() bool { return true }
-
-// PreflightError means some node can't be drained with the flags given (DaemonSet pods
-// without --ignore-daemonsets, pods with local storage without --delete-emptydir-data,
-// pods with no controller without --force). Nothing was changed.
-type PreflightError struct{ Problems []string }
-
-func (e *PreflightError) Error() string {
-	return "nothing was changed: " + strings.Join(e.Problems, "; ")
-}
-
-// Blocked marks a PreflightError as blocked by policy.
-func (e *PreflightError) Blocked() bool { return true }
-
-// PodFailedError is an eviction the API server refused for good (RBAC, an admission
-// webhook, an invalid request): waiting does not help.
-type PodFailedError struct {
-	Pod    string
-	Reason string
-}
-
-func (e *PodFailedError) Error() string {
-	return fmt.Sprintf("cannot evict pod %s: %s", e.Pod, e.Reason)
-}
-
-// TimeoutError is a drain that reached its timeout with pods still waiting.
-type TimeoutError struct {
-	Timeout  time.Duration
-	Blockers []event.Blocker
-}
-
-func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("drain timed out after %s; still waiting: %s", e.Timeout, describeBlockers(e.Blockers))
-}
-
-// Unwrap lets errors.Is(err, context.DeadlineExceeded) hold.
-func (e *TimeoutError) Unwrap() error { return errDeadline }
-
-// ErrPaused is the cause (context.WithCancelCause) with which a run's context is
-// cancelled to pause it: the nodes it holds stay as they are (draining, its record and
-// heartbeat), for the caller to keep holding (noderecord.RenewHeartbeat) until a run
-// under the same identity resumes them. Any other end of the context lets them go
-// (noderecord.StateFailed).
-var ErrPaused = errors.New("paused")
-
-// InterruptedError is a drain stopped by its context (Ctrl-C). The nodes keep their
-// state annotations; running the same command again finishes the job.
-type InterruptedError struct{ Blockers []event.Blocker }
-
-func (e *InterruptedError) Error() string {
-	if len(e.Blockers) == 0 {
-		return "drain interrupted; run the same command again to finish"
-	}
-	return fmt.Sprintf("drain interrupted with pods still waiting (%s); run the same command again to finish", describeBlockers(e.Blockers))
-}
-
-// Unwrap lets errors.Is(err, context.Canceled) hold.
-func (e *InterruptedError) Unwrap() error { return errCanceled }
-
-func describeBlockers(bs []event.Blocker) string {
-	if len(bs) == 0 {
-		return "nothing"
-	}
-	var parts []string
-	for i, b := range bs {
-		if i == 5 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(bs)-5))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("pod %s on %s: %s", b.Pod, b.Node, b.Message))
-	}
-	return strings.Join(parts, "; ")
-}
-
-var (
-	errDeadline = context.DeadlineExceeded
-	errCanceled = context.Canceled
-)
-
-// IsUsage reports whether err is the user's input to fix.
-func IsUsage(err error) bool {
-	var u interface{ Usage() bool }
-	return errors.As(err, &u) && u.Usage()
-}
-
 // origin is the run recorded on the nodes (NewEngine gives it an ID).
 func (cfg *Config) origin() *noderecord.Run {
 	o := cfg.Origin
 	return &o
+}
+
+// Admitter decides when the next node of a rolling drain may start (Config.Rolling): a
+// NodePool's maxUnavailable, counting its members out of service.
+type Admitter interface {
+	// Room says why the admission's node may not start now ("" when it may), from a
+	// fresh look at the pool.
+	Room(ctx context.Context, a Admission) (wait string, err error)
+	// Wait returns at the first change since the last Room's look that could make room
+	// (a watch, never polling), or with ctx's error.
+	Wait(ctx context.Context) error
+	// Unavailable reports whether node was out of service at the last look (no API
+	// call: the engine asks it under its lock). Such a node starts first: taking it makes
+	// nothing less available, and while it waits it counts against the others.
+	Unavailable(node string) bool
+}
+
+// Admission is what the engine knows when a node asks to start.
+type Admission struct {
+	Node string
+	// Running are the run's nodes in progress (cordoned, not finished).
+	Running []string
+	// Done are the run's nodes drained or given up (--on-blocked=skip): they stay
+	// cordoned but no longer count. A node of the run that failed still counts while it
+	// is out of service.
+	Done []string
+}
+
+// NodeSteps are a caller's own steps around each node of a rolling drain (Config.Steps):
+// a pool move records the move before the cordon and relabels the node once it is
+// drained; a NoExecute rollout taints it. The engine calls them outside its lock, at most
+// once at a time per node.
+type NodeSteps interface {
+	// Before is called once the node is admitted, before its cordon. An error fails the
+	// node (one from the API server that asking again may change is retried).
+	Before(ctx context.Context, node string) error
+	// After is called once the node is drained and its state recorded, before it counts
+	// as finished and frees its slot (a moved node is uncordoned then, not at the end of
+	// the run). The events it returns follow the node's node.drained. An error from the
+	// API server that asking again may change is retried; any other fails the node, and
+	// the run's error wraps the first such error.
+	After(ctx context.Context, node string) ([]event.Event, error)
+}
+
+// Surger moves a pod whose budget never allows a disruption by surging its one-replica
+// Deployment (--surge). *surge.Surger implements it; Config.Surge nil means no surge.
+type Surger interface {
+	// Starts reports whether new surges may be started (--surge); when false the drain
+	// only finishes and restores the surges an earlier run left.
+	Starts() bool
+	// Check decides whether pod, under budget b that never allows a disruption, can be
+	// surged; a *surge.RefusedError says why not. It changes nothing.
+	Check(ctx context.Context, pod *corev1.Pod, b *policyv1.PodDisruptionBudget) (*surge.Target, error)
+	// Start records the count and scales the Deployment to one more; it returns the count.
+	Start(ctx context.Context, t *surge.Target, now time.Time) (int32, error)
+	// WaitReady waits for a Ready pod of the Deployment on another node.
+	WaitReady(ctx context.Context, t *surge.Target) (pod, node string, err error)
+	// Restore brings the Deployment back to its recorded count and removes the record.
+	Restore(ctx context.Context, namespace, name string) (surge.Restored, error)
+	// Unwind restores a surge whose move did not finish, first evicting the Ready pods
+	// the restore would make the ReplicaSet delete; it returns the pods it evicted.
+	Unwind(ctx context.Context, namespace, name string) (surge.Restored, []string, error)
+	// Pending lists the surges an earlier run left for pods of nodes.
+	Pending(ctx context.Context, nodes []string) ([]*surge.Target, error)
+	// PodAlive reports whether the pod a surge moves is still there, not terminating.
+	PodAlive(ctx context.Context, t *surge.Target) (bool, error)
 }

@@ -9,10 +9,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
-// cordonsAtOnce bounds the cordon patches of a multi-node drain in flight at once when
-// the client's burst is not known (Config.ClientBurst).
-const cordonsAtOnce = 8
-
 // cordonAll cordons every node of the plan before any drain starts, as kubectl does, up
 // to cordonsAtOnce patches at a time (one after the other, 100 nodes took 6 s before the
 // first eviction). Each cordon is said in plan order as soon as it and every node before

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -57,3 +58,18 @@ func (c *core) emit(ev event.Event) { c.post(ev) }
 
 // now is the run's clock's time.
 func (c *core) now() time.Time { return c.cfg.Clock.Now() }
+
+// every calls fn each period of the run's clock until ctx ends (fn runs on the caller's
+// goroutine, never under the lock).
+func (c *core) every(ctx context.Context, period time.Duration, fn func()) {
+	t := c.cfg.Clock.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		fn()
+	}
+}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // Dead nodes and nodes deleted mid-drain. A node whose Ready condition is Unknown or
@@ -150,4 +151,47 @@ func (r *run) nodeGone(name string) {
 		Message: fmt.Sprintf("node %s was deleted while it drained: its drain ends, %d pod(s) not evicted went with it", name, left)})
 	close(ns.finishedCh)
 	r.checkAllDoneLocked()
+}
+
+// forceVerdict decides whether a pod of a node blocked for ForceAfter is forced: it must
+// wait on a budget (parkedOn: pods a drain rule keeps and pods held back or in flight do
+// not), and none of its budgets may be in never. It returns "" when the pod is forced,
+// else why not.
+func forceVerdict(parkedOn []string, never map[string]bool) string {
+	if len(parkedOn) == 0 {
+		return "not waiting on a budget"
+	}
+	for _, k := range parkedOn {
+		if never[k] {
+			return "pdb " + k + " is never forced (--never-force)"
+		}
+	}
+	return ""
+}
+
+// wouldForce lists the plan's pods that would be forced if they stayed blocked: those
+// whose budget allows nothing now (by the plan's verdict), not in never.
+func wouldForce(nodes []event.NodePlan, never map[string]bool) []event.Blocker {
+	var out []event.Blocker
+	for _, n := range nodes {
+		for _, s := range n.Steps {
+			if s.Decision.Goes() || len(s.Decision.Budgets) == 0 {
+				continue
+			}
+			switch s.Decision.Verdict {
+			case pdb.Exhausted, pdb.Never, pdb.Multiple, pdb.Negative:
+			default:
+				continue
+			}
+			var keys []string
+			for _, b := range s.Decision.Budgets {
+				keys = append(keys, b.Key())
+			}
+			if forceVerdict(keys, never) != "" {
+				continue
+			}
+			out = append(out, event.Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets), Message: s.Decision.Reason})
+		}
+	}
+	return out
 }

@@ -16,16 +16,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/predicate"
 )
 
-// waitDiag says why pods wait: the diagnosis of a budget's wait, the wait lines, the
-// pods held by drain rules and those stuck terminating. Its fields are guarded by
-// run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
-type waitDiag struct {
-	b *budgets // the budgets part it belongs to (budgets_part.go)
-	diagState
-}
-
 // Defaults of the diagnosis and the wait lines.
 const (
 	// DefaultWaitInterval is how often a wait that has not changed is said again.
@@ -49,32 +39,6 @@ func (c *Config) diagnoseDefaults() {
 	if c.DiagnoseInterval <= 0 {
 		c.DiagnoseInterval = DefaultDiagnoseInterval
 	}
-}
-
-// diagState is what a run knows to explain its waits. Guarded by run.mu.
-type diagState struct {
-	selected map[string]*selection // pdb key -> the pods it selects, as last listed
-	tracker  diagnose.Tracker      // since when each budget's status disagrees with its pods
-	waits    map[string]*waitLine  // pod key -> its current wait
-	held     map[string]*heldPod   // pod key -> held on its node by a drain rule
-	stuck    map[string]*waitLine  // pod key -> evicted, still terminating, said
-}
-
-type selection struct {
-	pods     []*corev1.Pod   // as last listed (never nil once listed)
-	notReady map[string]bool // nodes found NotReady
-	at       time.Time       // of the last List (zero: never listed)
-	listing  bool
-	// due: the blocked clock asks for a List before it gives a node up (blockedclock.go);
-	// failed is when the last List failed (the clock does not wait for a List it cannot get).
-	due    bool
-	failed time.Time
-}
-
-type waitLine struct {
-	since, said time.Time
-	ev          event.Event // as last said
-	sig         string      // the diagnosis last said (see signature)
 }
 
 // diagnoseLocked completes a wait event with its cause and remedy, and remembers the
@@ -136,30 +100,6 @@ func (wd *waitDiag) diagnosisLocked(st *podState, budgets []*pdb.Budget) diagnos
 		}
 	}
 	return diagnose.Diagnose(in)
-}
-
-// liveLocked returns the pods of a selection as the run sees them now: a pod the run
-// saw gone since the List is left out, and a pod the run tracks is taken from its node's
-// informer, so that a snapshot up to DiagnoseInterval old never calls a pod that is gone
-// stuck, nor its replacement missing.
-func (wd *waitDiag) liveLocked(sel *selection) []*corev1.Pod {
-	bs := wd.b
-	out := make([]*corev1.Pod, 0, len(sel.pods))
-	for _, p := range sel.pods {
-		key := p.Namespace + "/" + p.Name
-		st := bs.host.podsLocked()[key]
-		if st == nil || st.pod.UID != p.UID || bs.host.nodesLocked()[st.node].store == nil {
-			out = append(out, p)
-			continue
-		}
-		if st.phase == finished {
-			continue // gone since (a StatefulSet's new pod of that name is listed on its own)
-		}
-		if cur, ok := bs.host.currentLocked(st); ok {
-			out = append(out, cur)
-		}
-	}
-	return out
 }
 
 // waitLines says, every WaitInterval, each wait that has not changed, with how long it
@@ -378,4 +318,32 @@ func (wd *waitDiag) sayStuckLocked(now time.Time) {
 		w.said = now
 		bs.emit(ev)
 	}
+}
+
+// waitingBlockerLocked describes a pod waiting on budgets as the wait lines would say it
+// now: its current message and, when the diagnosis finds one that is not the drain's own
+// turnover, its cause (an unschedulable replacement with the scheduler's reason, a stale
+// status, ...) and remedy. The message says a cause once: one already in said (which it
+// records) is left to the Cause field. A pod that waits on no budget keeps b as it is.
+func (wd *waitDiag) waitingBlockerLocked(st *podState, b event.Blocker, said map[string]bool) event.Blocker {
+	bs := wd.b
+	if st.phase != waiting || st.block.isZero() {
+		return b
+	}
+	b.Message = wd.blockMsgLocked(st)
+	budgets := bs.book.budgetsOfLocked(st)
+	if len(budgets) == 0 {
+		return b
+	}
+	d := wd.diagnosisLocked(st, budgets)
+	b.Cause, b.Remedy = d.Cause, d.Remedy
+	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) && !said[d.Cause] {
+		said[d.Cause] = true
+		cause := d.Cause
+		if len(budgets) == 1 { // its numbers are said already: once is enough
+			cause = strings.TrimPrefix(strings.TrimPrefix(cause, "pdb "+budgets[0].Key()+" "+budgets[0].Numbers()), ": ")
+		}
+		b.Message += "; cause: " + cause // as the wait line says it
+	}
+	return b
 }

@@ -41,5 +41,16 @@
 // (track.go); under force, a node's blocked pods go at the deadline whatever their tier,
 // with a grace of at least 1 s (force.go).
 //
+// Files and layers: the package's files form a layering with no file using one above it
+// (hack/filedeps counts the references that point up; it finds none). At the bottom are
+// the settings, errors and leaf helpers (settings.go, errors.go, ledger.go, outbox.go,
+// core.go), then the state types (podstate.go, nodestate.go, budgetstate.go, parts.go,
+// runstate.go); above them the plan (plan.go, order.go, rules.go, deadnode.go) and the
+// budgets part (budgets.go, watchdog.go, diagnose.go, waitmsg.go, blockedclock.go, with
+// its face budgets_part.go); then a pod's handling (track.go, force.go, queue.go), a
+// node's (look.go, quiet.go, blocked.go, podwatch.go, lifecycle.go) and the run's entry
+// (run.go, face.go). A function that would call up moves down to the layer of what it
+// calls, or up to its callers'.
+//
 // It never prints and never imports a UI package; progress is a typed event stream.
 package drain

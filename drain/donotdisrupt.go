@@ -4,7 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // Karpenter's karpenter.sh/do-not-disrupt with a duration (Karpenter PR #2874): "true"
@@ -42,47 +41,30 @@ func protectedAt(p *corev1.Pod, now func() time.Time) (until time.Time, ok bool)
 	return until, now().Before(until)
 }
 
-// wakeAtLocked looks at h's node again once the duration of h's do-not-disrupt ends (once
-// per held pod): the pod is then evicted as any other.
-func (r *run) wakeAtLocked(ns *nodeState, h *heldPod) {
-	until, _ := r.e.protected(h.pod)
-	if until.IsZero() || h.woken {
-		return
-	}
-	h.woken = true
-	d := until.Sub(r.e.cfg.Clock.Now())
-	r.later(func() {
-		r.goroutine(func() {
-			select {
-			case <-r.e.cfg.Clock.After(d):
-			case <-r.ctx.Done():
-				return
-			}
-			r.lock()
-			defer r.unlock()
-			if !ns.finished {
-				r.lookLocked(ns)
-			}
-		})
-	})
-}
+// Drain rules of the ecosystem, honoured through kubectl's pod filters
+// (kubectldrain.Helper.AdditionalFilters) and in the plan.
+const (
+	// LabelCAPIDrain is Cluster API's pod label (MachineDrainRules): "skip" keeps the pod
+	// (never evicted, listed as a warning); "wait-completed" keeps it and the node waits
+	// until it has completed (Succeeded, Failed or gone) before it counts as drained.
+	LabelCAPIDrain = "cluster.x-k8s.io/drain"
+	// CAPIDrainSkip and CAPIDrainWaitCompleted are the values of LabelCAPIDrain, read as
+	// Cluster API reads them: case-insensitive, "waitcompleted" too (drainrule.LabelBehavior).
+	CAPIDrainSkip          = "skip"
+	CAPIDrainWaitCompleted = "wait-completed"
+	// AnnotationDoNotDisrupt is Karpenter's pod annotation: with "true" the pod is not
+	// evicted and its node cannot finish draining (a blocker), unless
+	// Config.IgnoreDoNotDisrupt; with a duration ("4h") only until that long after the
+	// pod's start (donotdisrupt.go).
+	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+)
 
-// expiredLocked catches a pod left out while its do-not-disrupt duration protected it
-// whose duration has ended before its node could finish (the node's other pods took
-// longer): the node is looked at again, once per pod, so that the pod is evicted instead
-// of left behind. It reports whether it asked for that look.
-func (r *run) expiredLocked(ns *nodeState, p *corev1.Pod) bool {
-	if !ns.ignored[p.UID] || ns.expired[p.UID] || p.Spec.NodeName != ns.name || r.e.cfg.IgnoreDoNotDisrupt || completed(p) {
-		return false
-	}
-	if until, _ := protectedAt(p, r.e.cfg.Clock.Now); until.IsZero() || r.e.cfg.Clock.Now().Before(until) {
-		return false
-	}
-	if ns.expired == nil {
-		ns.expired = map[types.UID]bool{}
-	}
-	ns.expired[p.UID] = true
-	delete(ns.ignored, p.UID)
-	r.lookLocked(ns)
-	return true
+// Reasons of the EventEvictionBlocked events of pods a rule keeps.
+const (
+	ReasonDoNotDisrupt  = "DoNotDisrupt"
+	ReasonWaitCompleted = "WaitCompleted"
+)
+
+func completed(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }

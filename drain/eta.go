@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // defaultGracePeriod is the API server's default terminationGracePeriodSeconds.
@@ -114,4 +115,34 @@ func median(ds []time.Duration) (time.Duration, bool) {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[(len(s)-1)/2], true
+}
+
+// orderWait is what the order groups add to a plan's ETA: on each node, every group but
+// the last waits for the pods of the group before it to stop (the longest grace period of
+// that group); nodes drain side by side, so the longest node's wait counts.
+func orderWait(plan *event.Plan, gracePeriodSeconds int) time.Duration {
+	var longest time.Duration
+	for _, n := range plan.Nodes {
+		pods := map[string]*corev1.Pod{}
+		for _, s := range n.Steps {
+			pods[s.Pod.Namespace+"/"+s.Pod.Name] = s.Pod
+		}
+		var total, groupMax time.Duration
+		started := false
+		var cur int32
+		for _, o := range n.Order {
+			p := pods[o.Pod]
+			if p == nil || o.Group == "do-not-disrupt" || pdb.IsCritical(p) {
+				continue
+			}
+			if started && o.Order != cur {
+				total += groupMax
+				groupMax = 0
+			}
+			started, cur = true, o.Order
+			groupMax = max(groupMax, grace(p, gracePeriodSeconds))
+		}
+		longest = max(longest, total)
+	}
+	return longest
 }

@@ -74,3 +74,15 @@ func (s Summary) Add(b Summary) Summary {
 	s.NodesGone = append(s.NodesGone, b.NodesGone...)
 	return s
 }
+
+// ForcedPod is a pod --on-blocked=force deleted.
+type ForcedPod struct {
+	Node string `json:"node"`
+	Pod  string `json:"pod"`
+	// PDB names the budget(s) that blocked it ("namespace/name", comma-separated).
+	PDB string `json:"pdb"`
+	// Budget is the first budget's status numbers when the pod was deleted.
+	Budget event.BudgetNumbers `json:"budget"`
+	// BlockedFor is how long the node had been blocked.
+	BlockedFor time.Duration `json:"-"`
+}

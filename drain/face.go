@@ -2,13 +2,15 @@ package drain
 
 import (
 	"context"
+	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
@@ -88,3 +90,56 @@ func (r *run) waitCompletedWhy(p *corev1.Pod, node string) (cause, remedy string
 }
 
 func (r *run) doNotDisruptWhy(p *corev1.Pod) (cause, remedy string) { return r.e.doNotDisruptWhy(p) }
+
+// pdbChanged is the PDB informer's handler. The namespace's selector index is rebuilt
+// once (on its next use); reservations the status now shows (status.disruptedPods lists
+// the pod) are released; as many waiting pods as the budget has room for are woken.
+func (r *run) pdbChanged(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*policyv1.PodDisruptionBudget)
+	if !ok {
+		return
+	}
+	key := p.Namespace + "/" + p.Name
+	if h := r.e.hooks.pdbHandled; h != nil {
+		defer h(key, p.ResourceVersion) // after the unlock and its effects
+	}
+	r.lock()
+	defer r.unlock()
+	r.changedLocked(p)
+	moved := r.budgetMovedLocked(key, p)
+	r.statusSeenLocked(p, moved)
+	r.pace.budgetSeenLocked(p)
+	r.takenInLocked(p)
+}
+
+// blockersLocked lists the pods not gone yet, with what they wait on.
+func (r *run) blockersLocked() []event.Blocker {
+	var out []event.Blocker
+	for _, st := range r.pods {
+		if st.phase == finished {
+			continue
+		}
+		msg := st.blockMsg
+		switch {
+		case st.phase == terminating:
+			msg = "evicted, still terminating"
+		case msg == "":
+			msg = "not evicted yet"
+		}
+		keys := append([]string(nil), st.parkedOn...)
+		sort.Strings(keys)
+		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
+	}
+	out = r.diag.explainBlockersLocked(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
+	said := map[string]bool{} // causes said in a message already: once per budget is enough
+	for i, b := range out {
+		if st := r.pods[b.Pod]; st != nil && st.node == b.Node {
+			out[i] = r.diag.waitingBlockerLocked(st, b, said) // as the wait line says it now
+		}
+	}
+	return out
+}

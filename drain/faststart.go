@@ -3,7 +3,6 @@ package drain
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,13 +31,6 @@ import (
 // freshCordon is how long a cordon this run made stands for the node's state when its
 // drain starts (later, the node is read again: someone may have uncordoned it).
 const freshCordon = 5 * time.Second
-
-// fastStart is what the run remembers of its cordons. It has its own lock: cordons run
-// concurrently, outside the run's.
-type fastStart struct {
-	mu         sync.Mutex
-	cordonedAt map[string]time.Time
-}
 
 // cordonsAtOnce is how many cordons of a batch are in flight at once.
 func (c *Config) cordonsAtOnce() int {
@@ -138,3 +130,7 @@ func (s *seededListWatch) ListWithContext(ctx context.Context, o metav1.ListOpti
 // IsWatchListSemanticsUnSupported makes the reflector list (and so take the seed)
 // instead of streaming the initial state through a watch.
 func (s *seededListWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// cordonsAtOnce bounds the cordon patches of a multi-node drain in flight at once when
+// the client's burst is not known (Config.ClientBurst).
+const cordonsAtOnce = 8

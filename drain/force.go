@@ -31,18 +31,6 @@ import (
 // and node.
 const ReasonPodForced = "PodForced"
 
-// ForcedPod is a pod --on-blocked=force deleted.
-type ForcedPod struct {
-	Node string `json:"node"`
-	Pod  string `json:"pod"`
-	// PDB names the budget(s) that blocked it ("namespace/name", comma-separated).
-	PDB string `json:"pdb"`
-	// Budget is the first budget's status numbers when the pod was deleted.
-	Budget event.BudgetNumbers `json:"budget"`
-	// BlockedFor is how long the node had been blocked.
-	BlockedFor time.Duration `json:"-"`
-}
-
 // ForcedError is a run that finished only by force: it deleted pods below their budgets
 // under --on-blocked=force (exit 5); the nodes are drained.
 type ForcedError struct{ Pods []ForcedPod }
@@ -61,34 +49,6 @@ func (e *ForcedError) Error() string {
 
 // Forced marks the error for the exit-code mapping.
 func (e *ForcedError) Forced() bool { return true }
-
-// forceVerdict decides whether a pod of a node blocked for ForceAfter is forced: it must
-// wait on a budget (parkedOn: pods a drain rule keeps and pods held back or in flight do
-// not), and none of its budgets may be in never. It returns "" when the pod is forced,
-// else why not.
-func forceVerdict(parkedOn []string, never map[string]bool) string {
-	if len(parkedOn) == 0 {
-		return "not waiting on a budget"
-	}
-	for _, k := range parkedOn {
-		if never[k] {
-			return "pdb " + k + " is never forced (--never-force)"
-		}
-	}
-	return ""
-}
-
-// plannedState is the run's state of dead nodes, gone nodes and forced pods (deadnode.go,
-// this file). Guarded by run.mu.
-type plannedState struct {
-	// dead names the dead nodes of the plan (Ready Unknown or False), with why.
-	dead map[string]string
-	// never is Policy.NeverForce as a set.
-	never map[string]bool
-	// forcing are the pods whose DELETE is decided or in flight; forced those deleted.
-	forcing map[string]bool
-	forced  map[string]bool
-}
 
 func newPlannedState(pf *preflight, p Policy) plannedState {
 	ps := plannedState{dead: map[string]string{}, never: map[string]bool{}, forcing: map[string]bool{}, forced: map[string]bool{}}
@@ -226,20 +186,6 @@ func (r *run) forceAnsweredLocked(st *podState, fp ForcedPod, err error) {
 	}
 }
 
-// goneEventLocked counts a pod that left its node and returns the event that says so: a
-// forced pod counts in PodsForced (counted when deleted), an evicted one in PodsEvicted.
-func (r *run) goneEventLocked(st *podState) event.Event {
-	ev := event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts}
-	// forcing: its DELETE is in flight and the informer saw the pod go before the answer
-	// came (forceAnsweredLocked counts it then): it is a forced pod, not an evicted one.
-	if r.planned.forced[st.key] || r.planned.forcing[st.key] {
-		ev.Reason = event.ReasonForced
-		return ev
-	}
-	r.sum.PodsEvicted++
-	return ev
-}
-
 // forcedResultLocked is the run's result when nothing else went wrong: a *ForcedError
 // when it forced pods, else nil.
 func (r *run) forcedResultLocked() error {
@@ -268,33 +214,6 @@ func (e *Engine) deletePod(ctx context.Context, pod *corev1.Pod, grace int) erro
 func budgetNumbers(b *pdb.Budget) event.BudgetNumbers {
 	s := b.PDB.Status
 	return event.BudgetNumbers{CurrentHealthy: s.CurrentHealthy, DesiredHealthy: s.DesiredHealthy, ExpectedPods: s.ExpectedPods, DisruptionsAllowed: s.DisruptionsAllowed}
-}
-
-// wouldForce lists the plan's pods that would be forced if they stayed blocked: those
-// whose budget allows nothing now (by the plan's verdict), not in never.
-func wouldForce(nodes []event.NodePlan, never map[string]bool) []event.Blocker {
-	var out []event.Blocker
-	for _, n := range nodes {
-		for _, s := range n.Steps {
-			if s.Decision.Goes() || len(s.Decision.Budgets) == 0 {
-				continue
-			}
-			switch s.Decision.Verdict {
-			case pdb.Exhausted, pdb.Never, pdb.Multiple, pdb.Negative:
-			default:
-				continue
-			}
-			var keys []string
-			for _, b := range s.Decision.Budgets {
-				keys = append(keys, b.Key())
-			}
-			if forceVerdict(keys, never) != "" {
-				continue
-			}
-			out = append(out, event.Blocker{Node: n.Name, Pod: s.Pod.Namespace + "/" + s.Pod.Name, PDB: pdb.JoinKeys(s.Decision.Budgets), Message: s.Decision.Reason})
-		}
-	}
-	return out
 }
 
 // forceGraceLocked is a forced deletion's grace in seconds: --grace-period's, else the

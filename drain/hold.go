@@ -15,33 +15,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
-// nodeHolds keeps the node records this run holds: it takes a node (waiting for
-// another run's hold to end), renews its heartbeat, writes its state and lets it go,
-// and notices a node another run took over (leave.go). Its per-node state is in
-// nodeState.pol, guarded by the core's lock.
-// Its Locked methods are called with the lock held; they make no API call and send on no
-// channel: effects go through core.later, events to the outbox (doc.go).
-type nodeHolds struct {
-	c   *core
-	run holdRun
-}
-
-// holdRun is what nodeHolds needs of the run: its context and nodes, its deadline, and
-// how a node starts, fails, is stopped, let go or gone.
-type holdRun interface {
-	context() context.Context
-	nodeLocked(name string) *nodeState
-	nodesLocked() map[string]*nodeState
-	deadline() (<-chan time.Time, func())
-	mayStartLocked() (reason, msg string)
-	notStartedLocked(nodes []event.NodePlan, reason, msg string)
-	failNodeLocked(ns *nodeState, msg string)
-	stoppedLocked(b event.Blocker)
-	endFailedLocked(ns *nodeState, msg, reason string)
-	nodeGone(name string)
-	justCordoned(node string, now time.Time) bool
-}
-
 // newNodeHolds holds the run's nodes for run.
 func newNodeHolds(c *core, run holdRun) nodeHolds { return nodeHolds{c: c, run: run} }
 
@@ -69,15 +42,6 @@ func (nh *nodeHolds) self() *noderecord.Run { return nh.c.cfg.origin() }
 // ours reports whether the node's record names this run.
 func (nh *nodeHolds) ours(n *corev1.Node) bool {
 	return noderecord.Read(n, "").Run.ID == nh.self().ID
-}
-
-// asHeld returns the HeldError in err, if any.
-func asHeld(err error) *noderecord.HeldError {
-	var held *noderecord.HeldError
-	if errors.As(err, &held) {
-		return held
-	}
-	return nil
 }
 
 // heldByLocked says, once per holder, that another run holds the node, and decides: wait

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,28 +23,6 @@ import (
 // ReasonOrderGroup is the Reason of the EventEvictionBlocked of a pod held back until an
 // earlier order group is gone.
 const ReasonOrderGroup = "OrderGroup"
-
-// group is a pod's place in its node's eviction order.
-type group struct {
-	critical bool
-	order    int32
-}
-
-func (g group) less(o group) bool {
-	if g.critical != o.critical {
-		return !g.critical
-	}
-	return g.order < o.order
-}
-
-// String names the group in wait messages: "order group -5".
-func (g group) String() string {
-	s := "order group " + strconv.Itoa(int(g.order))
-	if g.critical {
-		s = "critical pods of " + s
-	}
-	return s
-}
 
 // lowest is the first group of pending (ok false when none is pending).
 func lowest(pending []group) (low group, ok bool) {
@@ -209,34 +185,4 @@ func (e *Engine) orderPlan(plans map[string]*event.NodePlan, pods map[string][]*
 			np.Order = append(np.Order, en.o)
 		}
 	}
-}
-
-// orderWait is what the order groups add to a plan's ETA: on each node, every group but
-// the last waits for the pods of the group before it to stop (the longest grace period of
-// that group); nodes drain side by side, so the longest node's wait counts.
-func orderWait(plan *event.Plan, gracePeriodSeconds int) time.Duration {
-	var longest time.Duration
-	for _, n := range plan.Nodes {
-		pods := map[string]*corev1.Pod{}
-		for _, s := range n.Steps {
-			pods[s.Pod.Namespace+"/"+s.Pod.Name] = s.Pod
-		}
-		var total, groupMax time.Duration
-		started := false
-		var cur int32
-		for _, o := range n.Order {
-			p := pods[o.Pod]
-			if p == nil || o.Group == "do-not-disrupt" || pdb.IsCritical(p) {
-				continue
-			}
-			if started && o.Order != cur {
-				total += groupMax
-				groupMax = 0
-			}
-			started, cur = true, o.Order
-			groupMax = max(groupMax, grace(p, gracePeriodSeconds))
-		}
-		longest = max(longest, total)
-	}
-	return longest
 }

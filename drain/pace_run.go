@@ -11,24 +11,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
-// pacing applies the pacer (pace.go) to the run: the pace of each eviction, what an
-// accepted eviction, a pod gone and a budget's status teach it, and the pace said when
-// it changes. Guarded by the core's lock.
-// Its Locked methods are called with the lock held; they make no API call and send on no
-// channel: effects go through core.later, events to the outbox (doc.go).
-type pacing struct {
-	c   *core
-	run paceRun
-	*pacer
-}
-
-// paceRun is what pacing needs of the run: a pod asked for again, and a budget as last
-// seen.
-type paceRun interface {
-	add(key string)
-	budgetLocked(key string) *pdb.Budget
-}
-
 // newPacing paces a run's evictions with margin (Config.PaceMargin).
 func newPacing(c *core, run paceRun, margin time.Duration) pacing {
 	return pacing{c: c, run: run, pacer: newPacer(margin)}

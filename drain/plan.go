@@ -15,23 +15,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
-// preflight is what event.Plan learns before anything is touched.
-type preflight struct {
-	plan  *event.Plan
-	nodes map[string]*corev1.Node
-	// pods to evict, per node, as kubectl's filters chose them.
-	pods map[string][]*corev1.Pod
-	// daemonSets answers kubectl's filters from one list, for the plan and the run.
-	daemonSets *daemonSets
-	// permits is what the run will change besides nodes and evictions (see Permit).
-	permits Permits
-	// listed are the pods of the plan's nodes from its one list of every pod, at
-	// resourceVersion listedRV, and under "" every other pod, trimmed (nil when the plan
-	// listed node by node).
-	listed   map[string][]any
-	listedRV string
-}
-
 // Plan computes what a drain of the named nodes would do, changing nothing: kubectl's pod
 // filters per node (DaemonSet, mirror, emptyDir, unmanaged and completed pods, with
 // kubectl's own messages), then a cumulative simulation of the evictions against every
@@ -320,3 +303,14 @@ func hasEmptyDir(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// sharedPodsAt is the number of nodes drained at once from which a run watches pods
+// through one informer over every pod (one list, one watch connection, whatever the
+// number of nodes) instead of one informer per node being drained (a list and a watch per
+// node). Below it, the per-node informers cost less than holding every pod of a large
+// cluster.
+const sharedPodsAt = 8
+
+// sharedPodsFor reports whether a drain of nodes, maxParallel at a time, shares one pod
+// informer (and one pod list for its plan).
+func sharedPodsFor(nodes, maxParallel int) bool { return min(nodes, maxParallel) >= sharedPodsAt }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -42,4 +43,39 @@ func (e *Engine) listPodsByNode(ctx context.Context, nodes map[string]bool) (map
 		}
 		opts.Continue = list.Continue
 	}
+}
+
+// trimPodKeepLocalStorage is trimPod keeping the emptyDir volumes, which kubectl's
+// local-storage filter reads when the shared informer's pods stand in for a pod list,
+// and of the containers' statuses what the diagnosis reads when they stand in for a
+// budget's pods (diagnose.WhyNotReady: name, image, restarts, why it waits).
+func trimPodKeepLocalStorage(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	var local []corev1.Volume
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir != nil {
+			local = append(local, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{EmptyDir: v.EmptyDir}})
+		}
+	}
+	init, ctrs := waitingStatuses(p.Status.InitContainerStatuses), waitingStatuses(p.Status.ContainerStatuses)
+	_, _ = trimPod(obj)
+	p.Spec.Volumes = local
+	p.Status.InitContainerStatuses, p.Status.ContainerStatuses = init, ctrs
+	return p, nil
+}
+
+// waitingStatuses keeps of each container status its name, image, restarts and waiting
+// state (nil when no container waits: a running pod's statuses cost nothing).
+func waitingStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, cs := range in {
+		if cs.State.Waiting != nil {
+			out = append(out, corev1.ContainerStatus{Name: cs.Name, Image: cs.Image, RestartCount: cs.RestartCount,
+				State: corev1.ContainerState{Waiting: cs.State.Waiting}})
+		}
+	}
+	return out
 }

@@ -7,56 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
-
-type podPhase int
-
-const (
-	// waiting: to be evicted (queued, or parked on a budget).
-	waiting podPhase = iota
-	// terminating: the eviction was accepted; waiting for the pod to be gone.
-	terminating
-	// finished: gone from the node.
-	finished
-)
-
-// podState is one pod the drain must evict. Guarded by run.mu.
-type podState struct {
-	pod  *corev1.Pod // as first seen; its UID is the one to evict
-	key  string      // namespace/name
-	node string
-	wave int
-
-	phase    podPhase
-	attempts int
-	// notBefore is the earliest time of the next request (backoff, Retry-After).
-	notBefore time.Time
-	// parkedOn are the budgets the pod waits on (nil: not parked).
-	parkedOn []string
-	// reservedOn is the budget whose allowance the pod's eviction holds.
-	reservedOn string
-	block      blockKey // budgets and class of the last wait emitted
-	blockMsg   string   // its message
-	blockPDB   string   // budgets of the last 500 (several budgets)
-	acceptedAt time.Time
-	stuckSaid  bool
-	// reforced: deleted again with a shorter grace under --on-blocked=force (track.go).
-	reforced bool
-	// wokenAt is when a budget change woke the pod (zero otherwise).
-	wokenAt time.Time
-	// Drain order (planned maintenance).
-	//
-	// group is the pod's order group on its node (order.go); waitsFor the group it was
-	// last said to wait for (waitsForSaid), while held back.
-	group        group
-	waitsFor     group
-	waitsForSaid bool
-}
 
 func (r *run) processNext() bool {
 	key, quit := r.queue.Get()
@@ -69,16 +23,6 @@ func (r *run) processNext() bool {
 		h(key)
 	}
 	return true
-}
-
-// eviction is a request decided under the lock, sent outside it.
-type eviction struct {
-	st       *podState
-	pod      *corev1.Pod
-	attempt  int
-	budgets  []*pdb.Budget
-	rvBefore map[string]string
-	budget   string // the budget whose allowance it takes ("" for none)
 }
 
 // handle decides under the lock, evicts outside it, and records the answer under it.
@@ -249,21 +193,6 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	}
 }
 
-// currentLocked returns the pod as the node's informer sees it, if it is still the pod
-// the drain means (same UID).
-func (r *run) currentLocked(st *podState) (*corev1.Pod, bool) {
-	store := r.nodes[st.node].store
-	if store == nil {
-		return st.pod, true
-	}
-	obj, exists, err := store.GetByKey(st.key)
-	if err != nil || !exists {
-		return nil, false
-	}
-	cur := obj.(*corev1.Pod)
-	return cur, cur.UID == st.pod.UID
-}
-
 // podChanged is the node pod informer's handler: a deleted pod, or one replaced by a new
 // pod of the same name, is gone.
 func (r *run) podChanged(obj any) {
@@ -285,17 +214,34 @@ func (r *run) podChanged(obj any) {
 	}
 }
 
-// cordonToleration describes p's toleration of node.kubernetes.io/unschedulable:NoSchedule
-// ("" when it has none): such a pod's replacement may be scheduled back onto the node.
-func cordonToleration(p *corev1.Pod) string {
-	taint := corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
-	for _, t := range p.Spec.Tolerations {
-		if corev1helpers.TolerationsTolerateTaint(klog.Background(), []corev1.Toleration{t}, &taint, false) {
-			if t.Key == "" {
-				return "tolerates every taint (operator Exists, no key)"
-			}
-			return fmt.Sprintf("toleration %s %s", t.Key, t.Operator)
+// checkTerminatingLocked reports a pod stuck terminating and, past
+// --skip-wait-for-delete-timeout, stops waiting for it. Under --on-blocked=force, a pod
+// still terminating ForceAfter after its eviction (or after the run found it deleting)
+// whose grace ends later than the forced grace is deleted again with it (force.go).
+func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
+	skip, dead := r.skipWaitLocked(st.node) // shorter on a dead node (deadnode.go)
+	if skip > 0 && cur.DeletionTimestamp != nil && r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time) >= skip {
+		if dead {
+			r.leftOnDeadLocked(st, cur)
 		}
+		r.goneLocked(st)
+		return
 	}
-	return ""
+	if wait := r.reforceLocked(st, cur); wait > 0 {
+		defer r.addAfter(st.key, wait) // its force deadline
+	}
+	if !st.stuckSaid {
+		st.stuckSaid = true
+		r.e.emit(r.diag.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
+			Message: fmt.Sprintf("pod %s is still terminating %s after %s", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second), stuckSince(st))}))
+	}
+	if skip > 0 {
+		wait := skip // from the deletionTimestamp, as the skip is measured
+		if cur.DeletionTimestamp != nil {
+			if w := skip - r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time); w > 0 {
+				wait = w
+			}
+		}
+		r.addAfter(st.key, wait)
+	}
 }

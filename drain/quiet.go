@@ -11,7 +11,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
@@ -35,26 +34,6 @@ import (
 // local cache: no request).
 const volumePoll = 250 * time.Millisecond
 
-// quietLocked reports whether the node may be recorded drained now. Otherwise it starts,
-// once, the settle and the volume wait, which finish the node when they end with nothing
-// left on it.
-func (r *run) quietLocked(ns *nodeState) bool {
-	if ns.quiet {
-		ns.quiet = false // taken by this finish; a later one waits again
-		return true
-	}
-	if ns.quieting {
-		return false
-	}
-	if r.e.cfg.Settle <= 0 && !r.e.cfg.WaitForVolumeDetach {
-		return true
-	}
-	ns.quieting = true
-	claims := removedClaimsLocked(ns)
-	r.later(func() { r.goroutine(func() { r.quiet(ns, claims) }) })
-	return false
-}
-
 // removedClaimsLocked are the PersistentVolumeClaims ("namespace/name") of the pods this
 // drain removed from the node, sorted.
 func removedClaimsLocked(ns *nodeState) []string {
@@ -75,77 +54,6 @@ func removedClaimsLocked(ns *nodeState) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// quiet runs the settle and the volume wait, then finishes the node if nothing arrived.
-func (r *run) quiet(ns *nodeState, claims []string) {
-	ctx := r.ctx
-	r.lock()
-	settleLeft := r.e.cfg.Settle - r.e.cfg.Clock.Since(ns.startedAt)
-	r.unlock()
-	if r.e.cfg.Settle > 0 {
-		if settleLeft > 0 {
-			select {
-			case <-r.e.cfg.Clock.After(settleLeft):
-			case <-ctx.Done():
-				return
-			}
-		}
-		if late, err := r.lastLook(ctx, ns); err != nil || late {
-			r.lock()
-			ns.quieting = false
-			if err != nil {
-				r.lookLaterLocked(ns) // the API server may be away: look again later
-			}
-			r.unlock()
-			return
-		}
-	}
-	if r.e.cfg.WaitForVolumeDetach && len(claims) > 0 {
-		if err := r.waitVolumes(ctx, ns, claims); err != nil {
-			r.lock()
-			ns.quieting = false
-			if ctx.Err() == nil {
-				r.failNodeLocked(ns, err.Error())
-			}
-			r.unlock()
-			return
-		}
-	}
-	r.lock()
-	defer r.unlock()
-	ns.quieting = false
-	if ns.finished || ctx.Err() != nil || ns.remaining > 0 || ns.looking {
-		return // a pod arrived meanwhile: its eviction finishes the node
-	}
-	ns.quiet = true
-	r.finishNodeLocked(ns)
-}
-
-// lastLook lists the node's pods from the API server and reports whether one the run has
-// not judged is there (bound late). Such a pod is looked at once the node's informer has
-// it (the look goes through the informer's store), at most a few seconds later.
-func (r *run) lastLook(ctx context.Context, ns *nodeState) (late bool, err error) {
-	sel := fields.OneTermEqualSelector("spec.nodeName", ns.name).String()
-	list, err := r.e.cfg.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		return false, fmt.Errorf("list pods on node %s: %w", ns.name, err)
-	}
-	for i := range list.Items {
-		p := &list.Items[i]
-		r.lock()
-		unknown := ns.byUID != nil && r.unknownLocked(ns, p)
-		r.unlock()
-		if !unknown {
-			continue
-		}
-		r.waitInStore(ctx, ns, p)
-		r.lock()
-		r.lookLocked(ns)
-		r.unlock()
-		return true, nil
-	}
-	return false, nil
 }
 
 // waitInStore waits (up to 5 s) until the node's informer has p.
@@ -209,9 +117,6 @@ func (r *run) waitVolumes(ctx context.Context, ns *nodeState, claims []string) e
 // ReasonVolumeDetach is the Reason of the EventNodeWaiting of a node whose volumes are
 // still attached.
 const ReasonVolumeDetach = "VolumeDetach"
-
-// attachment is one VolumeAttachment that holds a node.
-type attachment struct{ pv, name string }
 
 // attachedOn lists the attachments of store on node to a volume of pvs, by volume.
 func attachedOn(store cache.Store, node string, pvs map[string]bool) []attachment {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,36 +29,6 @@ const (
 	recordWriteTimeout = 10 * time.Second
 	recordFlushTimeout = 5 * time.Second
 )
-
-// recorder records Kubernetes Events (events.k8s.io/v1) on nodes through client-go's
-// events broadcaster and recorder, for one run. The recorder builds each Event (name,
-// reporting controller and instance, the node as "regarding"); the broadcaster delivers
-// it to one watcher that writes it to the API server. client-go's own sink
-// (StartRecordingToSink) writes from a goroutine per event and retries for minutes, which
-// could be neither waited for nor flushed before Run returns, so the watcher writes here,
-// one event at a time, and stop waits until every event posted is written.
-//
-// Recording is best effort: a failure never fails the drain. A user who may not create
-// Events gets one warning (warn), and nothing more is tried.
-type recorder struct {
-	b    events.EventBroadcaster
-	rec  events.EventRecorder
-	sink events.EventSink
-	log  klog.Logger
-	warn func(message string)
-
-	ctx    context.Context // the writes'; cancelled by stop
-	cancel context.CancelFunc
-
-	mu      sync.Mutex
-	seen    map[string]bool // events already posted this run (no repeats)
-	posted  int             // events handed to the broadcaster
-	handled int             // events the watcher is done with
-	denied  bool            // creating Events is forbidden: skip the rest
-	closing bool
-	idle    chan struct{} // closed when closing and handled == posted
-	active  sync.WaitGroup
-}
 
 // newRecorder starts a broadcaster and its watcher for one run.
 func newRecorder(c kubernetes.Interface, log klog.Logger, warn func(string)) *recorder {

@@ -2,10 +2,13 @@ package drain
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // retryDelay is the wait before a node step that failed for a transient reason (the API
@@ -35,24 +38,6 @@ func (c *core) retryTransient(ctx context.Context, f func() error) error {
 	}
 }
 
-// lookLaterLocked takes another look at the node after retryDelay.
-func (r *run) lookLaterLocked(ns *nodeState) {
-	r.later(func() {
-		r.goroutine(func() {
-			select {
-			case <-r.e.cfg.Clock.After(retryDelay):
-			case <-r.ctx.Done():
-				return
-			}
-			r.lock()
-			if !ns.finished {
-				r.lookLocked(ns)
-			}
-			r.unlock()
-		})
-	})
-}
-
 // trimPod drops what the engine never reads from cached pods.
 func trimPod(obj any) (any, error) {
 	if p, ok := obj.(*corev1.Pod); ok {
@@ -64,4 +49,13 @@ func trimPod(obj any) (any, error) {
 		p.Status.InitContainerStatuses = nil
 	}
 	return obj, nil
+}
+
+// asHeld returns the HeldError in err, if any.
+func asHeld(err error) *noderecord.HeldError {
+	var held *noderecord.HeldError
+	if errors.As(err, &held) {
+		return held
+	}
+	return nil
 }

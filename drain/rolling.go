@@ -3,87 +3,21 @@ package drain
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
-
-// roller drives a rolling drain (Config.Rolling): the admission of each node, the soak
-// after it, the next node and when no node may start. Its Locked methods are called
-// with the core's lock held; they make no API call and send on no channel: effects go
-// through core.later, events to the outbox (doc.go).
-type roller struct {
-	c   *core
-	run rollHost
-	// nodes are the plan's nodes, in its order; known the nodes as the plan read them.
-	// Both are the plan's, read only.
-	nodes []event.NodePlan
-	known map[string]*corev1.Node
-}
-
-// rollHost is what the roller needs of the run: its nodes, the budgets as last seen and
-// the pods parked on them, whether a node may still start and what is done when one will
-// not, fails or starts, and the run's --not-after timer.
-type rollHost interface {
-	nodeLocked(name string) *nodeState
-	nodesLocked() map[string]*nodeState
-	budgetLocked(key string) *pdb.Budget
-	parkedOnLocked(key string) int
-	mayStartLocked() (reason, msg string)
-	notStartedLocked(nodes []event.NodePlan, reason, msg string)
-	failNodeLocked(ns *nodeState, msg string)
-	rollingLocked(w *rolling)
-	deadline() (<-chan time.Time, func())
-	startNode(ctx context.Context, name string) bool
-	drainNode(ctx context.Context, ns *nodeState)
-}
 
 // newRoller rolls the plan's nodes (in order, and as the plan read them: known) for run.
 func newRoller(c *core, run rollHost, nodes []event.NodePlan, known map[string]*corev1.Node) roller {
 	return roller{c: c, run: run, nodes: nodes, known: known}
 }
 
-// Admitter decides when the next node of a rolling drain may start (Config.Rolling): a
-// NodePool's maxUnavailable, counting its members out of service.
-type Admitter interface {
-	// Room says why the admission's node may not start now ("" when it may), from a
-	// fresh look at the pool.
-	Room(ctx context.Context, a Admission) (wait string, err error)
-	// Wait returns at the first change since the last Room's look that could make room
-	// (a watch, never polling), or with ctx's error.
-	Wait(ctx context.Context) error
-	// Unavailable reports whether node was out of service at the last look (no API
-	// call: the engine asks it under its lock). Such a node starts first: taking it makes
-	// nothing less available, and while it waits it counts against the others.
-	Unavailable(node string) bool
-}
-
-// Admission is what the engine knows when a node asks to start.
-type Admission struct {
-	Node string
-	// Running are the run's nodes in progress (cordoned, not finished).
-	Running []string
-	// Done are the run's nodes drained or given up (--on-blocked=skip): they stay
-	// cordoned but no longer count. A node of the run that failed still counts while it
-	// is out of service.
-	Done []string
-}
-
 // ReasonRoom is the Reason of the warning a rolling drain gives while no node may start.
 const ReasonRoom = "PoolBudget"
-
-// rolling is the state drainRolling shares with admit: a slot freed and the run halted
-// (--not-after passed, --on-blocked=fail stopped it) wake a wait for room.
-type rolling struct {
-	freed    chan struct{} // a node of the run finished (buffered 1, never blocks)
-	halt     chan struct{} // closed once no node may start
-	haltOnce sync.Once
-}
 
 func (w *rolling) stop() { w.haltOnce.Do(func() { close(w.halt) }) }
 

@@ -7,10 +7,11 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
@@ -62,57 +63,6 @@ func (e *Engine) Run(ctx context.Context, names []string) (Summary, error) {
 	return sum, err
 }
 
-// emit posts ev to the outbox; it never blocks, so it may be called under a lock.
-func (e *Engine) emit(ev event.Event) {
-	if ev.Time.IsZero() {
-		ev.Time = e.cfg.Clock.Now()
-	}
-	e.out.post(ev)
-}
-
-// run is the state of one drain in progress. Its core's lock guards the fields below core. Code
-// that holds the lock decides and records; what it must do outside the lock (API calls,
-// workqueue adds) it queues with later, and the effects run when unlock releases it.
-type run struct {
-	e   *Engine
-	pf  *preflight
-	ctx context.Context
-	rec *recorder // the run's node Events (nil: none recorded)
-
-	// core is the lock with its effects, the goroutines, events, clock and
-	// configuration every part shares (core.go).
-	core
-	queue workqueue.TypedRateLimitingInterface[string]
-	pdbs  cache.Indexer
-	// releases counts the writes that let go nodes that will not start (blocked.go
-	// notStartedLocked): effects that may run on an informer's goroutine, so that Run
-	// returns only once they are done.
-	releases sync.WaitGroup
-
-	pods  map[string]*podState
-	nodes map[string]*nodeState
-	// budgets is the budgets part: book, watch, blocked clocks and diagnosis (budgets_part.go).
-	*budgets
-	// The concerns: each keeps its own state, guarded by mu, and its methods (doc.go).
-	hold    nodeHolds  // the node records this run holds, and leaves (hold.go, leave.go)
-	pace    pacing     // the disruption controller's lag and the eviction pace (pace_run.go)
-	roller  roller     // a rolling drain (rolling.go)
-	steps   nodeSteps  // the caller's node steps (steps.go)
-	surges  surger     // --surge (surge.go)
-	shared  sharedPods // one pod informer for every node, when many drain at once (pods.go)
-	roll    *rolling   // a rolling drain's wake-ups (rolling.go); nil otherwise
-	fast    fastStart  // the run's own cordons (faststart.go; its own lock)
-	sum     Summary
-	pol     runPolicy
-	planned plannedState // dead nodes and force (deadnode.go, force.go)
-	done    chan struct{}
-	// vaInf watches VolumeAttachments, started once by the first volume wait (quiet.go).
-	vaOnce sync.Once
-	vaInf  cache.SharedIndexInformer
-	// began is when the run's timeout started (a forced grace ends before it, force.go).
-	began time.Time
-}
-
 func newRun(e *Engine, pf *preflight) *run {
 	r := &run{
 		core: newCore(&e.cfg, e.emit),
@@ -129,17 +79,6 @@ func newRun(e *Engine, pf *preflight) *run {
 	r.pace = newPacing(&r.core, r, e.cfg.PaceMargin)
 	r.steps = newNodeSteps(&r.core, r)
 	return r
-}
-
-// add and addAfter queue a pod for a worker, once the lock is released.
-func (r *run) add(key string) { r.later(func() { r.queue.Add(key) }) }
-
-func (r *run) addAfter(key string, d time.Duration) {
-	if d <= 0 {
-		r.add(key)
-		return
-	}
-	r.later(func() { r.queue.AddAfter(key, d) })
 }
 
 func (r *run) run(parent context.Context) (Summary, error) {
@@ -266,9 +205,47 @@ func (r *run) startPDBInformer(ctx context.Context) (informers.SharedInformerFac
 	return f, nil
 }
 
-func trimManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
+// NewEngine checks the wiring, asserts the settings (validated by their front end:
+// Settings.AssertValid), fills the wiring's defaults and returns an Engine.
+func NewEngine(cfg Config) (*Engine, error) {
+	if cfg.Client == nil || cfg.Events == nil {
+		return nil, &ConfigError{msg: "a client and an events channel are required"}
 	}
-	return obj, nil
+	if err := cfg.wiringError(); err != nil {
+		return nil, err
+	}
+	if err := cfg.AssertValid(); err != nil {
+		return nil, err
+	}
+	cfg.Settings = cfg.withZeroDefaults()
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.RateLimiter == nil {
+		cfg.RateLimiter = DefaultRateLimiter()
+	}
+	if cfg.Ledger == nil {
+		cfg.Ledger = NewLedger()
+	}
+	if cfg.Logger.GetSink() == nil {
+		cfg.Logger = klog.Background()
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.ProbeInterval <= 0 {
+		cfg.ProbeInterval = DefaultProbeInterval
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = DefaultStaleAfter
+	}
+	if cfg.EventClient == nil {
+		cfg.EventClient = cfg.Client
+	}
+	if cfg.Probe == nil {
+		cfg.Probe = versionProbe(cfg.Client)
+	}
+	cfg.diagnoseDefaults()
+	cfg.Origin = cfg.Origin.WithID()
+	return &Engine{cfg: cfg}, nil
 }

@@ -103,24 +103,6 @@ func (s Settings) withZeroDefaults() Settings {
 	return s
 }
 
-// Mistake is one invalid setting. Setting is the setting's name as the Maintenance spec
-// writes it ("gracePeriodSeconds"); Rule the fixed words the API server's CEL rule of
-// the same setting says after that name ("must be -1 (each pod's own) or more"); Value
-// the value given ("" for a rule between two settings). A front end may name its own
-// flag instead of Setting, but says the same Rule.
-type Mistake struct {
-	Setting, Rule, Value string
-}
-
-// String is the mistake in the settings' words: "gracePeriodSeconds must be -1 (each
-// pod's own) or more, got -2", the CEL rule's message followed by the value.
-func (m Mistake) String() string {
-	if m.Value == "" {
-		return m.Setting + " " + m.Rule
-	}
-	return m.Setting + " " + m.Rule + ", got " + m.Value
-}
-
 // The rules, in the words of the CEL rules of the Maintenance CRD (maintenance/api).
 const (
 	ruleGracePeriod    = "must be -1 (each pod's own) or more"
@@ -241,3 +223,28 @@ func (p Policy) mistakes() []Mistake {
 	}
 	return ms
 }
+
+// DryRun is the --dry-run mode.
+type DryRun string
+
+// Dry-run modes, as kubectl names them.
+const (
+	DryRunNone   DryRun = "none"
+	DryRunClient DryRun = "client"
+	DryRunServer DryRun = "server"
+)
+
+// Defaults.
+const (
+	// DefaultMaxParallelNodes is how many nodes drain at once unless told otherwise.
+	DefaultMaxParallelNodes = 5
+	// DefaultWorkers is how many eviction requests may be in flight at once.
+	DefaultWorkers = 16
+	// DefaultChunkSize is kubectl drain's list page size.
+	DefaultChunkSize = 500
+	// DefaultProbeInterval is how often a drain checks that the API server answers.
+	DefaultProbeInterval = 10 * time.Second
+	// DefaultStaleAfter is how long a gone pod may stay in a PDB's disruptedPods before
+	// the budget's status is called stale.
+	DefaultStaleAfter = 30 * time.Second
+)

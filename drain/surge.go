@@ -17,64 +17,12 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/surge"
 )
 
-// surger runs --surge: a replacement started before a pod is evicted, and the
-// workload restored once it is done, including those an earlier run left. Its field is
-// guarded by run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
-type surger struct {
-	c     *core
-	run   surgeRun
-	byUID map[string]*surgeState // by the moved pod's UID
-}
-
-// surgeRun is what surger needs of the run: its context and nodes, a pod asked for
-// again, and parking a pod on a budget.
-type surgeRun interface {
-	context() context.Context
-	plannedNodes() []string
-	add(key string)
-	parkLocked(st *podState, budgets []*pdb.Budget, reason, message string)
-}
-
 // newSurger surges for run with c.cfg.Surge (nil: never).
 func newSurger(c *core, run surgeRun) surger { return surger{c: c, run: run} }
-
-// Surger moves a pod whose budget never allows a disruption by surging its one-replica
-// Deployment (--surge). *surge.Surger implements it; Config.Surge nil means no surge.
-type Surger interface {
-	// Starts reports whether new surges may be started (--surge); when false the drain
-	// only finishes and restores the surges an earlier run left.
-	Starts() bool
-	// Check decides whether pod, under budget b that never allows a disruption, can be
-	// surged; a *surge.RefusedError says why not. It changes nothing.
-	Check(ctx context.Context, pod *corev1.Pod, b *policyv1.PodDisruptionBudget) (*surge.Target, error)
-	// Start records the count and scales the Deployment to one more; it returns the count.
-	Start(ctx context.Context, t *surge.Target, now time.Time) (int32, error)
-	// WaitReady waits for a Ready pod of the Deployment on another node.
-	WaitReady(ctx context.Context, t *surge.Target) (pod, node string, err error)
-	// Restore brings the Deployment back to its recorded count and removes the record.
-	Restore(ctx context.Context, namespace, name string) (surge.Restored, error)
-	// Unwind restores a surge whose move did not finish, first evicting the Ready pods
-	// the restore would make the ReplicaSet delete; it returns the pods it evicted.
-	Unwind(ctx context.Context, namespace, name string) (surge.Restored, []string, error)
-	// Pending lists the surges an earlier run left for pods of nodes.
-	Pending(ctx context.Context, nodes []string) ([]*surge.Target, error)
-	// PodAlive reports whether the pod a surge moves is still there, not terminating.
-	PodAlive(ctx context.Context, t *surge.Target) (bool, error)
-}
 
 // surgeTimeout bounds a restore, which runs even after an interrupt (like an eviction in
 // flight), so that an accepted eviction is always followed by its restore.
 const surgeTimeout = 30 * time.Second
-
-// surgeState is a surge of this run, by the UID of the pod it moves. Guarded by run.mu.
-type surgeState struct {
-	target    *surge.Target // set once checked (or resumed)
-	refused   bool          // Check or Start failed: the pod waits like any never-allowed one
-	ready     bool          // the new pod is Ready elsewhere
-	restoring bool
-}
 
 // surgePlan is the preflight's part of --surge: each pod a never-allowing budget blocks
 // is checked; a pod that can be surged goes in wave 1 with the plan saying so; one that

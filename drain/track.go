@@ -1,7 +1,6 @@
 package drain
 
 import (
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,38 +26,6 @@ func (r *run) alreadyDeletingLocked(st *podState, cur *corev1.Pod) bool {
 	return true
 }
 
-// checkTerminatingLocked reports a pod stuck terminating and, past
-// --skip-wait-for-delete-timeout, stops waiting for it. Under --on-blocked=force, a pod
-// still terminating ForceAfter after its eviction (or after the run found it deleting)
-// whose grace ends later than the forced grace is deleted again with it (force.go).
-func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
-	skip, dead := r.skipWaitLocked(st.node) // shorter on a dead node (deadnode.go)
-	if skip > 0 && cur.DeletionTimestamp != nil && r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time) >= skip {
-		if dead {
-			r.leftOnDeadLocked(st, cur)
-		}
-		r.goneLocked(st)
-		return
-	}
-	if wait := r.reforceLocked(st, cur); wait > 0 {
-		defer r.addAfter(st.key, wait) // its force deadline
-	}
-	if !st.stuckSaid {
-		st.stuckSaid = true
-		r.e.emit(r.diag.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
-			Message: fmt.Sprintf("pod %s is still terminating %s after %s", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second), stuckSince(st))}))
-	}
-	if skip > 0 {
-		wait := skip // from the deletionTimestamp, as the skip is measured
-		if cur.DeletionTimestamp != nil {
-			if w := skip - r.e.cfg.Clock.Since(cur.DeletionTimestamp.Time); w > 0 {
-				wait = w
-			}
-		}
-		r.addAfter(st.key, wait)
-	}
-}
-
 // terminationCheckDelay is when to look again at an evicted pod that is not gone yet:
 // after its grace period plus a margin, or once --skip-wait-for-delete-timeout (or a dead
 // node's wait) has passed since its deletionTimestamp (the end of its grace period).
@@ -74,34 +41,6 @@ func (r *run) terminationCheckDelay(p *corev1.Pod) time.Duration {
 		d = min(d, grace+skip)
 	}
 	return d
-}
-
-// goneLocked records that a pod left the node (evidence that frees its reservation), and
-// takes a last look at the node when it was the last.
-func (r *run) goneLocked(st *podState) {
-	if st.phase == finished {
-		return
-	}
-	st.phase = finished
-	r.book.unparkLocked(st)
-	r.book.releaseLocked(st)
-	r.watch.goneAt[st.key] = r.e.cfg.Clock.Now()
-	r.pace.sawGoneLocked(st)
-	r.movedLocked(st.node)
-	r.e.emit(r.goneEventLocked(st)) // counted as evicted, or as forced (force.go)
-	ns := r.nodes[st.node]
-	ns.remaining--
-	if ns.finished {
-		return
-	}
-	r.releaseGroupsLocked(ns)
-	if ns.remaining == 0 {
-		if r.storeHasUnknownLocked(ns) {
-			r.lookLocked(ns)
-		} else {
-			r.finishNodeLocked(ns)
-		}
-	}
 }
 
 // storeHasUnknownLocked reports a live pod on the node the run has not judged yet.
@@ -124,4 +63,18 @@ func stuckSince(st *podState) string {
 		return "the drain found it deleting (it is waited for, not evicted)"
 	}
 	return "its eviction"
+}
+
+// goneEventLocked counts a pod that left its node and returns the event that says so: a
+// forced pod counts in PodsForced (counted when deleted), an evicted one in PodsEvicted.
+func (r *run) goneEventLocked(st *podState) event.Event {
+	ev := event.Event{Type: event.EventPodEvicted, Node: st.node, Pod: st.key, Attempt: st.attempts}
+	// forcing: its DELETE is in flight and the informer saw the pod go before the answer
+	// came (forceAnsweredLocked counts it then): it is a forced pod, not an evicted one.
+	if r.planned.forced[st.key] || r.planned.forcing[st.key] {
+		ev.Reason = event.ReasonForced
+		return ev
+	}
+	r.sum.PodsEvicted++
+	return ev
 }

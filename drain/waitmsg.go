@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -78,30 +79,42 @@ func (wd *waitDiag) blockMsgLocked(st *podState) string {
 	return st.blockMsg
 }
 
-// waitingBlockerLocked describes a pod waiting on budgets as the wait lines would say it
-// now: its current message and, when the diagnosis finds one that is not the drain's own
-// turnover, its cause (an unschedulable replacement with the scheduler's reason, a stale
-// status, ...) and remedy. The message says a cause once: one already in said (which it
-// records) is left to the Cause field. A pod that waits on no budget keeps b as it is.
-func (wd *waitDiag) waitingBlockerLocked(st *podState, b event.Blocker, said map[string]bool) event.Blocker {
+func (wd *waitDiag) sayHeldLocked(h *heldPod, waited time.Duration) {
 	bs := wd.b
-	if st.phase != waiting || st.block.isZero() {
-		return b
+	cause, remedy := bs.host.waitCompletedWhy(h.pod, h.node)
+	if h.reason == ReasonDoNotDisrupt {
+		cause, remedy = bs.host.doNotDisruptWhy(h.pod)
 	}
-	b.Message = wd.blockMsgLocked(st)
-	budgets := bs.book.budgetsOfLocked(st)
-	if len(budgets) == 0 {
-		return b
-	}
-	d := wd.diagnosisLocked(st, budgets)
-	b.Cause, b.Remedy = d.Cause, d.Remedy
-	if d.Cause != "" && !d.Routine && !strings.Contains(b.Message, d.Cause) && !said[d.Cause] {
-		said[d.Cause] = true
-		cause := d.Cause
-		if len(budgets) == 1 { // its numbers are said already: once is enough
-			cause = strings.TrimPrefix(strings.TrimPrefix(cause, "pdb "+budgets[0].Key()+" "+budgets[0].Numbers()), ": ")
+	h.said = bs.cfg.Clock.Now()
+	bs.emit(event.Event{Type: event.EventEvictionBlocked, Node: h.node, Pod: h.key, Reason: h.reason,
+		Message: cause, Cause: cause, Remedy: remedy, Waited: waited})
+}
+
+// heldBlockersLocked lists the pods rules hold, for the summary.
+func (wd *waitDiag) heldBlockersLocked() []event.Blocker {
+	bs := wd.b
+	var out []event.Blocker
+	for _, h := range wd.held {
+		if bs.host.nodesLocked()[h.node] != nil && bs.host.nodesLocked()[h.node].finished {
+			continue
 		}
-		b.Message += "; cause: " + cause // as the wait line says it
+		cause, remedy := bs.host.waitCompletedWhy(h.pod, h.node)
+		if h.reason == ReasonDoNotDisrupt {
+			cause, remedy = bs.host.doNotDisruptWhy(h.pod)
+		}
+		out = append(out, event.Blocker{Node: h.node, Pod: h.key, Message: cause, Cause: cause, Remedy: remedy})
 	}
-	return b
+	sort.Slice(out, func(i, j int) bool { return out[i].Pod < out[j].Pod })
+	return out
+}
+
+// explainBlockersLocked adds to the summary's blockers the cause and remedy last said of
+// each wait, and the pods rules hold.
+func (wd *waitDiag) explainBlockersLocked(bs []event.Blocker) []event.Blocker {
+	for i := range bs {
+		if w := wd.waits[bs[i].Pod]; w != nil {
+			bs[i].Cause, bs[i].Remedy = w.ev.Cause, w.ev.Remedy
+		}
+	}
+	return append(bs, wd.heldBlockersLocked()...)
 }

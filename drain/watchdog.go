@@ -16,18 +16,6 @@ import (
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
-// budgetWatch tells whether a budget's status is current: when this run last saw each
-// budget change, the pods gone and when, and the budgets found stale. Its fields are
-// guarded by run.mu.
-// Its Locked methods are called with run.mu held; they make no API call and send on no
-// channel: effects go through run.later, events to the outbox (doc.go).
-type budgetWatch struct {
-	b       *budgets             // the budgets part it belongs to (budgets_part.go)
-	stale   map[string]staleMark // pdb key -> why its status is stale
-	movedAt map[string]time.Time // pdb key -> when this run last saw it change
-	goneAt  map[string]time.Time // pod key -> when it left, for staleness
-}
-
 func newBudgetWatch() budgetWatch {
 	return budgetWatch{stale: map[string]staleMark{}, movedAt: map[string]time.Time{}, goneAt: map[string]time.Time{}}
 }
@@ -50,43 +38,6 @@ func versionProbe(c kubernetes.Interface) func(ctx context.Context) error {
 		_, err := d.ServerVersion()
 		return err
 	}
-}
-
-// watchdog says out loud what watches hide: every ProbeInterval it checks that the API
-// server answers (watches retry a refused connection silently) and whether a budget's
-// status has gone stale (the disruption controller is not updating it).
-func (bw *budgetWatch) watchdog(ctx context.Context) {
-	bs := bw.b
-	down := false
-	bs.every(ctx, bs.cfg.ProbeInterval, func() {
-		err := bs.cfg.Probe(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		switch {
-		case err != nil && !down:
-			down = true
-			bs.emit(event.Event{Type: event.EventWarning, Reason: "APIServerUnreachable",
-				Message: fmt.Sprintf("cannot reach the API server (%v); the drain goes on when it answers again", err)})
-		case err == nil && down:
-			down = false
-			bs.emit(event.Event{Type: event.EventWarning, Reason: "APIServerBack", Message: "the API server answers again; the drain goes on"})
-		}
-		bs.lock()
-		if bs.host.policyLocked().apiDown && !down {
-			bs.blocked.restartClocksLocked() // --blocked-after counts again from now
-		}
-		bs.host.policyLocked().apiDown = down
-		bw.checkStaleLocked()
-		bs.unlock()
-	})
-}
-
-// staleMark is why a budget's status was called stale.
-type staleMark struct {
-	why      string // as said, and as its pods' block
-	rv       string // the budget's resourceVersion then: only a newer one can clear it
-	fromPods bool   // called so from its disagreement with its pods (a fresh list that agrees clears it)
 }
 
 // checkStaleLocked calls a budget stale when the disruption controller (in
@@ -232,21 +183,6 @@ func (bw *budgetWatch) listsGoneLocked(p *policyv1.PodDisruptionBudget) bool {
 	return name != ""
 }
 
-// every calls fn each period of the run's clock until ctx ends (fn runs on the caller's
-// goroutine, never under the lock).
-func (c *core) every(ctx context.Context, period time.Duration, fn func()) {
-	t := c.cfg.Clock.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-		fn()
-	}
-}
-
 // notCurrentWhyLocked says why key's status is not current ("" when it is, or when the
 // budget is unknown): the watchdog called it stale, its observedGeneration is behind its
 // generation (the server refuses evictions then), it still counts as disrupted a pod that
@@ -322,4 +258,28 @@ func (bw *budgetWatch) podGoneLocked(pdbKey, key string, listedAt time.Time) boo
 		return true
 	}
 	return seenGone
+}
+
+// liveLocked returns the pods of a selection as the run sees them now: a pod the run
+// saw gone since the List is left out, and a pod the run tracks is taken from its node's
+// informer, so that a snapshot up to DiagnoseInterval old never calls a pod that is gone
+// stuck, nor its replacement missing.
+func (wd *waitDiag) liveLocked(sel *selection) []*corev1.Pod {
+	bs := wd.b
+	out := make([]*corev1.Pod, 0, len(sel.pods))
+	for _, p := range sel.pods {
+		key := p.Namespace + "/" + p.Name
+		st := bs.host.podsLocked()[key]
+		if st == nil || st.pod.UID != p.UID || bs.host.nodesLocked()[st.node].store == nil {
+			out = append(out, p)
+			continue
+		}
+		if st.phase == finished {
+			continue // gone since (a StatefulSet's new pod of that name is listed on its own)
+		}
+		if cur, ok := bs.host.currentLocked(st); ok {
+			out = append(out, cur)
+		}
+	}
+	return out
 }

@@ -21,9 +21,10 @@ fi
 if [[ $# -gt 0 ]]; then
   cd "$root" && exec "$bin" run "$@"
 fi
-# The root module, then the image builder's and the chart's own modules (same .golangci.yml).
+# The root module, then the image builder's, the chart's and filedeps' own modules (same .golangci.yml).
 status=0
 (cd "$root" && "$bin" run ./...) || status=1
 (cd "$root/hack/image" && "$bin" run --config "$root/.golangci.yml" ./...) || status=1
 (cd "$root/hack/chart" && "$bin" run --config "$root/.golangci.yml" ./...) || status=1
+(cd "$root/hack/filedeps" && "$bin" run --config "$root/.golangci.yml" ./...) || status=1
 exit $status

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
@@ -30,6 +31,7 @@ import (
 // every pod of the groups before it is gone, the wait-completed pod is never evicted and
 // the node is drained once it completes, the skip pod stays.
 func TestDrainOrderGroups(t *testing.T) {
+	cluster.Need(t, shared)
 	ctx := context.Background()
 	ax, err := apiextensionsclient.NewForConfig(shared.Config)
 	if err != nil {

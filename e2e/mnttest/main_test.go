@@ -46,6 +46,7 @@ func newEnv(t *testing.T, nodes ...string) *fixture.Env {
 // mclient is a client for Maintenances.
 func mclient(t *testing.T) client.Client {
 	t.Helper()
+	cluster.Need(t, shared)
 	s := runtime.NewScheme()
 	if err := mntv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
