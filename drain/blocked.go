@@ -57,16 +57,16 @@ func (r *run) budgetMovedLocked(key string, p *policyv1.PodDisruptionBudget) boo
 	old, seen := r.pol.numbers[key]
 	moved := seen && old != nums
 	if moved {
-		for _, st := range r.book.parked[key] {
+		for _, st := range r.budgets.parkedLocked(key) {
 			r.movedLocked(st.node)
 		}
 	}
 	r.pol.numbers[key] = nums
 	// A budget that now never allows a disruption wakes nobody (it has no room): under
 	// --on-blocked=fail its waiting pods stop the run here.
-	if b := r.book.budgetLocked(key); b != nil && r.e.cfg.OnBlocked == OnBlockedFail {
+	if b := r.budgets.budgetLocked(key); b != nil && r.e.cfg.OnBlocked == OnBlockedFail {
 		if never, why := b.NeverAllows(); never {
-			for _, st := range r.book.parked[key] {
+			for _, st := range r.budgets.parkedLocked(key) {
 				if !r.nodes[st.node].finished {
 					r.stopOnNeverLocked(st, string(pdb.Never), why)
 				}
@@ -94,7 +94,7 @@ func (r *run) skipNodeLocked(ns *nodeState) {
 		}
 		ns.finished, ns.pol.skipped = true, true
 		for _, st := range ns.byUID {
-			r.book.unparkLocked(st)
+			r.budgets.unparkLocked(st)
 		}
 		r.pol.skipped = append(r.pol.skipped, bn)
 		var keys []string
@@ -130,14 +130,14 @@ func (r *run) blockedNodeLocked(ns *nodeState) BlockedNode {
 		if b.Message == "" {
 			b.Message = "held back until the other pods are gone"
 		}
-		bn.Blockers = append(bn.Blockers, r.diag.waitingBlockerLocked(st, b, said))
+		bn.Blockers = append(bn.Blockers, r.budgets.blockerLocked(st, b, said))
 		for _, k := range keys {
 			budgets[k] = true
 		}
 	}
 	var parts, numbers []string
 	for k := range budgets {
-		if b := r.book.budgetLocked(k); b != nil {
+		if b := r.budgets.budgetLocked(k); b != nil {
 			parts = append(parts, fmt.Sprintf("pdb %s (%s)", k, b.Numbers()))
 			numbers = append(numbers, "pdb "+k+" "+b.Numbers())
 		} else {

@@ -51,7 +51,7 @@ func newClockRig(t *testing.T, budget *policyv1.PodDisruptionBudget) *clockRig {
 	ns.pol.movedAt = clock.Now()
 	r.nodes["n1"], r.pods[st.key] = ns, st
 	r.lock()
-	r.book.parkLocked(st, []*pdb.Budget{r.book.budgetLocked("ns/web")}, string(pdb.Exhausted), "pdb ns/web needs 2 healthy pods, has 3, allows 1: 1 taken by this drain's evictions in flight")
+	r.budgets.parkLocked(st, []*pdb.Budget{r.book.budgetLocked("ns/web")}, string(pdb.Exhausted), "pdb ns/web needs 2 healthy pods, has 3, allows 1: 1 taken by this drain's evictions in flight")
 	r.drop()
 	return &clockRig{t: t, clock: clock, r: r, ns: ns, pdbs: r.book.pdbs}
 }

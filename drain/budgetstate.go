@@ -78,10 +78,10 @@ func (bk *budgetBook) budgetLocked(key string) *pdb.Budget {
 // run; what they need of the node side they ask the host, a narrow interface the run
 // implements. Its state is guarded by the core's lock (doc.go).
 //
-// A budget's change reaches it through its face to the run, in order: changedLocked,
-// statusSeenLocked, takenInLocked (budgets.go, called by the run's pdbChanged). The run
-// still reaches the parts' own methods elsewhere (queue.go, force.go, track.go, ...);
-// those calls are to move behind this face.
+// The run asks it through its face only (budgets_part.go): a budget's change in order
+// changedLocked, statusSeenLocked, takenInLocked (called by the run's pdbChanged,
+// face.go), and for a pod its budgets, room, reservation, park, release and wait line.
+// The run never reaches the book, the watch, the diagnosis or the clocks directly.
 type budgets struct {
 	*core
 	host budgetsHost

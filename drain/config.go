@@ -213,3 +213,11 @@ type Surger interface {
 	// PodAlive reports whether the pod a surge moves is still there, not terminating.
 	PodAlive(ctx context.Context, t *surge.Target) (bool, error)
 }
+
+// blockedAfter is the blocked clock's limit: ForceAfter under force, else BlockedAfter.
+func (c *Config) blockedAfter() time.Duration {
+	if c.OnBlocked == OnBlockedForce {
+		return c.ForceAfter
+	}
+	return c.BlockedAfter
+}

@@ -143,8 +143,7 @@ func (r *run) nodeGone(name string) {
 		}
 		left++
 		st.phase = finished
-		r.book.unparkLocked(st)
-		r.book.releaseLocked(st)
+		r.budgets.leftLocked(st)
 	}
 	r.sum.NodesGone = append(r.sum.NodesGone, name)
 	r.e.emit(event.Event{Type: event.EventNodeGone, Node: name, Reason: "NodeDeleted",

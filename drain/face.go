@@ -11,15 +11,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
-	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // The run's faces to its parts: each part is handed the run as a narrow interface of only
 // what it needs (pacing's paceRun, nodeSteps' stepsRun, ...); these are the run's
 // methods that serve them. Each is called with the lock held.
-
-// budgetLocked is the budget named key as last seen (nil: unknown).
-func (r *run) budgetLocked(key string) *pdb.Budget { return r.book.budgetLocked(key) }
 
 // nodeLocked is the state of the node named name.
 func (r *run) nodeLocked(name string) *nodeState { return r.nodes[name] }
@@ -41,11 +37,6 @@ func (r *run) plannedNodes() []string {
 	return nodes
 }
 
-// parkLocked makes st wait until one of budgets changes (budgetBook.parkLocked).
-func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
-	r.book.parkLocked(st, budgets, reason, message)
-}
-
 // nodesLocked are the run's nodes by name; the caller does not change the map.
 func (r *run) nodesLocked() map[string]*nodeState { return r.nodes }
 
@@ -56,7 +47,7 @@ func (r *run) stoppedLocked(b event.Blocker) { r.pol.stopped = append(r.pol.stop
 func (r *run) justCordoned(node string, now time.Time) bool { return r.fast.justCordoned(node, now) }
 
 // parkedOnLocked is how many of the run's pods wait on the budget named key.
-func (r *run) parkedOnLocked(key string) int { return len(r.book.parked[key]) }
+func (r *run) parkedOnLocked(key string) int { return len(r.budgets.parkedLocked(key)) }
 
 // rollingLocked keeps a rolling drain's wake-ups, for --on-blocked=fail's stop to halt it.
 func (r *run) rollingLocked(w *rolling) { r.roll = w }
@@ -133,12 +124,12 @@ func (r *run) blockersLocked() []event.Blocker {
 		sort.Strings(keys)
 		out = append(out, event.Blocker{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), Message: msg})
 	}
-	out = r.diag.explainBlockersLocked(out)
+	out = r.budgets.explainBlockersLocked(out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Node+out[i].Pod < out[j].Node+out[j].Pod })
 	said := map[string]bool{} // causes said in a message already: once per budget is enough
 	for i, b := range out {
 		if st := r.pods[b.Pod]; st != nil && st.node == b.Node {
-			out[i] = r.diag.waitingBlockerLocked(st, b, said) // as the wait line says it now
+			out[i] = r.budgets.blockerLocked(st, b, said) // as the wait line says it now
 		}
 	}
 	return out

@@ -63,14 +63,6 @@ func newPlannedState(pf *preflight, p Policy) plannedState {
 	return ps
 }
 
-// blockedAfter is the blocked clock's limit: ForceAfter under force, else BlockedAfter.
-func (c *Config) blockedAfter() time.Duration {
-	if c.OnBlocked == OnBlockedForce {
-		return c.ForceAfter
-	}
-	return c.BlockedAfter
-}
-
 // giveUpLocked is what a node blocked for the clock's limit comes to: skip gives it up,
 // force deletes its blocked pods.
 func (r *run) giveUpLocked(ns *nodeState) {
@@ -96,7 +88,7 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 	for _, st := range pods {
 		keys := append([]string(nil), st.parkedOn...)
 		if len(keys) == 0 { // held back (blockedHeldBackLocked): its budgets
-			for _, b := range r.book.budgetsForLocked(st.pod) {
+			for _, b := range r.budgets.budgetsForLocked(st.pod) {
 				keys = append(keys, b.Key())
 			}
 		}
@@ -104,7 +96,7 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 		fp := ForcedPod{Node: st.node, Pod: st.key, PDB: strings.Join(keys, ","), BlockedFor: blockedFor}
 		numbers := "pdb " + fp.PDB
 		var budget *policyv1.PodDisruptionBudget
-		if b := r.book.budgetLocked(keys[0]); b != nil {
+		if b := r.budgets.budgetLocked(keys[0]); b != nil {
 			fp.Budget = budgetNumbers(b)
 			numbers = fmt.Sprintf("pdb %s (%s)", keys[0], b.Numbers())
 			budget = b.PDB
@@ -112,7 +104,7 @@ func (r *run) forceNodeLocked(ns *nodeState) {
 		msg := fmt.Sprintf("forcing pod %s on node %s: blocked %s by %s; deleting it, not evicting it (--on-blocked=force --force-after %s)",
 			st.key, st.node, blockedFor, numbers, r.e.cfg.ForceAfter)
 		r.planned.forcing[st.key] = true
-		r.book.unparkLocked(st)
+		r.budgets.unparkLocked(st)
 		nb := fp.Budget
 		r.e.emit(event.Event{Type: event.EventPodForced, Node: st.node, Pod: st.key, PDB: fp.PDB, Reason: ReasonPodForced, Message: msg, Budget: &nb})
 		st, pod, grace := st, st.pod, r.forceGraceLocked(st.pod)
@@ -145,14 +137,14 @@ func (r *run) blockedHeldBackLocked(ns *nodeState) []*podState {
 			keep = append(keep, st)
 			continue
 		}
-		budgets := r.book.budgetsForLocked(cur)
+		budgets := r.budgets.budgetsForLocked(cur)
 		d := pdb.Decide(cur, budgets)
 		var keys []string
 		for _, b := range budgets {
 			keys = append(keys, b.Key())
 		}
 		blocked := d.Verdict == pdb.Exhausted || d.Verdict == pdb.Never || d.Verdict == pdb.Multiple || d.Verdict == pdb.Negative
-		if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-len(r.book.reserved[b.Key()]) <= 0 {
+		if b := d.Budget(); b != nil && d.Consumes() && int(b.Allowed())-r.budgets.reservedLocked(b.Key()) <= 0 {
 			blocked = true
 		}
 		if !blocked || len(keys) == 0 || forceVerdict(keys, r.planned.never) != "" || r.planned.forcing[st.key] {

@@ -339,10 +339,7 @@ func (r *run) holdLocked(ns *nodeState) bool {
 		held = true
 		key := p.Namespace + "/" + p.Name
 		seen[key] = true
-		if r.diag.held == nil {
-			r.diag.held = map[string]*heldPod{}
-		}
-		if r.diag.held[key] != nil {
+		if r.budgets.heldLocked(key) != nil {
 			continue
 		}
 		h := &heldPod{node: ns.name, key: key, reason: ReasonWaitCompleted, since: now, pod: p}
@@ -350,14 +347,9 @@ func (r *run) holdLocked(ns *nodeState) bool {
 			h.reason = ReasonDoNotDisrupt
 			r.wakeAtLocked(ns, h)
 		}
-		r.diag.held[key] = h
-		r.diag.sayHeldLocked(h, 0)
+		r.budgets.holdLocked(h)
 	}
-	for key, h := range r.diag.held {
-		if h.node == ns.name && !seen[key] {
-			delete(r.diag.held, key)
-		}
-	}
+	r.budgets.letGoHeldLocked(ns.name, seen)
 	return held
 }
 
@@ -368,9 +360,7 @@ func (r *run) goneLocked(st *podState) {
 		return
 	}
 	st.phase = finished
-	r.book.unparkLocked(st)
-	r.book.releaseLocked(st)
-	r.watch.goneAt[st.key] = r.e.cfg.Clock.Now()
+	r.budgets.goneLocked(st)
 	r.pace.sawGoneLocked(st)
 	r.movedLocked(st.node)
 	r.e.emit(r.goneEventLocked(st)) // counted as evicted, or as forced (force.go)

@@ -49,7 +49,7 @@ func (r *run) endFailedLocked(ns *nodeState, msg, reason string) {
 	}
 	r.e.emit(event.Event{Type: event.EventNodeFailed, Node: ns.name, Message: msg, Reason: reason})
 	for _, st := range ns.byUID {
-		r.book.unparkLocked(st)
+		r.budgets.unparkLocked(st)
 	}
 	close(ns.finishedCh)
 	r.checkAllDoneLocked()

@@ -161,7 +161,7 @@ func (r *run) ruledPodChanged(ns *nodeState, oldObj, obj any) {
 		r.lookLocked(ns)
 		return
 	}
-	if r.diag.held[p.Namespace+"/"+p.Name] != nil && ns.remaining == 0 && !ns.looking {
+	if r.budgets.heldLocked(p.Namespace+"/"+p.Name) != nil && ns.remaining == 0 && !ns.looking {
 		r.finishNodeLocked(ns)
 	}
 }

@@ -65,16 +65,16 @@ func (r *run) decideLocked(key string) *eviction {
 	if r.alreadyDeletingLocked(st, cur) {
 		return nil // someone else deleted it meanwhile: waited for, not evicted
 	}
-	budgets := r.book.budgetsForLocked(cur)
+	budgets := r.budgets.budgetsForLocked(cur)
 	d := pdb.Decide(cur, budgets)
 	if b := d.Budget(); b != nil && (d.Consumes() || d.Verdict == pdb.Exhausted) {
-		if why := r.watch.stale[b.Key()].why; why != "" {
-			r.book.parkLocked(st, budgets, string(pdb.Stale), why)
+		if why := r.budgets.staleLocked(b.Key()); why != "" {
+			r.budgets.parkLocked(st, budgets, string(pdb.Stale), why)
 			return nil
 		}
 	}
-	if b := d.Budget(); b != nil && d.Consumes() && r.book.roomLocked(b) <= 0 {
-		r.book.parkLocked(st, budgets, string(pdb.Exhausted), r.book.numbersLocked(b))
+	if b := d.Budget(); b != nil && d.Consumes() && r.budgets.roomLocked(b) <= 0 {
+		r.budgets.parkLocked(st, budgets, string(pdb.Exhausted), r.budgets.numbersLocked(b))
 		return nil
 	}
 	switch d.Verdict {
@@ -85,14 +85,14 @@ func (r *run) decideLocked(key string) *eviction {
 		// The server would refuse; wait for the budget's status to change instead.
 		msg := d.Reason
 		if b := d.Budget(); b != nil && d.Verdict == pdb.Exhausted {
-			msg = r.book.numbersLocked(b)
+			msg = r.budgets.numbersLocked(b)
 		}
-		r.book.parkLocked(st, budgets, string(d.Verdict), msg)
+		r.budgets.parkLocked(st, budgets, string(d.Verdict), msg)
 		return nil
 	case pdb.Multiple:
 		if st.blockPDB == pdb.JoinKeys(budgets) {
 			// Already refused with 500 under these budgets and none changed since.
-			r.book.parkLocked(st, budgets, string(d.Verdict), d.Reason)
+			r.budgets.parkLocked(st, budgets, string(d.Verdict), d.Reason)
 			return nil
 		}
 	}
@@ -107,8 +107,8 @@ func (r *run) decideLocked(key string) *eviction {
 	// Reserve the allowance before the call, so that concurrent workers, and the other
 	// runs of the process, never ask a budget for more than its status says it has. Only
 	// evidence releases it.
-	if b := d.Budget(); b != nil && d.Consumes() && !r.book.tryReserveLocked(b, st) {
-		r.book.parkLocked(st, budgets, string(pdb.Exhausted), r.book.numbersLocked(b)) // another run took the room
+	if b := d.Budget(); b != nil && d.Consumes() && !r.budgets.tryReserveLocked(b, st) {
+		r.budgets.parkLocked(st, budgets, string(pdb.Exhausted), r.budgets.numbersLocked(b)) // another run took the room
 		return nil
 	}
 	st.attempts++
@@ -129,7 +129,7 @@ func (r *run) decideLocked(key string) *eviction {
 func (r *run) recordLocked(ev *eviction, ans answer) {
 	st, key, now := ev.st, ev.st.key, r.e.cfg.Clock.Now()
 	if ans.outcome != accepted {
-		r.book.releaseLocked(st) // the request failed: evidence that nothing was taken
+		r.budgets.releaseLocked(st) // the request failed: evidence that nothing was taken
 	}
 	r.surges.surgeAnsweredLocked(st, ans.outcome) // --surge restores now (surge.go)
 	if ans.outcome == accepted {
@@ -169,18 +169,18 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 		r.addAfter(key, delay)
 	case refusedByPDB:
 		named := ev.budgets
-		if b := r.book.budgetLocked(st.pod.Namespace + "/" + ans.pdb); b != nil {
+		if b := r.budgets.budgetLocked(st.pod.Namespace + "/" + ans.pdb); b != nil {
 			named = []*pdb.Budget{b}
 		}
 		for _, b := range named { // no run asks it again until its status changes
-			r.book.ledger.refusedAt(b.Key(), ev.rvBefore[b.Key()])
+			r.budgets.refusedAtLocked(b.Key(), ev.rvBefore[b.Key()])
 		}
-		r.book.parkLocked(st, named, "DisruptionBudget", ans.message)
-		r.book.wakeIfChangedLocked(st, ev.rvBefore)
+		r.budgets.parkLocked(st, named, "DisruptionBudget", ans.message)
+		r.budgets.wakeIfChangedLocked(st, ev.rvBefore)
 	case multiplePDBs:
-		r.book.parkLocked(st, ev.budgets, string(pdb.Multiple), pdb.Decide(ev.pod, ev.budgets).Reason)
+		r.budgets.parkLocked(st, ev.budgets, string(pdb.Multiple), pdb.Decide(ev.pod, ev.budgets).Reason)
 		st.blockPDB = pdb.JoinKeys(ev.budgets)
-		r.book.wakeIfChangedLocked(st, ev.rvBefore)
+		r.budgets.wakeIfChangedLocked(st, ev.rvBefore)
 	case fatal:
 		// Said once, by the node's failure, which names the pod and the server's reason.
 		st.blockMsg = ans.message
@@ -232,7 +232,7 @@ func (r *run) checkTerminatingLocked(st *podState, cur *corev1.Pod) {
 	}
 	if !st.stuckSaid {
 		st.stuckSaid = true
-		r.e.emit(r.diag.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
+		r.e.emit(r.budgets.stuckLocked(st, cur, event.Event{Type: event.EventWarning, Node: st.node, Pod: st.key, Reason: "StuckTerminating",
 			Message: fmt.Sprintf("pod %s is still terminating %s after %s", st.key, r.e.cfg.Clock.Since(st.acceptedAt).Round(time.Second), stuckSince(st))}))
 	}
 	if skip > 0 {

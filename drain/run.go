@@ -96,7 +96,7 @@ func (r *run) run(parent context.Context) (Summary, error) {
 	if err != nil {
 		return r.finish(nil, err)
 	}
-	stopSharing := r.book.shareLedger() // the process's other runs (ledger.go)
+	stopSharing := r.budgets.start(ctx, r.e.cfg.OnBlocked == OnBlockedSkip || r.e.cfg.OnBlocked == OnBlockedForce)
 	var workers sync.WaitGroup
 	for range r.e.cfg.Workers {
 		workers.Add(1)
@@ -106,17 +106,11 @@ func (r *run) run(parent context.Context) (Summary, error) {
 			}
 		}()
 	}
-	r.goroutine(func() { r.watch.watchdog(ctx) })
-	r.goroutine(func() { r.diag.waitLines(ctx) })
 	r.goroutine(func() { r.pace.paceTicks(ctx) })
 	r.goroutine(func() { r.drainNodes(ctx) })
 	r.goroutine(func() { r.hold.heartbeat(ctx) })
 	if r.e.cfg.DryRun == DryRunNone {
 		r.goroutine(func() { r.hold.watchLeaves(ctx) })
-	}
-	r.goroutine(func() { r.diag.sayPastDeadline(ctx) })
-	if r.e.cfg.OnBlocked == OnBlockedSkip || r.e.cfg.OnBlocked == OnBlockedForce {
-		r.goroutine(func() { r.blocked.watchBlocked(ctx) })
 	}
 	if h := r.e.hooks.started; h != nil {
 		h(r)
@@ -194,7 +188,7 @@ func (r *run) startPDBInformer(ctx context.Context) (informers.SharedInformerFac
 	if err != nil {
 		return nil, fmt.Errorf("watch poddisruptionbudgets: %w", err)
 	}
-	r.book.pdbs = inf.GetIndexer()
+	r.budgets.readFrom(inf.GetIndexer())
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		if ctx.Err() != nil {

@@ -20,7 +20,7 @@ func (r *run) alreadyDeletingLocked(st *podState, cur *corev1.Pod) bool {
 	// over after its request) or deleted by someone else. It is never asked again: the
 	// run waits for it to be gone, as for a pod it evicted itself.
 	st.phase, st.acceptedAt = terminating, r.e.cfg.Clock.Now()
-	r.book.unparkLocked(st)
+	r.budgets.unparkLocked(st)
 	r.movedLocked(st.node)
 	r.add(st.key)
 	return true
