@@ -41,8 +41,8 @@ func newClockRig(t *testing.T, budget *policyv1.PodDisruptionBudget) *clockRig {
 	eng.out = newOutbox(eng.cfg.Events)
 	t.Cleanup(eng.out.close)
 	r := newRun(eng, &preflight{plan: &event.Plan{}})
-	r.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	if err := r.book.pdbs.Add(budget); err != nil {
+	r.budgets.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if err := r.budgets.book.pdbs.Add(budget); err != nil {
 		t.Fatal(err)
 	}
 	pod := podOn("web-a", "n1", "u-a")
@@ -51,9 +51,9 @@ func newClockRig(t *testing.T, budget *policyv1.PodDisruptionBudget) *clockRig {
 	ns.pol.movedAt = clock.Now()
 	r.nodes["n1"], r.pods[st.key] = ns, st
 	r.lock()
-	r.budgets.parkLocked(st, []*pdb.Budget{r.book.budgetLocked("ns/web")}, string(pdb.Exhausted), "pdb ns/web needs 2 healthy pods, has 3, allows 1: 1 taken by this drain's evictions in flight")
+	r.budgets.parkLocked(st, []*pdb.Budget{r.budgets.book.budgetLocked("ns/web")}, string(pdb.Exhausted), "pdb ns/web needs 2 healthy pods, has 3, allows 1: 1 taken by this drain's evictions in flight")
 	r.drop()
-	return &clockRig{t: t, clock: clock, r: r, ns: ns, pdbs: r.book.pdbs}
+	return &clockRig{t: t, clock: clock, r: r, ns: ns, pdbs: r.budgets.book.pdbs}
 }
 
 // drop releases the lock without running the effects queued under it.
@@ -69,8 +69,8 @@ func (g *clockRig) tick(d time.Duration) bool {
 	g.clock.Step(d)
 	g.r.lock()
 	defer g.r.drop()
-	if sel := g.r.diag.selected["ns/web"]; sel != nil && sel.due {
-		b := g.r.book.budgetLocked("ns/web")
+	if sel := g.r.budgets.diag.selected["ns/web"]; sel != nil && sel.due {
+		b := g.r.budgets.book.budgetLocked("ns/web")
 		pods := append([]*corev1.Pod{g.r.pods["ns/web-a"].pod}, g.extra...)
 		healthy := int32(0)
 		for _, p := range pods {
@@ -83,7 +83,7 @@ func (g *clockRig) tick(d time.Duration) bool {
 		}
 		sel.pods, sel.at, sel.due = pods, g.clock.Now(), false
 	}
-	g.r.blocked.checkLocked()
+	g.r.budgets.blocked.checkLocked()
 	return g.ns.pol.skipping
 }
 
@@ -94,8 +94,8 @@ func (g *clockRig) setBudget(p *policyv1.PodDisruptionBudget) {
 	}
 	g.r.lock()
 	defer g.r.drop()
-	delete(g.r.book.index, p.Namespace)
-	g.r.blocked.lookCurrentLocked(p.Namespace + "/" + p.Name)
+	delete(g.r.budgets.book.index, p.Namespace)
+	g.r.budgets.blocked.lookCurrentLocked(p.Namespace + "/" + p.Name)
 }
 
 // A node is given up only on BlockedAfter of a current status that blocks it. A status
@@ -117,26 +117,26 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 		},
 		"disruptedPods lists a pod this run saw go a second ago": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "web-old", 2*time.Second, now) },
-			run:    func(g *clockRig) { g.r.watch.goneAt["ns/web-old"] = g.clock.Now().Add(-time.Second) },
+			run:    func(g *clockRig) { g.r.budgets.watch.goneAt["ns/web-old"] = g.clock.Now().Add(-time.Second) },
 		},
 		"disruptedPods lists a pod the budget's pods, listed since, do not hold": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "web-other", 5*time.Second, now) },
 			run: func(g *clockRig) {
-				g.r.diag.selected = map[string]*selection{"ns/web": {pods: []*corev1.Pod{g.r.pods["ns/web-a"].pod}, at: g.clock.Now()}}
+				g.r.budgets.diag.selected = map[string]*selection{"ns/web": {pods: []*corev1.Pod{g.r.pods["ns/web-a"].pod}, at: g.clock.Now()}}
 			},
 		},
 		"disruptedPods lists a StatefulSet pod back under its name: current": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "db-0", 5*time.Second, now) },
-			run:    func(g *clockRig) { g.r.watch.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second) },
+			run:    func(g *clockRig) { g.r.budgets.watch.goneAt["ns/db-0"] = g.clock.Now().Add(-4 * time.Second) },
 			each: func(g *clockRig) { // listed afresh: the status agrees with its pods
 				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b"), podOn("db-0", "n2", "u-db-new")}
-				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
+				g.r.budgets.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
 			},
 			wantGiven: true,
 		},
 		"disruptedPods lists a pod still on its node: current": {
 			budget: func(b *policyv1.PodDisruptionBudget, now time.Time) { listed(b, "web-a", time.Second, now) },
-			run:    func(g *clockRig) { g.r.watch.goneAt["ns/web-a"] = g.clock.Now() }, // an older pod of that name
+			run:    func(g *clockRig) { g.r.budgets.watch.goneAt["ns/web-a"] = g.clock.Now() }, // an older pod of that name
 			// web-a is tracked and not finished: the run's live view says it is there.
 			wantGiven: true,
 		},
@@ -149,13 +149,13 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 			// 3 Ready pods, currentHealthy 2: a replacement Ready that it does not count.
 			each: func(g *clockRig) {
 				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b"), podOn("web-c", "n2", "u-c")}
-				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
+				g.r.budgets.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
 			},
 		},
 		"its pods agree with it: current": {
 			each: func(g *clockRig) {
 				pods := []*corev1.Pod{g.r.pods["ns/web-a"].pod, podOn("web-b", "n2", "u-b")}
-				g.r.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
+				g.r.budgets.diag.selected = map[string]*selection{"ns/web": {pods: pods, at: g.clock.Now()}}
 			},
 			wantGiven: true,
 		},
@@ -163,7 +163,7 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 			budget: func(b *policyv1.PodDisruptionBudget, _ time.Time) { b.Generation = 2 },
 		},
 		"called stale by the watchdog": {
-			run: func(g *clockRig) { g.r.watch.stale["ns/web"] = staleMark{why: "pdb ns/web: its status is stale"} },
+			run: func(g *clockRig) { g.r.budgets.watch.stale["ns/web"] = staleMark{why: "pdb ns/web: its status is stale"} },
 		},
 		"the API server does not answer": {
 			run: func(g *clockRig) { g.r.pol.apiDown = true },
@@ -211,7 +211,7 @@ func TestCurrentAgainRestartsTheBlockedClock(t *testing.T) {
 			func(b *policyv1.PodDisruptionBudget) { b.Status.DisruptedPods = nil },
 			func(g *clockRig, b *policyv1.PodDisruptionBudget) {
 				b.Status.DisruptedPods = map[string]metav1.Time{"web-old": metav1.NewTime(g.clock.Now())}
-				g.r.watch.goneAt["ns/web-old"] = g.clock.Now()
+				g.r.budgets.watch.goneAt["ns/web-old"] = g.clock.Now()
 			}},
 		{"observedGeneration caught up",
 			func(b *policyv1.PodDisruptionBudget) { b.Status.ObservedGeneration = 2 },
@@ -284,13 +284,13 @@ func TestNumbersTellInFlightFromTheControllersLag(t *testing.T) {
 			setup: func(g *clockRig, _ *policyv1.PodDisruptionBudget) {
 				st := &podState{pod: podOn("web-b", "n1", "u-b"), key: "ns/web-b", node: "n1", phase: waiting, attempts: 1}
 				g.r.pods[st.key] = st
-				g.r.book.reserveLocked("ns/web", st)
+				g.r.budgets.book.reserveLocked("ns/web", st)
 			},
 			want: "pdb ns/web needs 2 healthy pods, has 2, allows 0: 1 taken by this drain's evictions in flight",
 		},
 		"another run's request in flight": {
 			setup: func(g *clockRig, _ *policyv1.PodDisruptionBudget) {
-				g.r.book.ledger.hold("ns/web", "ns/db-a") // a run of another Maintenance
+				g.r.budgets.book.ledger.hold("ns/web", "ns/db-a") // a run of another Maintenance
 			},
 			want: "pdb ns/web needs 2 healthy pods, has 2, allows 0: 1 taken by the evictions in flight of other runs of this process",
 		},
@@ -304,7 +304,7 @@ func TestNumbersTellInFlightFromTheControllersLag(t *testing.T) {
 		"an accepted eviction whose pod is gone": {
 			setup: func(g *clockRig, b *policyv1.PodDisruptionBudget) {
 				g.r.pods["ns/web-b"] = &podState{pod: podOn("web-b", "n1", "u-b"), key: "ns/web-b", node: "n1", phase: finished, attempts: 1}
-				g.r.watch.goneAt["ns/web-b"] = g.clock.Now()
+				g.r.budgets.watch.goneAt["ns/web-b"] = g.clock.Now()
 				b.Status.DisruptedPods = map[string]metav1.Time{"web-b": metav1.NewTime(g.clock.Now())}
 			},
 			want: "pdb ns/web needs 2 healthy pods, has 2, allows 0: 1 counted for pod(s) already gone (ns/web-b: the disruption controller has not caught up)",
@@ -323,7 +323,7 @@ func TestNumbersTellInFlightFromTheControllersLag(t *testing.T) {
 			g.r.drop()
 			g.setBudget(cur)
 			g.r.lock()
-			got := g.r.book.numbersLocked(g.r.book.budgetLocked("ns/web"))
+			got := g.r.budgets.book.numbersLocked(g.r.budgets.book.budgetLocked("ns/web"))
 			g.r.drop()
 			if got != tc.want {
 				t.Errorf("numbers\n %q\nwant\n %q", got, tc.want)

@@ -43,7 +43,7 @@ func BenchmarkBudgetStatusChanges(b *testing.B) {
 					p.Status.DisruptedPods[st.pod.Name] = metav1.Now()
 				}
 			}
-			_ = r.book.pdbs.Update(p)
+			_ = r.budgets.book.pdbs.Update(p)
 			r.pdbChanged(p)
 			for r.queue.Len() > 0 {
 				r.processNext()
@@ -83,18 +83,18 @@ func benchRun(b *testing.B, n int) (*run, *policyv1.PodDisruptionBudget) {
 	b.Cleanup(eng.out.close)
 	r := newRun(eng, &preflight{plan: &event.Plan{Nodes: []event.NodePlan{{Name: "n1"}}}})
 	r.ctx = ctx
-	r.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	_ = r.book.pdbs.Add(budget)
+	r.budgets.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	_ = r.budgets.book.pdbs.Add(budget)
 	r.nodes["n1"] = &nodeState{name: "n1", remaining: n, started: true, finishedCh: make(chan struct{})}
 	key := budget.Namespace + "/" + budget.Name
-	r.book.parked[key] = map[string]*podState{}
+	r.budgets.book.parked[key] = map[string]*podState{}
 	for i := range n {
 		p := testPod(fmt.Sprintf("p-%05d", i), "n1")
 		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
 		st := &podState{pod: p, key: p.Namespace + "/" + p.Name, node: "n1", wave: 1,
 			parkedOn: []string{key}, block: blockKey{budgets: key, class: "Exhausted"}}
 		r.pods[st.key] = st
-		r.book.parked[key][st.key] = st
+		r.budgets.book.parked[key][st.key] = st
 	}
 	return r, budget
 }

@@ -32,7 +32,7 @@ func newConcernRun(t *testing.T, cfg Config, plan *event.Plan) (*run, *testingcl
 		plan = &event.Plan{}
 	}
 	r := newRun(eng, &preflight{plan: plan})
-	r.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	r.budgets.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	return r, clock
 }
 
@@ -70,12 +70,12 @@ func TestRollerNext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := newConcernRun(t, Config{Rolling: tc.down}, &event.Plan{Nodes: tc.nodes})
 			for _, b := range []*pdb.Budget{open, shut} {
-				if err := r.book.pdbs.Add(b.PDB); err != nil {
+				if err := r.budgets.book.pdbs.Add(b.PDB); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if tc.parked != "" {
-				r.book.parked[tc.parked] = map[string]*podState{"ns/x": {key: "ns/x"}}
+				r.budgets.book.parked[tc.parked] = map[string]*podState{"ns/x": {key: "ns/x"}}
 			}
 			pending := make([]int, len(tc.nodes))
 			for i := range pending {
@@ -109,7 +109,7 @@ func TestBlockedClockOutage(t *testing.T) {
 			r, _ := newConcernRun(t, Config{}, nil)
 			r.pol.apiDown = tc.apiDown
 			ns := &nodeState{name: "n1", byUID: map[types.UID]*podState{"u-a": {key: "ns/web-a", phase: tc.phase, parkedOn: tc.parkedOn}}}
-			if got := r.blocked.outageLocked(ns, tc.notCurrent); got != tc.want {
+			if got := r.budgets.blocked.outageLocked(ns, tc.notCurrent); got != tc.want {
 				t.Errorf("outage = %v, want %v", got, tc.want)
 			}
 		})
@@ -134,14 +134,14 @@ func TestWaitDiagStuck(t *testing.T) {
 			clock.Step(time.Minute)
 			cur := testPod("web-a", "n1")
 			cur.Finalizers = tc.finalizers
-			ev := r.diag.stuckLocked(st, cur, event.Event{Message: "still terminating"})
+			ev := r.budgets.diag.stuckLocked(st, cur, event.Event{Message: "still terminating"})
 			if ev.Cause != tc.wantCause {
 				t.Errorf("cause %q, want %q", ev.Cause, tc.wantCause)
 			}
 			if ev.Remedy == "" {
 				t.Error("no remedy")
 			}
-			if w := r.diag.stuck[st.key]; w == nil || !w.since.Equal(st.acceptedAt) || !w.said.Equal(clock.Now()) {
+			if w := r.budgets.diag.stuck[st.key]; w == nil || !w.since.Equal(st.acceptedAt) || !w.said.Equal(clock.Now()) {
 				t.Errorf("wait remembered as %+v", w)
 			}
 		})

@@ -11,11 +11,21 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
+	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
 )
 
 // The run's faces to its parts: each part is handed the run as a narrow interface of only
 // what it needs (pacing's paceRun, nodeSteps' stepsRun, ...); these are the run's
 // methods that serve them. Each is called with the lock held.
+
+// budgetLocked is the budget named key as last seen (nil: unknown), for the node side's
+// parts (roller, pacing).
+func (r *run) budgetLocked(key string) *pdb.Budget { return r.budgets.budgetLocked(key) }
+
+// parkLocked makes st wait until one of budgets changes, for the surger.
+func (r *run) parkLocked(st *podState, budgets []*pdb.Budget, reason, message string) {
+	r.budgets.parkLocked(st, budgets, reason, message)
+}
 
 // nodeLocked is the state of the node named name.
 func (r *run) nodeLocked(name string) *nodeState { return r.nodes[name] }
@@ -99,11 +109,11 @@ func (r *run) pdbChanged(obj any) {
 	}
 	r.lock()
 	defer r.unlock()
-	r.changedLocked(p)
+	r.budgets.changedLocked(p)
 	moved := r.budgetMovedLocked(key, p)
-	r.statusSeenLocked(p, moved)
+	r.budgets.statusSeenLocked(p, moved)
 	r.pace.budgetSeenLocked(p)
-	r.takenInLocked(p)
+	r.budgets.takenInLocked(p)
 }
 
 // blockersLocked lists the pods not gone yet, with what they wait on.

@@ -87,11 +87,11 @@ func BenchmarkWakeAmongManyParkedPods(b *testing.B) {
 			budget.ResourceVersion = "2"
 			key := budget.Namespace + "/" + budget.Name
 			for b.Loop() {
-				_ = r.book.pdbs.Update(budget)
+				_ = r.budgets.book.pdbs.Update(budget)
 				r.pdbChanged(budget)
 			}
-			if len(r.book.parked[key]) != 10 {
-				b.Fatalf("%d pods parked on %s, want 10 (nothing allowed)", len(r.book.parked[key]), key)
+			if len(r.budgets.book.parked[key]) != 10 {
+				b.Fatalf("%d pods parked on %s, want 10 (nothing allowed)", len(r.budgets.book.parked[key]), key)
 			}
 		})
 	}
@@ -109,27 +109,27 @@ func parkedRun(b *testing.B, n, others int) *run {
 	b.Cleanup(eng.out.close)
 	r := newRun(eng, &preflight{plan: &event.Plan{}})
 	r.ctx = context.Background()
-	r.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	r.budgets.book.pdbs = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	park := func(key string, count int, prefix string) {
-		if r.book.parked[key] == nil {
-			r.book.parked[key] = map[string]*podState{}
+		if r.budgets.book.parked[key] == nil {
+			r.budgets.book.parked[key] = map[string]*podState{}
 		}
 		for i := range count {
 			p := testPod(fmt.Sprintf("%s-%05d", prefix, i), "n1")
 			st := &podState{pod: p, key: key + "/" + p.Name, node: "n1", wave: 1, parkedOn: []string{key}}
 			r.pods[st.key] = st
-			r.book.parked[key][st.key] = st
+			r.budgets.book.parked[key][st.key] = st
 		}
 	}
 	web := testPDB(0)
-	_ = r.book.pdbs.Add(web)
+	_ = r.budgets.book.pdbs.Add(web)
 	park("ns/web", n, "web")
 	for i := range others {
 		bud := testPDB(0)
 		bud.Namespace, bud.Name = fmt.Sprintf("other-%d", i%10), fmt.Sprintf("b-%03d", i%250)
 		key := bud.Namespace + "/" + bud.Name
-		if r.book.parked[key] == nil {
-			_ = r.book.pdbs.Add(bud)
+		if r.budgets.book.parked[key] == nil {
+			_ = r.budgets.book.pdbs.Add(bud)
 		}
 		park(key, 1, fmt.Sprintf("o-%05d", i))
 	}

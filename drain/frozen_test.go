@@ -156,7 +156,7 @@ func TestStaleFromItsPodsClearsWhenAListAgrees(t *testing.T) {
 	deadline := time.After(10 * time.Second)
 	for {
 		r.lock()
-		stale := r.watch.stale["ns/web"].why
+		stale := r.budgets.watch.stale["ns/web"].why
 		r.unlock()
 		if stale == "" {
 			break

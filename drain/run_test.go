@@ -304,7 +304,7 @@ func TestStatusChangeWakesOnlyAsManyAsTheBudgetAllows(t *testing.T) {
 			woken++
 		}
 	}
-	parked := len(r.book.parked["ns/web"])
+	parked := len(r.budgets.book.parked["ns/web"])
 	r.unlock()
 	if woken != 2 || parked != 3 {
 		t.Errorf("%d pods woken, %d still parked; want 2 and 3", woken, parked)

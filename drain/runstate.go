@@ -127,8 +127,9 @@ type run struct {
 
 	pods  map[string]*podState
 	nodes map[string]*nodeState
-	// budgets is the budgets part: book, watch, blocked clocks and diagnosis (budgets_part.go).
-	*budgets
+	// budgets is the budgets part: book, watch, blocked clocks and diagnosis, asked
+	// through its face only (budgets_part.go).
+	budgets *budgets
 	// The concerns: each keeps its own state, guarded by mu, and its methods (doc.go).
 	hold    nodeHolds  // the node records this run holds, and leaves (hold.go, leave.go)
 	pace    pacing     // the disruption controller's lag and the eviction pace (pace_run.go)

@@ -39,10 +39,10 @@ func TestStaleStatusAndPodsRecreatedUnderTheirName(t *testing.T) {
 			p := testPod("db-0", "n1")
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: c.owner, Name: "db", UID: "ctl", Controller: ptr.To(true)}}
 			r.pods["ns/db-0"] = &podState{pod: p, key: "ns/db-0", node: "n1", phase: finished}
-			r.watch.goneAt["ns/db-0"] = clock.Now().Add(-c.gone)
+			r.budgets.watch.goneAt["ns/db-0"] = clock.Now().Add(-c.gone)
 			budget := testPDB(1)
 			budget.Status.DisruptedPods = map[string]metav1.Time{"db-0": metav1.NewTime(clock.Now().Add(-c.gone))}
-			if got := r.watch.listsGoneLocked(budget); got != c.stale {
+			if got := r.budgets.watch.listsGoneLocked(budget); got != c.stale {
 				t.Errorf("stale = %v, want %v", got, c.stale)
 			}
 		})

@@ -39,14 +39,14 @@ func TestBudgetWatchGoneListed(t *testing.T) {
 				p.Status.DisruptedPods = map[string]metav1.Time{"web-a": metav1.NewTime(clock.Now())}
 			}
 			if tc.seenGone {
-				r.watch.goneAt["ns/web-a"] = clock.Now()
+				r.budgets.watch.goneAt["ns/web-a"] = clock.Now()
 			}
 			clock.Step(tc.goneFor)
-			got, d := r.watch.goneListedLocked(p)
+			got, d := r.budgets.watch.goneListedLocked(p)
 			if got != tc.want {
 				t.Errorf("gone and listed: %q, want %q", got, tc.want)
 			}
-			if r.watch.listsGoneLocked(p) != (tc.want != "") {
+			if r.budgets.watch.listsGoneLocked(p) != (tc.want != "") {
 				t.Errorf("listsGoneLocked disagrees with goneListedLocked")
 			}
 			if got != "" && d != tc.goneFor {
