@@ -163,7 +163,9 @@ func TestNotCurrentStatusStopsTheBlockedClock(t *testing.T) {
 			budget: func(b *policyv1.PodDisruptionBudget, _ time.Time) { b.Generation = 2 },
 		},
 		"called stale by the watchdog": {
-			run: func(g *clockRig) { g.r.budgets.watch.stale["ns/web"] = staleMark{why: "pdb ns/web: its status is stale"} },
+			run: func(g *clockRig) {
+				g.r.budgets.watch.stale["ns/web"] = staleMark{why: "pdb ns/web: its status is stale"}
+			},
 		},
 		"the API server does not answer": {
 			run: func(g *clockRig) { g.r.pol.apiDown = true },
