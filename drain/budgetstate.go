@@ -142,6 +142,7 @@ type waitDiag struct {
 // diagState is what a run knows to explain its waits. Guarded by run.mu.
 type diagState struct {
 	selected map[string]*selection // pdb key -> the pods it selects, as last listed
+	holds    map[string]time.Time  // "pdb key/pod name" -> the end of a hold already said (holds.go)
 	tracker  diagnose.Tracker      // since when each budget's status disagrees with its pods
 	waits    map[string]*waitLine  // pod key -> its current wait
 	held     map[string]*heldPod   // pod key -> held on its node by a drain rule

@@ -48,6 +48,9 @@ func (wd *waitDiag) diagnoseLocked(st *podState, budgets []*pdb.Budget, ev event
 	now := bs.cfg.Clock.Now()
 	d := wd.diagnosisLocked(st, budgets)
 	ev.Cause, ev.Remedy, ev.CauseKind, ev.Routine = d.Cause, d.Remedy, string(d.Kind), d.Routine
+	if d.Kind == diagnose.DisruptionHold && d.Expires.After(now) {
+		ev.RetryAfter = max(ev.RetryAfter, d.Expires.Sub(now)) // no eviction of the budget before it ends
+	}
 	if wd.waits == nil {
 		wd.waits = map[string]*waitLine{}
 	}
@@ -203,6 +206,7 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 	}
 	if b := bs.book.budgetLocked(key); b != nil {
 		sel.pods, sel.notReady, sel.at = pods, notReady, bs.cfg.Clock.Now()
+		wd.sawHoldsLocked(b, pods)
 		disagrees := diagnose.Disagreement(b, pods, sel.at) != ""
 		wd.tracker.Observe(key, disagrees, sel.at)
 		if !disagrees {

@@ -28,6 +28,7 @@ var (
 	phaseLabel   = Label{"phase", phases}
 	stateLabel   = Label{"state", nodeStates}
 	reasonLabel  = Label{"reason", waitReasons}
+	causedLabel  = Label{"caused", []string{HoldCausedByRun, HoldCausedByOther}}
 )
 
 // Catalog lists every family the package serves, in the reference's order.
@@ -54,6 +55,9 @@ func Catalog() []Family {
 		{Name: DisruptionLag, Type: "gauge", Source: "events",
 			Help:  "The disruption controller's lag the engine last measured (an accepted eviction to its budget's status no longer listing the pod), the largest over the paced runs; 0 when nothing is paced.",
 			Query: `max_over_time(kubectl_maintenance_disruption_controller_lag_seconds[15m])`},
+		{Name: HoldsTotal, Type: "counter", Labels: []Label{causedLabel}, Source: "events",
+			Help:  "Holds of the disruption controller the runs saw: a budget's status.disruptedPods entry whose name a replacement took (a StatefulSet's), which the controller keeps, counting the replacement as disrupted, for 2 minutes after the eviction. caused=true when the entry is the run's own eviction (its pace outran the controller).",
+			Query: `sum by (caused) (increase(kubectl_maintenance_disruption_holds_total[1h]))`},
 		{Name: RunsInProgress, Type: "gauge", Source: "events",
 			Help:  "Runs in progress in this process (Maintenances the controller runs, or a local drain).",
 			Query: `kubectl_maintenance_runs`},

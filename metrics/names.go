@@ -21,6 +21,7 @@ const (
 	EvictionPace        = Namespace + "_eviction_pace"
 	DisruptionLag       = Namespace + "_disruption_controller_lag_seconds"
 	StatusWritesTotal   = Namespace + "_status_writes_total"
+	HoldsTotal          = Namespace + "_disruption_holds_total"
 	MaintenancesByPhase = Namespace + "_maintenances"
 	MaintenanceNodes    = Namespace + "_maintenance_nodes"
 	RunsInProgress      = Namespace + "_runs"
@@ -41,6 +42,12 @@ const (
 	WriteOK       = "ok"
 	WriteConflict = "conflict"
 	WriteError    = "error"
+)
+
+// Who caused a disruption controller's hold (label "caused" of HoldsTotal).
+const (
+	HoldCausedByRun   = "true"
+	HoldCausedByOther = "false"
 )
 
 // Results of a node's drain (label "result" of NodeDrainDuration).

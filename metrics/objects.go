@@ -80,7 +80,7 @@ func Count(items []v1alpha1.Maintenance) (byPhase map[string]int, nodes map[[2]s
 // Register adds rec's families and the Objects of reader to reg. A family already there
 // (a second controller in one process, a test) is replaced, so the latest is served.
 func Register(reg prometheus.Registerer, rec *Recorder, reader client.Reader) error {
-	cs := []prometheus.Collector{rec.evictions, rec.statusWrites, rec.nodeDuration, rec.runDuration, rec}
+	cs := []prometheus.Collector{rec.evictions, rec.statusWrites, rec.holds, rec.nodeDuration, rec.runDuration, rec}
 	if reader != nil {
 		cs = append(cs, NewObjects(reader))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
@@ -19,6 +20,7 @@ type Recorder struct {
 
 	evictions    *prometheus.CounterVec
 	statusWrites *prometheus.CounterVec
+	holds        *prometheus.CounterVec
 	nodeDuration *prometheus.HistogramVec
 	runDuration  *prometheus.HistogramVec
 
@@ -50,7 +52,7 @@ func NewRecorder(clk clock.PassiveClock) *Recorder {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Recorder{
+	r := &Recorder{
 		clock: clk,
 		runs:  map[string]*runState{},
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: EvictionsTotal,
@@ -59,6 +61,9 @@ func NewRecorder(clk clock.PassiveClock) *Recorder {
 		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{Name: StatusWritesTotal,
 			Help: help(StatusWritesTotal)},
 			[]string{"result"}),
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: HoldsTotal,
+			Help: help(HoldsTotal)},
+			[]string{"caused"}),
 		nodeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: NodeDrainDuration,
 			Help:    help(NodeDrainDuration),
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14)}, []string{"result"}),
@@ -71,6 +76,10 @@ func NewRecorder(clk clock.PassiveClock) *Recorder {
 		lagDesc:     prometheus.NewDesc(DisruptionLag, help(DisruptionLag), nil, nil),
 		runsDesc:    prometheus.NewDesc(RunsInProgress, help(RunsInProgress), nil, nil),
 	}
+	for _, caused := range []string{HoldCausedByRun, HoldCausedByOther} {
+		r.holds.WithLabelValues(caused) // served at 0 from the start, so increase() sees the first
+	}
+	return r
 }
 
 // RunStarted starts the run named run (a Maintenance's name, "drain" for a local run).
@@ -113,6 +122,14 @@ func (r *Recorder) StatusWritten(result string) {
 func (r *Recorder) Observe(run string, ev event.Event) {
 	if ev.DryRun != "" {
 		return // nothing was asked of the server
+	}
+	if ev.Type == event.EventWarning {
+		switch ev.Reason {
+		case drain.ReasonHoldCaused:
+			r.holds.WithLabelValues(HoldCausedByRun).Inc()
+		case drain.ReasonHoldSeen:
+			r.holds.WithLabelValues(HoldCausedByOther).Inc()
+		}
 	}
 	now := ev.Time
 	if now.IsZero() {

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
@@ -146,5 +147,31 @@ func TestRegisterServesBoundedFamilies(t *testing.T) {
 	}
 	if !values[StatusWritesTotal+"/result"][otherValue] || !values[RunDuration+"/phase"][otherValue] {
 		t.Errorf("unknown label values not folded into Other: %v", values)
+	}
+}
+
+// The disruption controller's holds the runs say are counted by who caused them; other
+// warnings count nothing.
+func TestHoldsCounted(t *testing.T) {
+	tests := map[string]struct {
+		reasons    []string
+		run, other float64
+	}{
+		"one caused, two seen": {reasons: []string{drain.ReasonHoldCaused, drain.ReasonHoldSeen, drain.ReasonHoldSeen}, run: 1, other: 2},
+		"another warning":      {reasons: []string{"APIServerUnreachable"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := NewRecorder(clocktesting.NewFakeClock(time.Unix(0, 0)))
+			for _, reason := range tc.reasons {
+				r.Observe("m", event.Event{Type: event.EventWarning, Pod: "a/db-0", Reason: reason})
+			}
+			if got := testutil.ToFloat64(r.holds.WithLabelValues(HoldCausedByRun)); got != tc.run {
+				t.Errorf("caused = %v, want %v", got, tc.run)
+			}
+			if got := testutil.ToFloat64(r.holds.WithLabelValues(HoldCausedByOther)); got != tc.other {
+				t.Errorf("seen = %v, want %v", got, tc.other)
+			}
+		})
 	}
 }

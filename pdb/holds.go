@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,6 +29,15 @@ type PodState struct {
 	OwnerKind string
 }
 
+// StateOf is p as hold detection sees it.
+func StateOf(p *corev1.Pod) PodState {
+	st := PodState{UID: p.UID, Created: p.CreationTimestamp.Time, Deleting: p.DeletionTimestamp != nil}
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		st.OwnerKind = ref.Kind
+	}
+	return st
+}
+
 // Hold is a budget's disruptedPods entry that the disruption controller keeps against a
 // replacement: the pod the entry was written for is gone, and a new pod with the same
 // name (a StatefulSet's, or any owner that reuses names) is counted as disrupted until
@@ -43,14 +53,14 @@ type Hold struct {
 	Since, Until time.Time
 }
 
-// String is the wait line's reason, the time in the clock's local zone as given.
+// String is the wait line's reason, the end in UTC as the wait lines say times.
 func (h Hold) String() string {
 	what := "a replacement"
 	if h.OwnerKind != "" {
 		what = "a " + h.OwnerKind + " replacement"
 	}
 	return fmt.Sprintf("held by the disruption controller until %s: %s with the same name (DeletionTimeout)",
-		h.Until.Format("15:04:05"), what)
+		h.Until.UTC().Format("15:04:05Z"), what)
 }
 
 // Holds are the holds among a budget's status.disruptedPods (pod name → time the API

@@ -127,9 +127,9 @@ func TestHoldString(t *testing.T) {
 		want string
 	}{
 		{name: "a StatefulSet's pod", hold: Hold{Pod: "db-0", OwnerKind: "StatefulSet", Until: until},
-			want: "held by the disruption controller until 12:03:41: a StatefulSet replacement with the same name (DeletionTimeout)"},
+			want: "held by the disruption controller until 12:03:41Z: a StatefulSet replacement with the same name (DeletionTimeout)"},
 		{name: "an owner not known", hold: Hold{Pod: "x", Until: until},
-			want: "held by the disruption controller until 12:03:41: a replacement with the same name (DeletionTimeout)"},
+			want: "held by the disruption controller until 12:03:41Z: a replacement with the same name (DeletionTimeout)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

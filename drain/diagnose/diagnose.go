@@ -30,6 +30,10 @@ const (
 	// (observedGeneration behind, disruptedPods listing pods that are gone, currentHealthy
 	// not the Ready pods it selects): kube-controller-manager is not updating it.
 	StaleStatus Kind = "StaleStatus"
+	// DisruptionHold: the disruption controller keeps an entry of status.disruptedPods
+	// against a replacement that took the evicted pod's name (a StatefulSet's) until the
+	// entry is pdb.DeletionTimeout old (pdb.Holds); the budget allows one fewer until then.
+	DisruptionHold Kind = "DisruptionControllerHold"
 	// EvictionRecord: status.disruptedPods holds an eviction of a pod that is still running
 	// and that this run did not evict (an earlier, interrupted run); the server drops it
 	// RecordTTL after the eviction.
@@ -73,7 +77,8 @@ type Diagnosis struct {
 	Remedy string
 	// Pods are the pods the cause names ("namespace/name").
 	Pods []string
-	// Expires is when an EvictionRecord runs out (zero otherwise).
+	// Expires is when an EvictionRecord or the first DisruptionHold runs out (zero
+	// otherwise).
 	Expires time.Time
 	// Routine marks an ordinary wait: the budget's allowance is taken by evictions in
 	// flight and their replacements are on their way (Exhausted, or replacements not
@@ -145,7 +150,7 @@ func Diagnose(in Input) Diagnosis {
 		return d
 	}
 	if in.Selected != nil {
-		for _, f := range []func(Input, *pdb.Budget) (Diagnosis, bool){records, stuck, notReady, missing} {
+		for _, f := range []func(Input, *pdb.Budget) (Diagnosis, bool){holds, records, stuck, notReady, missing} {
 			if d, ok := f(in, b); ok {
 				return d
 			}

@@ -48,10 +48,7 @@ func (o *observer) seePod(p *corev1.Pod, deleted bool, now time.Time) {
 		}
 		return
 	}
-	st := pdb.PodState{UID: p.UID, Created: p.CreationTimestamp.Time, Deleting: p.DeletionTimestamp != nil}
-	if ref := metav1.GetControllerOf(p); ref != nil {
-		st.OwnerKind = ref.Kind
-	}
+	st := pdb.StateOf(p)
 	o.hw.pods[key] = st
 	if st.Deleting {
 		return

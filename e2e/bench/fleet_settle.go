@@ -112,7 +112,7 @@ func replacedEntries(b *policyv1.PodDisruptionBudget, pods map[string]*corev1.Po
 	states := map[string]pdb.PodState{}
 	for name := range b.Status.DisruptedPods {
 		if p := pods[b.Namespace+"/"+name]; p != nil && fixture.PodReady(p) {
-			states[name] = pdb.PodState{UID: p.UID, Created: p.CreationTimestamp.Time, Deleting: p.DeletionTimestamp != nil}
+			states[name] = pdb.StateOf(p)
 		}
 	}
 	var out []string
