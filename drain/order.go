@@ -95,13 +95,23 @@ func (r *run) releaseGroupsLocked(ns *nodeState) {
 			left++
 		}
 	}
+	// Pods recreated under their names (StatefulSets) go first, while the disruption
+	// controller's queue is short: sent behind the rest, their entries wait behind the
+	// rest's, and a replacement may take the name first (a 2-minute hold; pace.go).
 	keep := ns.heldBack[:0]
+	var after []*podState
 	for _, st := range ns.heldBack {
-		if !ok || st.group == low {
+		switch {
+		case ok && st.group != low:
+			keep = append(keep, st)
+		case recreatedUnderItsName(st.pod):
 			r.add(st.key)
-			continue
+		default:
+			after = append(after, st)
 		}
-		keep = append(keep, st)
+	}
+	for _, st := range after {
+		r.add(st.key)
 	}
 	ns.heldBack = keep
 	sort.Slice(ns.heldBack, func(i, j int) bool { return ns.heldBack[i].key < ns.heldBack[j].key })

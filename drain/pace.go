@@ -30,9 +30,10 @@ import (
 //     bring the lag down: the other evictions keep the controller busy too);
 //   - signals from evictions sent before the last cut are the same congestion seen late
 //     and cut nothing (one decrease per round trip, as TCP NewReno);
-//   - while paced, an eviction of a pod that keeps its name also waits while the
-//     controller is behind right now (behindNow): the probe that finds the pace's ceiling
-//     costs a StatefulSet a 2-minute hold, a Deployment nothing;
+//   - paced or not, an eviction of a pod that keeps its name waits while the controller
+//     is behind right now (behindNow): an entry of this run's outlives its pod by more
+//     than the margin. Sent then, its replacement would likely take the name before the
+//     controller drops the entry: a 2-minute hold, where a Deployment's costs nothing;
 //   - each eviction whose entry the controller clears in time adds paceAlpha/rate, about
 //     paceAlpha evictions a second per second; pacing stops when the rate is back to the
 //     rate at which the lag began, no eviction waits for its turn and none of a pod that
@@ -141,15 +142,20 @@ func newPacer(margin time.Duration) *pacer {
 // or when its turn has come. A turn is kept until the pace changes (paceturns.go). A pod
 // that keeps its name also waits while the controller is behind right now (behindNow).
 func (p *pacer) delay(pod string, keepsName bool, now time.Time) time.Duration {
+	if keepsName && p.behindNow(now) {
+		// The controller is behind right now: this eviction would likely meet a hold (its
+		// replacement would take the name before the controller drops the entry), paced
+		// or not (issue 44: never provoke one).
+		p.turns.drop(pod)
+		p.heldAt = now
+		if p.mode != paceOpen {
+			p.delayedAt = now
+		}
+		return paceTick
+	}
 	if p.mode == paceOpen || (p.mode == paceNames && !keepsName) {
 		p.turns.drop(pod)
 		return 0
-	}
-	if keepsName && p.behindNow(now) {
-		// The controller is behind right now: this eviction would likely meet a hold.
-		p.turns.drop(pod)
-		p.delayedAt, p.heldAt = now, now
-		return paceTick
 	}
 	d := p.turns.take(pod, p.rate, now)
 	if d > 0 {

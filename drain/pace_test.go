@@ -281,7 +281,8 @@ func TestStatefulSetsWaitWhileTheControllerIsBehind(t *testing.T) {
 		wantNames  time.Duration
 		wantOthers time.Duration
 	}{
-		{"not paced: nothing waits, whatever the entries", paceOpen, []entry{{false, 3 * time.Second, true}}, 0, 0},
+		{"not paced, no entry outlives its pod: nothing waits", paceOpen, []entry{{false, 500 * time.Millisecond, true}}, 0, 0},
+		{"not paced, a Deployment's entry outlives its pod by 3 s: StatefulSets wait all the same", paceOpen, []entry{{false, 3 * time.Second, true}}, paceTick, 0},
 		{"paced, no entry outlives its pod", paceAll, []entry{{false, 0, true}, {true, 500 * time.Millisecond, true}}, 0, 0},
 		{"paced, a Deployment's entry outlives its pod by 3 s: StatefulSets wait", paceAll, []entry{{false, 3 * time.Second, true}}, paceTick, 0},
 		{"paced, a StatefulSet's entry just met its replacement: StatefulSets wait", paceNames, []entry{{true, 2 * time.Second, true}}, paceTick, 0},
