@@ -1,11 +1,14 @@
 package drain
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -67,6 +70,68 @@ func TestHoldsAreSaidOnce(t *testing.T) {
 			}
 			if !strings.Contains(ev.Message, "held by the disruption controller until") || !strings.Contains(ev.Message, "StatefulSet replacement") {
 				t.Errorf("message %q", ev.Message)
+			}
+		})
+	}
+}
+
+// A 409 after the server wrote the budget's entry (the UID precondition is checked after
+// it) is a hold this run caused: the budget is read once the answer comes, and the hold
+// said with its end. A 409 that left no entry says nothing.
+func TestAConflictThatLeftAnEntryIsAHoldCaused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		entry bool // the server wrote p1's entry before refusing
+	}{
+		{name: "entry written: a hold caused", entry: true},
+		{name: "no entry: nothing said"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := testPDB(1)
+			g := newRig(t, Config{}, testNode("n1"), podOn("p1", "n1", "u1"), budget)
+			g.answer = func(n int, ev *policyv1.Eviction) error {
+				if n == 1 && tc.entry {
+					b := budget.DeepCopy()
+					b.Status.DisruptionsAllowed = 0
+					b.Status.DisruptedPods = map[string]metav1.Time{"p1": {Time: g.clock.Now()}}
+					if err := g.client.Tracker().Update(policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), b, b.Namespace); err != nil {
+						return err
+					}
+				}
+				return apierrors.NewConflict(corev1.Resource("pods"), ev.Name, errors.New("the UID in the precondition does not match"))
+			}
+			g.start("n1")
+			blocked := g.next(event.EventEvictionBlocked, 0)
+			if blocked.Reason != "Conflict" {
+				t.Fatalf("first wait %+v, want the 409", blocked)
+			}
+			var caused *event.Event
+			deadline := time.After(2 * time.Second)
+		wait:
+			for {
+				select {
+				case ev := <-g.events:
+					if ev.Reason == ReasonHoldCaused {
+						caused = &ev
+						break wait
+					}
+				case <-deadline:
+					break wait
+				}
+			}
+			g.cancel()
+			g.finish()
+			if !tc.entry {
+				if caused != nil {
+					t.Errorf("said %+v after a 409 that left no entry", *caused)
+				}
+				return
+			}
+			if caused == nil {
+				t.Fatal("no hold caused said after a 409 that left an entry")
+			}
+			if caused.Pod != "ns/p1" || caused.PDB != "ns/web" || caused.RetryAfter != 2*time.Minute || !strings.Contains(caused.Message, "409") {
+				t.Errorf("said %+v", *caused)
 			}
 		})
 	}

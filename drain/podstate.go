@@ -105,7 +105,8 @@ type eviction struct {
 	attempt  int
 	budgets  []*pdb.Budget
 	rvBefore map[string]string
-	budget   string // the budget whose allowance it takes ("" for none)
+	budget   string    // the budget whose allowance it takes ("" for none)
+	sentAt   time.Time // when the request was sent
 }
 
 // attachment is one VolumeAttachment that holds a node.

@@ -40,6 +40,7 @@ func (r *run) handle(key string) {
 	if ev == nil {
 		return
 	}
+	ev.sentAt = r.e.cfg.Clock.Now()
 	ans := classify(r.e.evictGrace(r.ctx, ev.pod, false, grace))
 	r.lock()
 	r.recordLocked(ev, ans)
@@ -166,6 +167,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 	case conflict:
 		r.e.emit(event.Event{Type: event.EventEvictionBlocked, Node: st.node, Pod: key, Reason: "Conflict",
 			Message: ans.message, RetryAfter: delay, Attempt: ev.attempt})
+		r.readHoldAfterLocked(ev) // holds.go
 		r.addAfter(key, delay)
 	case refusedByPDB:
 		named := ev.budgets

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -158,5 +159,42 @@ func TestADisruptionControllerHoldIsNamedAndWaitedOut(t *testing.T) {
 	// The entry's time has a resolution of one second: allow that much before the end.
 	if len(starts) > 0 && starts[0].Before(until.Add(-time.Second)) {
 		t.Errorf("the first eviction of %s was sent %s before the hold's end", target.Name, until.Sub(starts[0]).Round(time.Millisecond))
+	}
+}
+
+// Issue 44: the API server writes a budget's disruptedPods entry before it checks an
+// eviction's UID precondition, so an eviction refused with 409 (the name is now another
+// pod's) still leaves the entry, and the disruption controller keeps it, counting the pod
+// as disrupted, until it is two minutes old: the engine reads the budget after every 409
+// (drain/holds.go readHoldAfterLocked). This pins the server's behaviour that rests on.
+func TestAnEvictionRefusedOnItsUIDLeavesAnEntry(t *testing.T) {
+	e := fixture.NewEnv(t, shared, plugin, "a")
+	e.AddNodes()
+	if _, err := fixture.StatefulSet(e.Ctx, e.C, e.NS, "db", 2, e.Here(fixture.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	ready := e.Ready("db", 2)
+	e.PDB("db", fixture.PDBSpec{App: "db", MaxUnavailable: fixture.Int(1)}, 1)
+	victim := ready[0]
+	wrong := types.UID("00000000-0000-0000-0000-000000000000")
+	err := e.C.CoreV1().Pods(e.NS).EvictV1(e.Ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim.Name, Namespace: e.NS},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrong}}})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("evict %s with another UID: %v, want 409", victim.Name, err)
+	}
+	b, err := e.C.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, ok := b.Status.DisruptedPods[victim.Name]
+	t.Logf("after the 409: disruptedPods %v, disruptionsAllowed %d", b.Status.DisruptedPods, b.Status.DisruptionsAllowed)
+	if !ok {
+		t.Fatalf("no disruptedPods entry for %s after the refused eviction (the server checked the UID first?)", victim.Name)
+	}
+	if p, err := e.C.CoreV1().Pods(e.NS).Get(e.Ctx, victim.Name, metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil || p.UID != victim.UID {
+		t.Errorf("the pod was touched: %v", err)
+	}
+	if time.Since(at.Time) > time.Minute {
+		t.Errorf("entry time %s is not the refused eviction's", at.Time)
 	}
 }
