@@ -42,7 +42,9 @@ type Config struct {
 	// the cordons of a batch, independent patches, go that many at a time. Default 8.
 	ClientBurst int
 	// PaceMargin is how long a budget's disruptedPods entry may outlive its pod before
-	// the disruption controller counts as behind. Default DefaultPaceMargin.
+	// the disruption controller counts as behind. Default DefaultPaceMargin. Negative
+	// turns the pace and the hold guard off (pods that keep their names neither go first
+	// nor wait for the controller): only to measure what they prevent.
 	PaceMargin time.Duration
 
 	// Settings are the user's drain settings (settings.go): the rest of Config is wiring.

@@ -104,7 +104,7 @@ func (r *run) releaseGroupsLocked(ns *nodeState) {
 		switch {
 		case ok && st.group != low:
 			keep = append(keep, st)
-		case recreatedUnderItsName(st.pod):
+		case r.e.cfg.PaceMargin >= 0 && recreatedUnderItsName(st.pod):
 			r.add(st.key)
 		default:
 			after = append(after, st)

@@ -81,8 +81,11 @@ func (m paceMode) String() string {
 // pacer measures the disruption controller's lag and paces evictions. It is guarded by
 // run.mu (it makes no API call and sends on no channel), its turns too.
 type pacer struct {
-	margin time.Duration
-	turns  turns // the paced evictions' turns (paceturns.go)
+	margin  time.Duration
+	off     bool                 // Config.PaceMargin < 0: it measures, and holds nothing back
+	gated   map[string]bool      // pods the hold guard holds back (holdguard.go)
+	sending map[string]time.Time // evictions of pods that keep their names, not answered yet
+	turns   turns                // the paced evictions' turns (paceturns.go)
 
 	mode      paceMode
 	rate      float64   // evictions a second while paced
@@ -131,10 +134,11 @@ type paceChange struct {
 }
 
 func newPacer(margin time.Duration) *pacer {
+	off := margin < 0
 	if margin <= 0 {
 		margin = DefaultPaceMargin
 	}
-	return &pacer{margin: margin, followed: map[string]*followed{}, budgets: map[string]*BudgetLag{}, turns: newTurns()}
+	return &pacer{margin: margin, off: off, followed: map[string]*followed{}, budgets: map[string]*BudgetLag{}, turns: newTurns()}
 }
 
 // delay returns how long pod's eviction, which takes a budget's allowance, waits for its
@@ -142,6 +146,9 @@ func newPacer(margin time.Duration) *pacer {
 // or when its turn has come. A turn is kept until the pace changes (paceturns.go). A pod
 // that keeps its name also waits while the controller is behind right now (behindNow).
 func (p *pacer) delay(pod string, keepsName bool, now time.Time) time.Duration {
+	if p.off {
+		return 0
+	}
 	if keepsName && p.behindNow(now) {
 		// The controller is behind right now: this eviction would likely meet a hold (its
 		// replacement would take the name before the controller drops the entry), paced

@@ -22,8 +22,11 @@ func (pc *pacing) turnLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time
 	if d.Budget() == nil || !d.Consumes() {
 		return 0 // no budget's allowance taken: the disruption controller does no work for it
 	}
-	return pc.delay(st.key, recreatedUnderItsName(cur), pc.c.cfg.Clock.Now())
+	return pc.turn(st.key, recreatedUnderItsName(cur), pc.c.cfg.Clock.Now()) // holdguard.go
 }
+
+// answeredLocked ends an eviction's request, whatever the answer (holdguard.go).
+func (pc *pacing) answeredLocked(st *podState) { pc.answered(st.key) }
 
 // acceptedLocked follows an accepted eviction that took a budget's allowance.
 func (pc *pacing) acceptedLocked(ev *eviction) {
@@ -48,7 +51,7 @@ func (pc *pacing) sawGoneLocked(st *podState) {
 
 // budgetSeenLocked tells the pacer a budget's status changed.
 func (pc *pacing) budgetSeenLocked(p *policyv1.PodDisruptionBudget) {
-	pc.sayLocked(pc.budgetSeen(p, pc.c.cfg.Clock.Now()))
+	pc.sayLocked(pc.seen(p, pc.c.cfg.Clock.Now()))
 }
 
 // paceTicks looks every paceTick at entries that outlive their pods.

@@ -183,7 +183,8 @@ func statefulPod(name, node string) *corev1.Pod {
 }
 
 // TestPacingNeverDelaysAnAllowedEvictionWithoutLag drains StatefulSet pods whose budget
-// allows them all, the clock never moving: any delay of the pacer would hang the run.
+// allows them all: the pacer never speaks with no lag measured (the hold guard sends them
+// one after another, each holdGate after the last when no status clears their entries).
 func TestPacingNeverDelaysAnAllowedEvictionWithoutLag(t *testing.T) {
 	pdb := testPDB(4)
 	pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, pdb.Status.ExpectedPods = 6, 2, 6
@@ -194,12 +195,23 @@ func TestPacingNeverDelaysAnAllowedEvictionWithoutLag(t *testing.T) {
 	g := newRig(t, Config{Workers: 4}, objs...)
 	g.start("n1")
 	var paced []event.Event
-	for ev := range g.events {
-		if ev.Type == event.EventPacing {
-			paced = append(paced, ev)
+	// The fake status never lists the evictions, so the hold guard lets each StatefulSet
+	// pod go holdGate after the one before (holdguard.go): the clock is stepped.
+	var res result
+	for done := false; !done; {
+		select {
+		case ev, ok := <-g.events:
+			if !ok {
+				res, done = <-g.done, true
+				break
+			}
+			if ev.Type == event.EventPacing {
+				paced = append(paced, ev)
+			}
+		case <-time.After(10 * time.Millisecond):
+			g.clock.Step(100 * time.Millisecond)
 		}
 	}
-	res := <-g.done
 	if res.err != nil || res.sum.NodesDrained != 1 || res.sum.PodsEvicted != 4 {
 		t.Fatalf("drained %d nodes, evicted %d pods, err %v; want 1, 4, nil", res.sum.NodesDrained, res.sum.PodsEvicted, res.err)
 	}
@@ -252,13 +264,32 @@ func TestPacingSlowsWhenAnEntryOutlivesItsPod(t *testing.T) {
 	if ev.Reason != "PacingStatefulSets" || ev.PDB != "ns/web" || ev.Rate < paceMinRate {
 		t.Errorf("pacing event %+v, want reason PacingStatefulSets on ns/web at %.0f/s or more", ev, paceMinRate)
 	}
-	cur, err := g.client.PolicyV1().PodDisruptionBudgets("ns").Get(context.Background(), "web", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// The controller catches up, and keeps up from now on: each step it clears the
+	// entries and allows one more (the hold guard sends the third pod only once the
+	// second's entry is cleared, so it may still be in flight now).
+	var res result
+	deadline := time.After(30 * time.Second)
+	for done := false; !done; {
+		select {
+		case _, ok := <-g.events:
+			if !ok {
+				res, done = <-g.done, true
+			}
+			continue
+		case <-deadline:
+			t.Fatal("Run did not return")
+		case <-time.After(10 * time.Millisecond):
+		}
+		cur, err := g.client.PolicyV1().PodDisruptionBudgets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cur.Status.DisruptedPods) > 0 || cur.Status.DisruptionsAllowed == 0 {
+			cur.Status.DisruptedPods, cur.Status.DisruptionsAllowed = nil, 1
+			updatePDB(t, g, cur)
+		}
+		g.clock.Step(500 * time.Millisecond)
 	}
-	cur.Status.DisruptedPods, cur.Status.DisruptionsAllowed = nil, 1 // the controller caught up
-	updatePDB(t, g, cur)
-	res := g.finishStepping(500 * time.Millisecond)
 	if res.err != nil || res.sum.PodsEvicted != 3 {
 		t.Fatalf("evicted %d pods, err %v; want 3, nil", res.sum.PodsEvicted, res.err)
 	}

@@ -129,6 +129,7 @@ func (r *run) decideLocked(key string) *eviction {
 // recordLocked records the server's answer to an eviction.
 func (r *run) recordLocked(ev *eviction, ans answer) {
 	st, key, now := ev.st, ev.st.key, r.e.cfg.Clock.Now()
+	r.pace.answeredLocked(st) // holdguard.go
 	if ans.outcome != accepted {
 		r.budgets.releaseLocked(st) // the request failed: evidence that nothing was taken
 	}

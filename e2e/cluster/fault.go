@@ -127,16 +127,35 @@ func (c *Cluster) StopComponent(name Component) error {
 // server's /readyz, the others' /healthz). etcd's data is untouched, so the cluster
 // comes back as it was.
 func (c *Cluster) Restart(ctx context.Context, name Component) error {
+	return c.restart(ctx, name, nil)
+}
+
+// RestartWith restarts the component as Restart does, with extra appended to its own
+// flags instead of the extra of an earlier RestartWith (a later flag wins: for example
+// "--kube-api-qps=2" slows kube-controller-manager's clients). RestartWith with no extra
+// brings back its own flags.
+func (c *Cluster) RestartWith(ctx context.Context, name Component, extra ...string) error {
+	return c.restart(ctx, name, append([]string{}, extra...)) // never nil: none is its own flags
+}
+
+// restart restarts name; extra nil keeps the flags it runs with.
+func (c *Cluster) restart(ctx context.Context, name Component, extra []string) error {
 	old, err := c.component(name)
 	if err != nil {
 		return err
 	}
 	old.stop(stopGrace)
 	c.mark(old, "started again by the harness")
-	comp, err := startComponent(old.name, old.path, old.args, filepath.Join(c.Dir, "logs"))
+	args, kept := old.args, old.extra
+	if extra != nil {
+		own := old.args[:len(old.args)-len(old.extra)]
+		args, kept = append(append([]string(nil), own...), extra...), extra
+	}
+	comp, err := startComponent(old.name, old.path, args, filepath.Join(c.Dir, "logs"))
 	if err != nil {
 		return err
 	}
+	comp.extra = kept
 	comp.health, comp.client = old.health, old.client
 	c.mu.Lock()
 	replaced := false

@@ -23,6 +23,8 @@ type component struct {
 	name string
 	path string
 	args []string
+	// extra are the flags RestartWith appended to the component's own (args ends with them).
+	extra []string
 	// health is the URL that answers 200 once the component is healthy, probed with client.
 	health string
 	client *http.Client

@@ -1,0 +1,104 @@
+package drain
+
+import (
+	"sort"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+)
+
+// The hold guard (issue 44: never provoke a disruption controller hold). The controller
+// drops an eviction's entry from its budget's status.disruptedPods only when it next syncs
+// the budget and sees the pod deleting; if a replacement has taken the name by then (a
+// StatefulSet recreates the pod within about a second of it going), it keeps the entry
+// for two minutes, counting the replacement as disrupted. So an eviction of a pod that
+// keeps its name is sent only while the controller is caught up, and nothing more is asked
+// of the controller until it has cleared that entry:
+//   - a pod that keeps its name waits while an entry of this run's is older than the
+//     margin and not cleared (the controller is behind);
+//   - while an entry of such a pod, younger than holdGate, is not cleared, every other
+//     eviction that takes a budget's allowance waits: each would queue a sync of its
+//     budget ahead of the one that clears the entry. Past holdGate the replacement has
+//     likely taken the name already, and waiting longer saves nothing.
+//
+// The pods it holds back are woken as soon as an entry clears, else each asks again after
+// paceTick. Config.PaceMargin < 0 turns it off, with the pace.
+
+// holdGate bounds how long the others wait for the entry of a pod that keeps its name.
+const holdGate = 3 * time.Second
+
+// turn is the pacer's answer for an eviction that takes a budget's allowance: the hold
+// guard first, then the pace (delay).
+func (p *pacer) turn(pod string, keepsName bool, now time.Time) time.Duration {
+	if p.off {
+		return p.delay(pod, keepsName, now)
+	}
+	if keepsName && p.uncleared(now, false) {
+		return p.gate(pod, now)
+	}
+	if p.uncleared(now, true) {
+		return p.gate(pod, now)
+	}
+	d := p.delay(pod, keepsName, now)
+	if d == 0 && keepsName {
+		if p.sending == nil {
+			p.sending = map[string]time.Time{}
+		}
+		p.sending[pod] = now // the others wait from now: they are decided while it is sent
+	}
+	return d
+}
+
+// answered ends pod's request: accepted, it is followed from now (acceptedEviction).
+func (p *pacer) answered(pod string) { delete(p.sending, pod) }
+
+// uncleared reports an entry of this run's that the controller has not cleared: with
+// names, one of a pod that keeps its name being sent or younger than holdGate; else one
+// seen in its budget's status older than the margin (and younger than paceWindow: an
+// older one is a hold or a stuck pod, said elsewhere).
+func (p *pacer) uncleared(now time.Time, names bool) bool {
+	if names {
+		for _, at := range p.sending {
+			if now.Sub(at) < holdGate {
+				return true
+			}
+		}
+	}
+	for _, f := range p.followed {
+		age := now.Sub(f.at)
+		switch {
+		case names && f.keepsName && age < holdGate:
+			return true // listed or about to be: the API server wrote it before it answered
+		case !names && f.listed && age > p.margin && age < paceWindow:
+			return true
+		}
+	}
+	return false
+}
+
+// gate holds pod back until an entry clears (or paceTick).
+func (p *pacer) gate(pod string, now time.Time) time.Duration {
+	p.turns.drop(pod)
+	if p.gated == nil {
+		p.gated = map[string]bool{}
+	}
+	p.gated[pod] = true
+	p.heldAt = now
+	return paceTick
+}
+
+// seen is budgetSeen, and wakes the pods the guard held back once an entry cleared.
+func (p *pacer) seen(b *policyv1.PodDisruptionBudget, now time.Time) []paceChange {
+	n := len(p.followed)
+	out := p.budgetSeen(b, now)
+	if len(p.followed) < n && len(p.gated) > 0 {
+		keys := make([]string, 0, len(p.gated))
+		for k := range p.gated {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		p.turns.wake = append(p.turns.wake, keys...)
+		p.gated = nil
+	}
+	return out
+}

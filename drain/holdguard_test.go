@@ -1,0 +1,89 @@
+package drain
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The hold guard alone (holdguard.go): which evictions wait for the controller to clear
+// an entry, and that clearing it wakes them.
+func TestHoldGuard(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	type entry struct {
+		keepsName bool
+		age       time.Duration
+		listed    bool
+	}
+	for _, tc := range []struct {
+		name       string
+		off        bool
+		entries    []entry
+		wantNames  time.Duration // a StatefulSet's pod
+		wantOthers time.Duration // a Deployment's pod
+	}{
+		{name: "nothing in flight: both go"},
+		{name: "a StatefulSet's entry just sent: every other eviction waits for it to clear",
+			entries: []entry{{true, 500 * time.Millisecond, true}}, wantNames: paceTick, wantOthers: paceTick},
+		{name: "a StatefulSet's entry past holdGate: the others go; StatefulSets still wait (the controller is behind)",
+			entries: []entry{{true, holdGate + time.Second, true}}, wantNames: paceTick},
+		{name: "a Deployment's entry older than the margin: the controller is behind, StatefulSets wait",
+			entries: []entry{{false, 2 * time.Second, true}}, wantNames: paceTick},
+		{name: "a Deployment's entry within the margin: both go",
+			entries: []entry{{false, 500 * time.Millisecond, true}}},
+		{name: "a StatefulSet's eviction answered, its entry not seen yet: the others wait all the same",
+			entries: []entry{{true, 500 * time.Millisecond, false}}, wantNames: paceTick, wantOthers: paceTick},
+		{name: "a Deployment's entry never seen in the status: no sign the controller is behind",
+			entries: []entry{{false, 2 * time.Second, false}}},
+		{name: "off: nothing waits", off: true,
+			entries: []entry{{true, 500 * time.Millisecond, true}, {false, 2 * time.Second, true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			margin := time.Second
+			if tc.off {
+				margin = -1
+			}
+			p := newPacer(margin)
+			for i, e := range tc.entries {
+				pod := "ns/e" + string(rune('0'+i))
+				p.acceptedEviction(pod, "e"+string(rune('0'+i)), "ns/web", e.keepsName, e.listed, now.Add(-e.age))
+			}
+			if got := p.turn("ns/web-abc", false, now); got != tc.wantOthers {
+				t.Errorf("a Deployment's pod waits %s, want %s", got, tc.wantOthers)
+			}
+			got := p.turn("ns/db-0", true, now)
+			if got != tc.wantNames {
+				t.Errorf("a StatefulSet's pod waits %s, want %s", got, tc.wantNames)
+			}
+			// A StatefulSet's pod sent: the next eviction waits for its entry, until answered.
+			want := tc.wantOthers
+			if got == 0 && !tc.off {
+				want = paceTick
+			}
+			if d := p.turn("ns/web-def", false, now); d != want {
+				t.Errorf("then a Deployment's pod waits %s, want %s", d, want)
+			}
+		})
+	}
+}
+
+// The status that clears the entry wakes the pods the guard held back, at once.
+func TestHoldGuardWakesOnClear(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	p := newPacer(time.Second)
+	p.acceptedEviction("ns/db-0", "db-0", "ns/db", true, true, now)
+	if p.turn("ns/web-a", false, now) == 0 || p.turn("ns/web-b", false, now) == 0 {
+		t.Fatal("the others went while the StatefulSet's entry was not cleared")
+	}
+	cleared := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}}
+	p.seen(cleared, now.Add(300*time.Millisecond))
+	if woken := p.turns.woken(); !slices.Equal(woken, []string{"ns/web-a", "ns/web-b"}) {
+		t.Errorf("woken %q, want both held back", woken)
+	}
+	if got := p.turn("ns/web-a", false, now.Add(300*time.Millisecond)); got != 0 {
+		t.Errorf("after the clear a Deployment's pod waits %s", got)
+	}
+}
