@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,8 +57,8 @@ func (r *Reconciler) recordedHolders(ctx context.Context, self string, names []s
 			return nil, fmt.Errorf("get node %s: %w", n, err)
 		}
 		rec := noderecord.Read(node, "")
-		other, ok := strings.CutPrefix(rec.Run.Command, noderecord.MaintenanceCommandPrefix)
-		if ok && other != "" && other != self {
+		other, ok := rec.Run.Maintenance()
+		if ok && other != self {
 			held[other] = append(held[other], n)
 		}
 	}

@@ -56,6 +56,17 @@ func ForMaintenance(name, user string) Run {
 	return NewRun(MaintenanceCommandPrefix+name, user)
 }
 
+// Maintenance returns the name of the Maintenance whose run r is (its Command is
+// "maintenance/<name>" with a non-empty name), and false for any other run: a CLI
+// command, a dashboard action, or no run at all.
+func (r Run) Maintenance() (name string, ok bool) {
+	name, ok = strings.CutPrefix(r.Command, MaintenanceCommandPrefix)
+	if !ok || name == "" {
+		return "", false
+	}
+	return name, true
+}
+
 // WithID returns r with an ID (a fresh one when it has none) and this process's host and
 // PID when r names none.
 func (r Run) WithID() Run {
@@ -159,7 +170,7 @@ type HeldError struct {
 
 func (e *HeldError) Error() string {
 	msg := fmt.Sprintf("node %s is held by %s", e.Node, e.Holder)
-	if e.Holder.Host != "" && !strings.HasPrefix(e.Holder.Command, MaintenanceCommandPrefix) {
+	if _, isMaintenance := e.Holder.Maintenance(); e.Holder.Host != "" && !isMaintenance {
 		msg += fmt.Sprintf(" on %s (pid %d)", e.Holder.Host, e.Holder.PID)
 	}
 	if !e.Since.IsZero() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -131,7 +130,7 @@ func heldBy(rec noderecord.Record, now time.Time) string {
 	if !noderecord.DefaultLiveness.Live(rec, now) {
 		return ""
 	}
-	if strings.HasPrefix(rec.Run.Command, noderecord.MaintenanceCommandPrefix) {
+	if _, ok := rec.Run.Maintenance(); ok {
 		return rec.Run.Command
 	}
 	if rec.Run.Host != "" && rec.Run.PID > 0 {
