@@ -1,10 +1,7 @@
 package drain
 
 import (
-	"sort"
 	"time"
-
-	policyv1 "k8s.io/api/policy/v1"
 )
 
 // The hold guard (issue 44: never provoke a disruption controller hold). The controller
@@ -21,11 +18,16 @@ import (
 //     budget ahead of the one that clears the entry. Past holdGate the replacement has
 //     likely taken the name already, and waiting longer saves nothing.
 //
-// The pods it holds back are woken as soon as an entry clears, else each asks again after
-// paceTick. Config.PaceMargin < 0 turns it off, with the pace.
+// A pod it holds back asks again after holdRetry. It is not woken when the entry clears:
+// a wake would find it again, once evicted, when its own retry comes (as a pod stuck
+// terminating). Config.PaceMargin < 0 turns it off, with the pace.
 
-// holdGate bounds how long the others wait for the entry of a pod that keeps its name.
-const holdGate = 3 * time.Second
+const (
+	// holdGate bounds how long the others wait for the entry of a pod that keeps its name.
+	holdGate = 3 * time.Second
+	// holdRetry is how soon a pod held back asks again.
+	holdRetry = 250 * time.Millisecond
+)
 
 // turn is the pacer's answer for an eviction that takes a budget's allowance: the hold
 // guard first, then the pace (delay).
@@ -76,29 +78,9 @@ func (p *pacer) uncleared(now time.Time, names bool) bool {
 	return false
 }
 
-// gate holds pod back until an entry clears (or paceTick).
+// gate holds pod back for holdRetry.
 func (p *pacer) gate(pod string, now time.Time) time.Duration {
 	p.turns.drop(pod)
-	if p.gated == nil {
-		p.gated = map[string]bool{}
-	}
-	p.gated[pod] = true
 	p.heldAt = now
-	return paceTick
-}
-
-// seen is budgetSeen, and wakes the pods the guard held back once an entry cleared.
-func (p *pacer) seen(b *policyv1.PodDisruptionBudget, now time.Time) []paceChange {
-	n := len(p.followed)
-	out := p.budgetSeen(b, now)
-	if len(p.followed) < n && len(p.gated) > 0 {
-		keys := make([]string, 0, len(p.gated))
-		for k := range p.gated {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		p.turns.wake = append(p.turns.wake, keys...)
-		p.gated = nil
-	}
-	return out
+	return holdRetry
 }

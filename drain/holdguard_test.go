@@ -1,16 +1,12 @@
 package drain
 
 import (
-	"slices"
 	"testing"
 	"time"
-
-	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The hold guard alone (holdguard.go): which evictions wait for the controller to clear
-// an entry, and that clearing it wakes them.
+// an entry, and for how long before they ask again.
 func TestHoldGuard(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	type entry struct {
@@ -27,15 +23,15 @@ func TestHoldGuard(t *testing.T) {
 	}{
 		{name: "nothing in flight: both go"},
 		{name: "a StatefulSet's entry just sent: every other eviction waits for it to clear",
-			entries: []entry{{true, 500 * time.Millisecond, true}}, wantNames: paceTick, wantOthers: paceTick},
+			entries: []entry{{true, 500 * time.Millisecond, true}}, wantNames: holdRetry, wantOthers: holdRetry},
 		{name: "a StatefulSet's entry past holdGate: the others go; StatefulSets still wait (the controller is behind)",
-			entries: []entry{{true, holdGate + time.Second, true}}, wantNames: paceTick},
+			entries: []entry{{true, holdGate + time.Second, true}}, wantNames: holdRetry},
 		{name: "a Deployment's entry older than the margin: the controller is behind, StatefulSets wait",
-			entries: []entry{{false, 2 * time.Second, true}}, wantNames: paceTick},
+			entries: []entry{{false, 2 * time.Second, true}}, wantNames: holdRetry},
 		{name: "a Deployment's entry within the margin: both go",
 			entries: []entry{{false, 500 * time.Millisecond, true}}},
 		{name: "a StatefulSet's eviction answered, its entry not seen yet: the others wait all the same",
-			entries: []entry{{true, 500 * time.Millisecond, false}}, wantNames: paceTick, wantOthers: paceTick},
+			entries: []entry{{true, 500 * time.Millisecond, false}}, wantNames: holdRetry, wantOthers: holdRetry},
 		{name: "a Deployment's entry never seen in the status: no sign the controller is behind",
 			entries: []entry{{false, 2 * time.Second, false}}},
 		{name: "off: nothing waits", off: true,
@@ -61,29 +57,11 @@ func TestHoldGuard(t *testing.T) {
 			// A StatefulSet's pod sent: the next eviction waits for its entry, until answered.
 			want := tc.wantOthers
 			if got == 0 && !tc.off {
-				want = paceTick
+				want = holdRetry
 			}
 			if d := p.turn("ns/web-def", false, now); d != want {
 				t.Errorf("then a Deployment's pod waits %s, want %s", d, want)
 			}
 		})
-	}
-}
-
-// The status that clears the entry wakes the pods the guard held back, at once.
-func TestHoldGuardWakesOnClear(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	p := newPacer(time.Second)
-	p.acceptedEviction("ns/db-0", "db-0", "ns/db", true, true, now)
-	if p.turn("ns/web-a", false, now) == 0 || p.turn("ns/web-b", false, now) == 0 {
-		t.Fatal("the others went while the StatefulSet's entry was not cleared")
-	}
-	cleared := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}}
-	p.seen(cleared, now.Add(300*time.Millisecond))
-	if woken := p.turns.woken(); !slices.Equal(woken, []string{"ns/web-a", "ns/web-b"}) {
-		t.Errorf("woken %q, want both held back", woken)
-	}
-	if got := p.turn("ns/web-a", false, now.Add(300*time.Millisecond)); got != 0 {
-		t.Errorf("after the clear a Deployment's pod waits %s", got)
 	}
 }

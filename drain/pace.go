@@ -83,7 +83,6 @@ func (m paceMode) String() string {
 type pacer struct {
 	margin  time.Duration
 	off     bool                 // Config.PaceMargin < 0: it measures, and holds nothing back
-	gated   map[string]bool      // pods the hold guard holds back (holdguard.go)
 	sending map[string]time.Time // evictions of pods that keep their names, not answered yet
 	turns   turns                // the paced evictions' turns (paceturns.go)
 

@@ -51,7 +51,7 @@ func (pc *pacing) sawGoneLocked(st *podState) {
 
 // budgetSeenLocked tells the pacer a budget's status changed.
 func (pc *pacing) budgetSeenLocked(p *policyv1.PodDisruptionBudget) {
-	pc.sayLocked(pc.seen(p, pc.c.cfg.Clock.Now()))
+	pc.sayLocked(pc.budgetSeen(p, pc.c.cfg.Clock.Now()))
 }
 
 // paceTicks looks every paceTick at entries that outlive their pods.
