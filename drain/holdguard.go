@@ -36,23 +36,28 @@ func (p *pacer) turn(pod string, keepsName bool, now time.Time) time.Duration {
 		return p.delay(pod, keepsName, now)
 	}
 	if keepsName && p.uncleared(now, false) {
-		return p.gate(pod, now)
+		return p.gate(pod, keepsName, now)
 	}
 	if p.uncleared(now, true) {
-		return p.gate(pod, now)
+		return p.gate(pod, keepsName, now)
 	}
-	d := p.delay(pod, keepsName, now)
-	if d == 0 && keepsName {
-		if p.sending == nil {
-			p.sending = map[string]time.Time{}
-		}
-		p.sending[pod] = now // the others wait from now: they are decided while it is sent
+	return p.delay(pod, keepsName, now)
+}
+
+// sending records the eviction of a pod that keeps its name as it is sent: the others
+// wait from now, decided while it is on its way, until it is answered.
+func (p *pacer) sending(pod string, keepsName bool, now time.Time) {
+	if p.off || !keepsName {
+		return
 	}
-	return d
+	if p.inFlight == nil {
+		p.inFlight = map[string]time.Time{}
+	}
+	p.inFlight[pod] = now
 }
 
 // answered ends pod's request: accepted, it is followed from now (acceptedEviction).
-func (p *pacer) answered(pod string) { delete(p.sending, pod) }
+func (p *pacer) answered(pod string) { delete(p.inFlight, pod) }
 
 // uncleared reports an entry of this run's that the controller has not cleared: with
 // names, one of a pod that keeps its name being sent or younger than holdGate; else one
@@ -60,7 +65,7 @@ func (p *pacer) answered(pod string) { delete(p.sending, pod) }
 // older one is a hold or a stuck pod, said elsewhere).
 func (p *pacer) uncleared(now time.Time, names bool) bool {
 	if names {
-		for _, at := range p.sending {
+		for _, at := range p.inFlight {
 			if now.Sub(at) < holdGate {
 				return true
 			}
@@ -79,8 +84,10 @@ func (p *pacer) uncleared(now time.Time, names bool) bool {
 }
 
 // gate holds pod back for holdRetry.
-func (p *pacer) gate(pod string, now time.Time) time.Duration {
+func (p *pacer) gate(pod string, keepsName bool, now time.Time) time.Duration {
 	p.turns.drop(pod)
-	p.heldAt = now
+	if keepsName {
+		p.heldAt = now // pacing does not stop while such pods are held back (pace.go)
+	}
 	return holdRetry
 }

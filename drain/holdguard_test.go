@@ -54,13 +54,25 @@ func TestHoldGuard(t *testing.T) {
 			if got != tc.wantNames {
 				t.Errorf("a StatefulSet's pod waits %s, want %s", got, tc.wantNames)
 			}
-			// A StatefulSet's pod sent: the next eviction waits for its entry, until answered.
-			want := tc.wantOthers
-			if got == 0 && !tc.off {
-				want = holdRetry
+			// Its turn alone holds nothing back (it may yet not be sent: no room left) ...
+			if d := p.turn("ns/web-def", false, now); d != tc.wantOthers {
+				t.Errorf("after its turn, a Deployment's pod waits %s, want %s", d, tc.wantOthers)
+			}
+			if got != 0 {
+				return
+			}
+			// ... once sent, the next eviction waits for its entry, until answered.
+			p.sending("ns/db-0", true, now)
+			want := holdRetry
+			if tc.off {
+				want = tc.wantOthers
 			}
 			if d := p.turn("ns/web-def", false, now); d != want {
-				t.Errorf("then a Deployment's pod waits %s, want %s", d, want)
+				t.Errorf("once it is sent, a Deployment's pod waits %s, want %s", d, want)
+			}
+			p.answered("ns/db-0")
+			if d := p.turn("ns/web-def", false, now); d != tc.wantOthers {
+				t.Errorf("once it is answered (no entry), a Deployment's pod waits %s, want %s", d, tc.wantOthers)
 			}
 		})
 	}

@@ -81,10 +81,10 @@ func (m paceMode) String() string {
 // pacer measures the disruption controller's lag and paces evictions. It is guarded by
 // run.mu (it makes no API call and sends on no channel), its turns too.
 type pacer struct {
-	margin  time.Duration
-	off     bool                 // Config.PaceMargin < 0: it measures, and holds nothing back
-	sending map[string]time.Time // evictions of pods that keep their names, not answered yet
-	turns   turns                // the paced evictions' turns (paceturns.go)
+	margin   time.Duration
+	off      bool                 // Config.PaceMargin < 0: it measures, and holds nothing back
+	inFlight map[string]time.Time // evictions of pods that keep their names, sent, not answered yet (holdguard.go)
+	turns    turns                // the paced evictions' turns (paceturns.go)
 
 	mode      paceMode
 	rate      float64   // evictions a second while paced

@@ -25,6 +25,11 @@ func (pc *pacing) turnLocked(st *podState, cur *corev1.Pod, d pdb.Decision) time
 	return pc.turn(st.key, recreatedUnderItsName(cur), pc.c.cfg.Clock.Now()) // holdguard.go
 }
 
+// sendingLocked tells the hold guard an eviction is sent now (holdguard.go).
+func (pc *pacing) sendingLocked(st *podState, cur *corev1.Pod) {
+	pc.sending(st.key, recreatedUnderItsName(cur), pc.c.cfg.Clock.Now())
+}
+
 // answeredLocked ends an eviction's request, whatever the answer (holdguard.go).
 func (pc *pacing) answeredLocked(st *podState) { pc.answered(st.key) }
 

@@ -113,6 +113,7 @@ func (r *run) decideLocked(key string) *eviction {
 		return nil
 	}
 	st.attempts++
+	r.pace.sendingLocked(st, cur) // holdguard.go
 	var lag time.Duration
 	if !st.wokenAt.IsZero() {
 		lag, st.wokenAt = r.e.cfg.Clock.Since(st.wokenAt), time.Time{}
