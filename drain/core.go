@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
@@ -72,4 +74,13 @@ func (c *core) every(ctx context.Context, period time.Duration, fn func()) {
 		}
 		fn()
 	}
+}
+
+// informerObject is an informer handler's object, the last state known of one deleted
+// while the watch was down included.
+func informerObject(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Obj
+	}
+	return obj
 }

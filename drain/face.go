@@ -96,10 +96,7 @@ func (r *run) doNotDisruptWhy(p *corev1.Pod) (cause, remedy string) { return r.e
 // once (on its next use); reservations the status now shows (status.disruptedPods lists
 // the pod) are released; as many waiting pods as the budget has room for are woken.
 func (r *run) pdbChanged(obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	p, ok := obj.(*policyv1.PodDisruptionBudget)
+	p, ok := informerObject(obj).(*policyv1.PodDisruptionBudget)
 	if !ok {
 		return
 	}

@@ -144,10 +144,7 @@ func (r *run) sharedPodAdded(obj any) {
 // (the annotation or label removed) is looked at again through kubectl's filters, and a
 // node waiting on held pods is checked again when one of them changes or goes.
 func (r *run) ruledPodChanged(ns *nodeState, oldObj, obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	p, ok := obj.(*corev1.Pod)
+	p, ok := informerObject(obj).(*corev1.Pod)
 	if !ok {
 		return
 	}

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/pdb"
@@ -200,10 +199,7 @@ func (r *run) recordLocked(ev *eviction, ans answer) {
 // podChanged is the node pod informer's handler: a deleted pod, or one replaced by a new
 // pod of the same name, is gone.
 func (r *run) podChanged(obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	p, ok := obj.(*corev1.Pod)
+	p, ok := informerObject(obj).(*corev1.Pod)
 	if !ok {
 		return
 	}
