@@ -23,9 +23,10 @@ type fakeBudgetsHost struct {
 	pods   map[string]*podState
 	nodes  map[string]*nodeState
 	pol    runPolicy
-	queued []string // keys given to addAfter or backoffLocked, in order
-	moved  []string // nodes whose clocks were restarted
-	gaveUp []string // nodes given up
+	queued []string      // keys given to addAfter or backoffLocked, in order
+	moved  []string      // nodes whose clocks were restarted
+	gaveUp []string      // nodes given up
+	listed []*corev1.Pod // what budgetPods answers
 }
 
 func (h *fakeBudgetsHost) context() context.Context                              { return context.Background() }
@@ -49,7 +50,7 @@ func (h *fakeBudgetsHost) movedLocked(node string) {
 }
 
 func (h *fakeBudgetsHost) budgetPods(context.Context, string, labels.Selector) ([]*corev1.Pod, error) {
-	return nil, nil
+	return h.listed, nil
 }
 
 // budgetsRig is a budgets part alone: a core on a fake clock, a fake host, an informer

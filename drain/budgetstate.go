@@ -147,6 +147,12 @@ type diagState struct {
 	waits    map[string]*waitLine  // pod key -> its current wait
 	held     map[string]*heldPod   // pod key -> held on its node by a drain rule
 	stuck    map[string]*waitLine  // pod key -> evicted, still terminating, said
+	// nodes is each node's readiness as a List last read it (diagnose.go): read again
+	// after DiagnoseInterval. Only the wait lines' goroutine (waitLines) touches it.
+	nodes map[string]nodeSeen
+	// clearRefused: the server refused to let the run remove a hold's entry
+	// (holdclear.go); it waits holds out from then on.
+	clearRefused bool
 }
 
 type selection struct {

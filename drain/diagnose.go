@@ -183,11 +183,24 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 					if p.DeletionTimestamp == nil || n == "" || !now.After(p.DeletionTimestamp.Time) || gets >= maxNodeGets {
 						continue
 					}
+					if seen, ok := wd.nodes[n]; ok && now.Sub(seen.at) < bs.cfg.DiagnoseInterval {
+						if !seen.ready {
+							notReady[n] = true
+						}
+						continue
+					}
 					gets++
 					gctx, cancel := context.WithTimeout(ctx, listTimeout)
 					node, err := bs.cfg.Client.CoreV1().Nodes().Get(gctx, n, metav1.GetOptions{})
 					cancel()
-					if err == nil && !nodeReady(node) {
+					if err != nil {
+						continue
+					}
+					if wd.nodes == nil {
+						wd.nodes = map[string]nodeSeen{}
+					}
+					wd.nodes[n] = nodeSeen{ready: nodeReady(node), at: now}
+					if !nodeReady(node) {
 						notReady[n] = true
 					}
 				}
@@ -216,6 +229,14 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 }
 
 func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }
+
+// nodeSeen is a node's readiness as a List of a budget's pods last read it: the pods
+// stuck terminating on one node are many, and each budget's List would otherwise read
+// their node again (2,600 reads of nodes in a 100-node drain of the fleet bench).
+type nodeSeen struct {
+	ready bool
+	at    time.Time
+}
 
 // sayWaitsLocked says again the waits whose cause changed, and those not said for
 // WaitInterval.

@@ -60,6 +60,7 @@ func (wd *waitDiag) sawHoldsLocked(b *pdb.Budget, pods []*corev1.Pod) {
 		}
 		bs.emit(event.Event{Type: event.EventWarning, Pod: pod, PDB: b.Key(), Reason: reason,
 			RetryAfter: h.Until.Sub(now), Message: "pdb " + b.Key() + ": " + h.String()})
+		bs.clearHoldLocked(b.Key(), h) // holdclear.go: only with Settings.ClearHolds
 	}
 }
 

@@ -42,6 +42,12 @@ type Settings struct {
 	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt: "true" like
 	// any other; by default such a pod is not evicted and its node cannot finish.
 	IgnoreDoNotDisrupt bool
+	// ClearHolds removes a disruption controller's hold from a budget the drain waits on:
+	// the status.disruptedPods entry of a pod that a replacement with the same name
+	// succeeded (pdb.Holds), which the controller would otherwise count as disrupted for
+	// two minutes. A resourceVersion-guarded status update (holdclear.go); off by
+	// default, it needs update on poddisruptionbudgets/status.
+	ClearHolds bool
 	// Policy: what to do with blocked nodes, deadlines, soak, force and dead nodes.
 	Policy
 	// Drain order (planned maintenance).

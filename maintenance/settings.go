@@ -26,6 +26,7 @@ func SettingsFromSpec(s v1alpha1.MaintenanceSpec) (drain.Settings, error) {
 	set.Force, set.IgnoreDaemonSets, set.DeleteEmptyDirData = d.Force, d.IgnoreDaemonSets, d.DeleteEmptyDirData
 	set.PodSelector, set.SkipWaitForDeleteTimeoutSeconds = d.PodSelector, int(d.SkipWaitForDeleteTimeoutSeconds)
 	set.MaxParallelNodes, set.IgnoreDoNotDisrupt = int(p.MaxParallelNodes), d.IgnoreDoNotDisrupt
+	set.ClearHolds = d.ClearDisruptionHolds
 	set.DrainOrder = drainOrder(d.Order) // Drain order (planned maintenance)
 	set.OnBlocked, set.NeverForce = drain.OnBlocked(p.OnBlocked), p.NeverForce
 	if d.GracePeriodSeconds != nil {
@@ -81,6 +82,7 @@ func SpecFromSettings(set drain.Settings, s *v1alpha1.MaintenanceSpec) {
 	s.Drain.SkipWaitForDeleteTimeoutSeconds = int32(set.SkipWaitForDeleteTimeoutSeconds)
 	s.Drain.ChunkSize = ptr.To(set.ChunkSize)
 	s.Drain.IgnoreDoNotDisrupt = set.IgnoreDoNotDisrupt
+	s.Drain.ClearDisruptionHolds = set.ClearHolds
 	s.Drain.Order = SpecOrder(set.DrainOrder) // Drain order (planned maintenance)
 	s.Drain.Timeout = durationOrNil(set.Timeout)
 	switch {

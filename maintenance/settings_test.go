@@ -28,7 +28,7 @@ var notInTheSpec = map[string]string{
 var everySetting = map[string]any{
 	"Force": true, "IgnoreDaemonSets": true, "DeleteEmptyDirData": true, "GracePeriodSeconds": 30,
 	"Timeout": 90 * time.Minute, "PodSelector": "app=web", "SkipWaitForDeleteTimeoutSeconds": 20,
-	"ChunkSize": int64(50), "MaxParallelNodes": 3, "IgnoreDoNotDisrupt": true,
+	"ChunkSize": int64(50), "MaxParallelNodes": 3, "IgnoreDoNotDisrupt": true, "ClearHolds": true,
 	"OnBlocked": drain.OnBlockedForce, "BlockedAfter": 2 * time.Minute, "NotAfter": time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC),
 	"Soak": 30 * time.Second, "ForceAfter": 10 * time.Minute, "NeverForce": []string{"shop/db"},
 	"DeadNodeDeleteWait": time.Minute, "WaitForVolumeDetach": true, "Settle": 10 * time.Second,

@@ -80,13 +80,10 @@ func Holds(disrupted map[string]metav1.Time, pods map[string]PodState, now time.
 	var out []Hold
 	for name, t := range disrupted {
 		p, ok := pods[name]
-		if !ok || p.Deleting {
+		if !ok || !Replaced(t.Time, p) {
 			continue
 		}
 		since := t.Time
-		if !p.Created.Truncate(time.Second).After(since.Truncate(time.Second)) {
-			continue
-		}
 		until := since.Add(DeletionTimeout)
 		if until.Before(now) {
 			continue
@@ -100,6 +97,16 @@ func Holds(disrupted map[string]metav1.Time, pods map[string]PodState, now time.
 		return out[i].Pod < out[j].Pod
 	})
 	return out
+}
+
+// Replaced says whether p, the pod that now carries a name, replaced the pod a
+// disruptedPods entry of that name written at t was for: p is not deleting and was
+// created in a later second than t (the API's timestamps have a resolution of one
+// second, and a name belongs to one pod at a time, so the pod the entry was written for
+// was gone before p was created). The definition of a hold (Holds) and the one test of
+// the opt-in remedy that removes such an entry (drain's Settings.ClearHolds).
+func Replaced(t time.Time, p PodState) bool {
+	return !p.Deleting && p.Created.Truncate(time.Second).After(t.Truncate(time.Second))
 }
 
 // HoldsOf is Holds on a budget's status.

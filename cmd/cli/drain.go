@@ -133,6 +133,7 @@ func (o *DrainOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&s.SkipWaitForDeleteTimeoutSeconds, "skip-wait-for-delete-timeout", s.SkipWaitForDeleteTimeoutSeconds, "if a pod's DeletionTimestamp is older than N seconds, skip waiting for it")
 	f.BoolVar(&s.WaitForVolumeDetach, "wait-for-volume-detach", s.WaitForVolumeDetach, "once a node's pods are gone, wait until the volumes of the pods it removed are detached from it (no VolumeAttachment left) before the node is drained")
 	f.DurationVar(&s.Settle, "settle", s.Settle, "a node is drained at the earliest this long after its cordon, after a last look at its pods (a pod bound late is evicted too); 0: no settle")
+	f.BoolVar(&s.ClearHolds, "clear-disruption-holds", s.ClearHolds, "remove from a budget the drain waits on the status.disruptedPods entry the disruption controller keeps for 2 minutes against a replacement with the same name (a StatefulSet's pod); needs update on poddisruptionbudgets/status")
 	f.Int64Var(&s.ChunkSize, "chunk-size", s.ChunkSize, "return large lists in chunks rather than all at once")
 	addDryRunFlag(cmd, &o.DryRun, `"none", "client" (print what would happen) or "server" (send every change with dryRun=All)`)
 	f.IntVar(&s.MaxParallelNodes, "max-parallel-nodes", s.MaxParallelNodes, "how many nodes drain at once (the whole batch is cordoned first, before any eviction)")

@@ -146,6 +146,13 @@ type DrainSettings struct {
 	// IgnoreDoNotDisrupt evicts pods annotated karpenter.sh/do-not-disrupt like any other.
 	// +optional
 	IgnoreDoNotDisrupt bool `json:"ignoreDoNotDisrupt,omitempty"`
+	// ClearDisruptionHolds removes, from a budget the drain waits on, the
+	// status.disruptedPods entry the disruption controller keeps for two minutes against a
+	// replacement with the same name (a StatefulSet's pod), with a resourceVersion-guarded
+	// status update (--clear-disruption-holds). The controller then needs update on
+	// poddisruptionbudgets/status; without it the drain waits the holds out.
+	// +optional
+	ClearDisruptionHolds bool `json:"clearDisruptionHolds,omitempty"`
 	// IncludeDisrupting drains nodes Karpenter is already disrupting (taint
 	// karpenter.sh/disrupted) too; by default they are left to Karpenter (phase Blocked).
 	// +optional
