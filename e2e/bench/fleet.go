@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 )
 
 // FleetConfig is what RunFleet needs besides the cluster (started with FleetClusterArgs).
@@ -51,6 +53,17 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Report, error) {
 	cfg.Logf("fleet: %d nodes, %d apps (%d namespaces), %d pods", len(f.nodes), len(f.apps), fleetNamespaces, pods)
 	if err := f.setUp(ctx, c, cfg.Logf); err != nil {
 		return rep, fmt.Errorf("set up: %w", err)
+	}
+	if cfg.Fleet.ControllerClientDefaults {
+		args := defaultClientArgs()
+		if err := cfg.Cluster.RestartWith(ctx, cluster.ControllerManager, args...); err != nil {
+			return rep, fmt.Errorf("restart kube-controller-manager with its client's defaults: %w", err)
+		}
+		cfg.Logf("fleet: kube-controller-manager restarted with its client's defaults (20 QPS, burst 30): %s", strings.Join(args, " "))
+		rep.Profile += ", kube-controller-manager at its client's defaults"
+		if err := f.settle(ctx, c, cfg.Logf); err != nil {
+			return rep, err
+		}
 	}
 	if s, err := newKCMScraper(ctx, cfg.Cluster); err != nil {
 		cfg.Logf("fleet: kube-controller-manager's metrics not read, the floor goes without the disruption controller's bound: %v", err)

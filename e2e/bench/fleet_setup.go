@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,12 @@ type FleetProfile struct {
 	// nodes it would take 15 minutes or more. A phase not in the map: 30m, as every other
 	// drain of the profile.
 	KubectlBox map[string]time.Duration
+	// ControllerClientDefaults restarts kube-controller-manager after the set-up without
+	// the fleet's --kube-api-qps and --kube-api-burst (FleetClusterArgs), so that its
+	// controllers, the disruption controller's status writes among them, go through the
+	// client's defaults (20 QPS, burst 30), as users run it; the set-up's 10,000 pods
+	// keep the fleet's settings (BENCH_KCM_DEFAULT_CLIENT=1).
+	ControllerClientDefaults bool
 }
 
 // fleetTools are the tools each phase runs.
@@ -68,6 +75,7 @@ func Fleet() FleetProfile {
 	if n, err := strconv.Atoi(os.Getenv("BENCH_FLEET_NODES")); err == nil && n >= 20 {
 		p.Nodes = n
 	}
+	p.ControllerClientDefaults = os.Getenv("BENCH_KCM_DEFAULT_CLIENT") == "1"
 	return p
 }
 
@@ -86,6 +94,18 @@ func FleetClusterArgs() map[string][]string {
 		"kube-scheduler": {"--kube-api-qps=1000", "--kube-api-burst=2000"},
 		"kwok":           {"--node-lease-duration-seconds=200"},
 	}
+}
+
+// defaultClientArgs are kube-controller-manager's fleet flags without those of its client
+// (--kube-api-qps, --kube-api-burst): the client's defaults, as users run it.
+func defaultClientArgs() []string {
+	var out []string
+	for _, a := range FleetClusterArgs()["kube-controller-manager"] {
+		if !strings.HasPrefix(a, "--kube-api-qps=") && !strings.HasPrefix(a, "--kube-api-burst=") {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // fleet is the fleet's nodes and apps.

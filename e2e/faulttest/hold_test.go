@@ -55,60 +55,7 @@ func TestADisruptionControllerHoldIsNamedAndWaitedOut(t *testing.T) {
 	}
 	e.Guard()
 
-	// The hold, made on purpose.
-	if err := shared.StopComponent(cluster.ControllerManager); err != nil {
-		t.Fatal(err)
-	}
-	pods := e.C.CoreV1().Pods(e.NS)
-	if err := pods.EvictV1(e.Ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim.Name, Namespace: e.NS}}); err != nil {
-		t.Fatalf("evict %s: %v", victim.Name, err)
-	}
-	if err := wait.PollUntilContextTimeout(e.Ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := pods.Get(ctx, victim.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Fatalf("%s never went: %v", victim.Name, err)
-	}
-	repl := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: victim.Name, Namespace: e.NS, Labels: victim.Labels,
-		Annotations: victim.Annotations, OwnerReferences: victim.OwnerReferences}, Spec: victim.Spec}
-	if _, err := pods.Create(e.Ctx, repl, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create the replacement %s: %v", victim.Name, err)
-	}
-	if _, err := fixture.WaitPodsReady(e.Ctx, e.C, e.NS, "app=db", 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := shared.Restart(e.Ctx, cluster.ControllerManager); err != nil {
-		t.Fatal(err)
-	}
-	var until time.Time
-	if err := wait.PollUntilContextTimeout(e.Ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		b, err := e.C.PolicyV1().PodDisruptionBudgets(e.NS).Get(ctx, "db", metav1.GetOptions{})
-		if err != nil || b.Status.ObservedGeneration != b.Generation || b.Status.DisruptionsAllowed != 0 {
-			return false, nil
-		}
-		ps, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app=db"})
-		if err != nil {
-			return false, nil
-		}
-		states := map[string]pdb.PodState{}
-		for i := range ps.Items {
-			states[ps.Items[i].Name] = pdb.StateOf(&ps.Items[i])
-		}
-		hs := pdb.HoldsOf(b, states, time.Now())
-		if len(hs) == 1 && hs[0].Pod == victim.Name {
-			until = hs[0].Until
-			return true, nil
-		}
-		return false, nil
-	}); err != nil {
-		b, _ := e.C.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "db", metav1.GetOptions{})
-		ps, _ := pods.List(e.Ctx, metav1.ListOptions{LabelSelector: "app=db"})
-		var seen []string
-		for _, p := range ps.Items {
-			seen = append(seen, p.Name+" created "+p.CreationTimestamp.UTC().Format(time.TimeOnly)+" uid "+string(p.UID))
-		}
-		t.Fatalf("the disruption controller never held the budget for the replacement: %v; status %+v; pods %v", err, b.Status, seen)
-	}
+	until := holdOnPurpose(t, e, victim)
 	t.Logf("held until %s (in %s)", until.UTC().Format(time.TimeOnly), time.Until(until).Round(time.Second))
 
 	// The drain of the other pod's node.
@@ -197,4 +144,65 @@ func TestAnEvictionRefusedOnItsUIDLeavesAnEntry(t *testing.T) {
 	if time.Since(at.Time) > time.Minute {
 		t.Errorf("entry time %s is not the refused eviction's", at.Time)
 	}
+}
+
+// holdOnPurpose makes the disruption controller hold the budget "db" for victim: victim
+// is evicted while kube-controller-manager is stopped, and a replacement with its name is
+// Ready before the controller starts again. It returns the hold's end.
+func holdOnPurpose(t *testing.T, e *fixture.Env, victim *corev1.Pod) time.Time {
+	t.Helper()
+	if err := shared.StopComponent(cluster.ControllerManager); err != nil {
+		t.Fatal(err)
+	}
+	pods := e.C.CoreV1().Pods(e.NS)
+	if err := pods.EvictV1(e.Ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim.Name, Namespace: e.NS}}); err != nil {
+		t.Fatalf("evict %s: %v", victim.Name, err)
+	}
+	if err := wait.PollUntilContextTimeout(e.Ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, victim.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Fatalf("%s never went: %v", victim.Name, err)
+	}
+	repl := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: victim.Name, Namespace: e.NS, Labels: victim.Labels,
+		Annotations: victim.Annotations, OwnerReferences: victim.OwnerReferences}, Spec: victim.Spec}
+	if _, err := pods.Create(e.Ctx, repl, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create the replacement %s: %v", victim.Name, err)
+	}
+	if _, err := fixture.WaitPodsReady(e.Ctx, e.C, e.NS, "app=db", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := shared.Restart(e.Ctx, cluster.ControllerManager); err != nil {
+		t.Fatal(err)
+	}
+	var until time.Time
+	if err := wait.PollUntilContextTimeout(e.Ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		b, err := e.C.PolicyV1().PodDisruptionBudgets(e.NS).Get(ctx, "db", metav1.GetOptions{})
+		if err != nil || b.Status.ObservedGeneration != b.Generation || b.Status.DisruptionsAllowed != 0 {
+			return false, nil
+		}
+		ps, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app=db"})
+		if err != nil {
+			return false, nil
+		}
+		states := map[string]pdb.PodState{}
+		for i := range ps.Items {
+			states[ps.Items[i].Name] = pdb.StateOf(&ps.Items[i])
+		}
+		hs := pdb.HoldsOf(b, states, time.Now())
+		if len(hs) == 1 && hs[0].Pod == victim.Name {
+			until = hs[0].Until
+			return true, nil
+		}
+		return false, nil
+	}); err != nil {
+		b, _ := e.C.PolicyV1().PodDisruptionBudgets(e.NS).Get(e.Ctx, "db", metav1.GetOptions{})
+		ps, _ := pods.List(e.Ctx, metav1.ListOptions{LabelSelector: "app=db"})
+		var seen []string
+		for _, p := range ps.Items {
+			seen = append(seen, p.Name+" created "+p.CreationTimestamp.UTC().Format(time.TimeOnly)+" uid "+string(p.UID))
+		}
+		t.Fatalf("the disruption controller never held the budget for the replacement: %v; status %+v; pods %v", err, b.Status, seen)
+	}
+	return until
 }

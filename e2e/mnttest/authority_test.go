@@ -40,6 +40,8 @@ func TestPolicyRefusesMaintenancesBeyondTheUsersRights(t *testing.T) {
 	spec := func(a mntv1.Action) mntv1.MaintenanceSpec { return mntv1.MaintenanceSpec{Action: a, Nodes: nowhere} }
 	forced := spec(mntv1.ActionUncordon)
 	forced.Drain.Force = true
+	clears := spec(mntv1.ActionDrain)
+	clears.Drain.ClearDisruptionHolds = true
 	tests := []struct {
 		name string
 		c    client.Client
@@ -60,6 +62,8 @@ func TestPolicyRefusesMaintenancesBeyondTheUsersRights(t *testing.T) {
 		{"a Drain by a maintainer, unannotated", maintC, spec(mntv1.ActionDrain), "", ""},
 		{"a Drain by a maintainer naming someone else", maintC, spec(mntv1.ActionDrain), "system:admin",
 			`annotation maintenance.kubectl-maintenance.io/requested-by names the user who creates the Maintenance: it must be "` + maint.Name + `", not "system:admin"`},
+		{"a Drain that clears holds by a maintainer who may not update budgets' status", maintC, clears, "",
+			"creating a Drain Maintenance needs the rights it uses: you may not update poddisruptionbudgets.policy/status (cluster-wide; drain.clearDisruptionHolds)"},
 		{"a Move by a maintainer who may not update the target pool", maintC,
 			mntv1.MaintenanceSpec{Action: mntv1.ActionMove, Nodes: nowhere, To: "blue"}, "",
 			"creating a Move Maintenance needs the rights it uses: you may not update nodepools.maintenance.kubectl-maintenance.io/blue"},
