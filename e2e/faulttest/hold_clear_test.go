@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
-	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/cluster"
 	"github.com/kubectl-maintenance/kubectl-maintenance/e2e/fixture"
 )
 
@@ -25,27 +24,7 @@ import (
 // remedy never takes the workload below its budget. Not parallel: every budget freezes
 // while the controller is down.
 func TestTheOptInRemedyClearsAHoldWithoutGoingBelowTheBudget(t *testing.T) {
-	e := fixture.NewEnv(t, shared, plugin, "a", "b")
-	ensureRunning(t, cluster.ControllerManager)
-	e.AddNodes()
-	if _, err := fixture.StatefulSet(e.Ctx, e.C, e.NS, "db", 2, e.Here(fixture.PodOptions{SpreadByHostname: true, DeleteDelay: 2 * time.Second})); err != nil {
-		t.Fatal(err)
-	}
-	ready := e.Ready("db", 2)
-	e.PDB("db", fixture.PDBSpec{App: "db", MaxUnavailable: fixture.Int(1)}, 1)
-	var victim, target *corev1.Pod
-	for _, p := range ready {
-		switch p.Spec.NodeName {
-		case e.Nodes[1]:
-			victim = p
-		case e.Nodes[0]:
-			target = p
-		}
-	}
-	if victim == nil || target == nil {
-		t.Fatalf("want one db pod on each node, got %d pods", len(ready))
-	}
-	e.Guard()
+	e, victim, target := dbOnTwoNodes(t)
 	until := holdOnPurpose(t, e, victim)
 
 	// The watch of the StatefulSet's pods, from now to the drain's end.

@@ -33,27 +33,7 @@ import (
 // replacement made in the very second of the eviction is taken for the evicted pod
 // (pdb.Holds). Not parallel: every budget freezes meanwhile.
 func TestADisruptionControllerHoldIsNamedAndWaitedOut(t *testing.T) {
-	e := fixture.NewEnv(t, shared, plugin, "a", "b")
-	ensureRunning(t, cluster.ControllerManager)
-	e.AddNodes()
-	if _, err := fixture.StatefulSet(e.Ctx, e.C, e.NS, "db", 2, e.Here(fixture.PodOptions{SpreadByHostname: true, DeleteDelay: 2 * time.Second})); err != nil {
-		t.Fatal(err)
-	}
-	ready := e.Ready("db", 2)
-	e.PDB("db", fixture.PDBSpec{App: "db", MaxUnavailable: fixture.Int(1)}, 1)
-	var victim, target *corev1.Pod
-	for _, p := range ready {
-		switch p.Spec.NodeName {
-		case e.Nodes[1]:
-			victim = p
-		case e.Nodes[0]:
-			target = p
-		}
-	}
-	if victim == nil || target == nil {
-		t.Fatalf("want one db pod on each node, got %d pods", len(ready))
-	}
-	e.Guard()
+	e, victim, target := dbOnTwoNodes(t)
 
 	until := holdOnPurpose(t, e, victim)
 	t.Logf("held until %s (in %s)", until.UTC().Format(time.TimeOnly), time.Until(until).Round(time.Second))
@@ -205,4 +185,33 @@ func holdOnPurpose(t *testing.T, e *fixture.Env, victim *corev1.Pod) time.Time {
 		t.Fatalf("the disruption controller never held the budget for the replacement: %v; status %+v; pods %v", err, b.Status, seen)
 	}
 	return until
+}
+
+// dbOnTwoNodes is the holds' scene: a StatefulSet "db" of two pods, one on each of two
+// nodes, terminating in 2 s, under the budget "db" (maxUnavailable 1), with the guard
+// on. victim is the pod of the second node (the one a hold is made for), target the
+// first's (the one the drain evicts).
+func dbOnTwoNodes(t *testing.T) (e *fixture.Env, victim, target *corev1.Pod) {
+	t.Helper()
+	e = fixture.NewEnv(t, shared, plugin, "a", "b")
+	ensureRunning(t, cluster.ControllerManager)
+	e.AddNodes()
+	if _, err := fixture.StatefulSet(e.Ctx, e.C, e.NS, "db", 2, e.Here(fixture.PodOptions{SpreadByHostname: true, DeleteDelay: 2 * time.Second})); err != nil {
+		t.Fatal(err)
+	}
+	ready := e.Ready("db", 2)
+	e.PDB("db", fixture.PDBSpec{App: "db", MaxUnavailable: fixture.Int(1)}, 1)
+	for _, p := range ready {
+		switch p.Spec.NodeName {
+		case e.Nodes[1]:
+			victim = p
+		case e.Nodes[0]:
+			target = p
+		}
+	}
+	if victim == nil || target == nil {
+		t.Fatalf("want one db pod on each node, got %d pods", len(ready))
+	}
+	e.Guard()
+	return e, victim, target
 }
