@@ -7,17 +7,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 	"github.com/kubectl-maintenance/kubectl-maintenance/internal/kubefake"
+	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
 // KEP-6249: a DrainInProgress set False by someone else (the kubelet at its start) while
 // the run still drains the node is set True again; once the node is drained the run's own
 // False stays, and the run goes on as if nothing happened (no event lost or added).
 func TestDrainInProgressSetFalseBySomeoneElseIsSetTrueAgain(t *testing.T) {
-	cs := kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+	// n1 carries this tool's record, as every node a run drains; n2 does not (never read).
+	cs := kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{noderecord.LabelState: noderecord.StateDraining}}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}})
 	tap := (&Operator{Kube: cs}).newConditionTap(Request{Action: Drain, Drain: drain.Settings{DryRun: drain.DryRunNone}})
 	tap.every = 10 * time.Millisecond
 	in, out := make(chan event.Event), make(chan event.Event, 10)
@@ -60,5 +64,17 @@ func TestDrainInProgressSetFalseBySomeoneElseIsSetTrueAgain(t *testing.T) {
 	}
 	if len(out) != 2 {
 		t.Errorf("%d events forwarded, want the 2 sent", len(out))
+	}
+	lists := 0
+	for _, a := range cs.Actions() {
+		if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == "nodes" {
+			lists++
+			if sel := l.GetListRestrictions().Labels.String(); sel != noderecord.LabelState {
+				t.Errorf("nodes listed with selector %q, want the record's label %s", sel, noderecord.LabelState)
+			}
+		}
+	}
+	if lists == 0 {
+		t.Error("the nodes were never listed")
 	}
 }
