@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,8 +43,9 @@ type FleetProfile struct {
 	// nodes it would take 15 minutes or more. A phase not in the map: 30m, as every other
 	// drain of the profile.
 	KubectlBox map[string]time.Duration
-	// ControllerClientDefaults restarts kube-controller-manager after the set-up without
-	// the fleet's --kube-api-qps and --kube-api-burst (FleetClusterArgs), so that its
+	// ControllerClientDefaults restarts kube-controller-manager after the set-up with its
+	// clients at their defaults (--kube-api-qps=20 --kube-api-burst=30, after the fleet's
+	// 1,000 and 2,000 of FleetClusterArgs), so that its
 	// controllers, the disruption controller's status writes among them, go through the
 	// client's defaults (20 QPS, burst 30), as users run it; the set-up's 10,000 pods
 	// keep the fleet's settings (BENCH_KCM_DEFAULT_CLIENT=1).
@@ -96,16 +96,11 @@ func FleetClusterArgs() map[string][]string {
 	}
 }
 
-// defaultClientArgs are kube-controller-manager's fleet flags without those of its client
-// (--kube-api-qps, --kube-api-burst): the client's defaults, as users run it.
+// defaultClientArgs are the flags that put kube-controller-manager's clients back at
+// their defaults (20 QPS, burst 30), appended after the fleet's own: a later flag wins
+// (cluster.RestartWith).
 func defaultClientArgs() []string {
-	var out []string
-	for _, a := range FleetClusterArgs()["kube-controller-manager"] {
-		if !strings.HasPrefix(a, "--kube-api-qps=") && !strings.HasPrefix(a, "--kube-api-burst=") {
-			out = append(out, a)
-		}
-	}
-	return out
+	return []string{"--kube-api-qps=20", "--kube-api-burst=30"}
 }
 
 // fleet is the fleet's nodes and apps.
