@@ -180,13 +180,16 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 				gets := 0
 				for _, p := range pods {
 					n := p.Spec.NodeName
-					if p.DeletionTimestamp == nil || n == "" || !now.After(p.DeletionTimestamp.Time) || gets >= maxNodeGets {
+					if p.DeletionTimestamp == nil || n == "" || !now.After(p.DeletionTimestamp.Time) {
 						continue
 					}
 					if seen, ok := wd.nodes[n]; ok && now.Sub(seen.at) < bs.cfg.DiagnoseInterval {
 						if !seen.ready {
 							notReady[n] = true
 						}
+						continue
+					}
+					if gets >= maxNodeGets {
 						continue
 					}
 					gets++

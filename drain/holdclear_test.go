@@ -29,6 +29,7 @@ func TestClearStaleEntry(t *testing.T) {
 		noEntry     bool
 		pod         bool
 		created     time.Duration // the pod's creation after the entry
+		age         time.Duration // the entry's age at the clear (0: 40 s)
 		deleting    bool
 		refuse      error // the status update's answer
 		wantCleared bool
@@ -41,6 +42,8 @@ func TestClearStaleEntry(t *testing.T) {
 		{name: "the replacement deleting: kept (the controller drops it)", pod: true, created: 3 * time.Second, deleting: true},
 		{name: "no pod by that name: kept (the controller drops it)"},
 		{name: "no entry: nothing to do", noEntry: true, pod: true, created: 3 * time.Second},
+		{name: "an entry 20 s old: too young, kept (an eviction may still be carried out)", pod: true, created: 3 * time.Second, age: 20 * time.Second},
+		{name: "a replacement 5 s old: too young, kept (the controller may not have seen it)", pod: true, created: 35 * time.Second},
 		{name: "someone wrote the budget meanwhile: a conflict", pod: true, created: 3 * time.Second, wantUpdate: true,
 			refuse: apierrors.NewConflict(policyv1.Resource("poddisruptionbudgets"), "db", errors.New("the object has been modified")), wantErr: apierrors.IsConflict},
 		{name: "not allowed: forbidden", pod: true, created: 3 * time.Second, wantUpdate: true,
@@ -73,7 +76,11 @@ func TestClearStaleEntry(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			at, cleared, err := clearStaleEntry(context.Background(), c, "ns", "db", "db-0")
+			age := tc.age
+			if age == 0 {
+				age = 40 * time.Second
+			}
+			at, _, cleared, err := clearStaleEntry(context.Background(), c, "ns", "db", "db-0", entry.Add(age))
 			switch {
 			case tc.wantErr != nil && !tc.wantErr(err):
 				t.Fatalf("error %v, want the server's refusal", err)
@@ -105,7 +112,8 @@ func TestClearStaleEntry(t *testing.T) {
 	}
 }
 
-// With ClearHolds, a hold the run sees is removed once, said as ReasonHoldCleared; a
+// With ClearHolds, a hold the run sees is removed once its entry is clearAfterEntry old
+// (not before: the clock must move), said as ReasonHoldCleared; a
 // refused update is said once as ReasonHoldNotCleared, after which the run tries no
 // more; without ClearHolds, and in a dry run, the budget is never written.
 func TestAHoldSeenIsClearedOnlyWhenAsked(t *testing.T) {
@@ -120,7 +128,7 @@ func TestAHoldSeenIsClearedOnlyWhenAsked(t *testing.T) {
 		{name: "off: the hold is waited out", wantWrites: 0},
 		{name: "on: removed", clear: true, wantWrites: 1, wantReason: ReasonHoldCleared},
 		{name: "on, in a dry run: nothing written", clear: true, dryRun: DryRunServer, wantWrites: 0},
-		{name: "on, forbidden: said once, tried once", clear: true, refuse: true, wantWrites: 1, wantReason: ReasonHoldNotCleared},
+		{name: "on, forbidden: said once, tried once (the second hold is waited out)", clear: true, refuse: true, wantWrites: 1, wantReason: ReasonHoldNotCleared},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{}
@@ -154,12 +162,19 @@ func TestAHoldSeenIsClearedOnlyWhenAsked(t *testing.T) {
 			g.bs.cfg.Client = c
 			b := g.bs.budgetLocked("ns/web")
 			b.PDB.Status.DisruptedPods = budget.Status.DisruptedPods
-			g.bs.lock()
-			g.bs.diag.sawHoldsLocked(b, holds[:1]) // db-0's hold first
-			g.bs.unlock()
-			g.bs.lock()
-			g.bs.diag.sawHoldsLocked(b, holds) // then db-1's too
-			g.bs.unlock()
+			// db-0's hold first, then db-1's too. A clear waits until the entry is
+			// clearAfterEntry old (10 s more here) on the run's clock, then tries once.
+			for _, seen := range [][]*corev1.Pod{holds[:1], holds} {
+				g.bs.lock()
+				g.bs.diag.sawHoldsLocked(b, seen)
+				g.bs.unlock()
+				started := tc.clear && tc.dryRun == "" // and not refused before
+				for deadline := time.Now().Add(2 * time.Second); started && !g.clock.HasWaiters() && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				g.clock.Step(15 * time.Second)
+				g.bs.wg.Wait()
+			}
 			wantWrites := tc.wantWrites
 			if tc.wantWrites > 0 && !tc.refuse {
 				wantWrites = 2 // each hold's entry

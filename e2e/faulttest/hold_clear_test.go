@@ -18,8 +18,9 @@ import (
 // Issue 44, test 4: the opt-in remedy. The same hold as TestADisruptionControllerHoldIsNamedAndWaitedOut
 // (a StatefulSet pod evicted while kube-controller-manager is stopped, its replacement
 // Ready before the controller starts again); a drain of the other pod's node with
-// --clear-disruption-holds removes the stale disruptedPods entry, says so, and evicts at
-// once, a minute and more before the hold's end. A watch of the StatefulSet's pods finds
+// --clear-disruption-holds removes the stale disruptedPods entry once it is 30 s old and
+// the replacement 10 s (the margins of drain/holdclear.go), says so, and evicts at once,
+// a minute and more before the hold's end. A watch of the StatefulSet's pods finds
 // at every moment at least one Ready and not deleting (2 pods, maxUnavailable 1): the
 // remedy never takes the workload below its budget. Not parallel: every budget freezes
 // while the controller is down.
