@@ -105,7 +105,7 @@ func TestTheOptInRemedyClearsAHoldWithoutGoingBelowTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at, ok := b.Status.DisruptedPods[victim.Name]; ok && !at.Time.After(began) {
+	if at, ok := b.Status.DisruptedPods[victim.Name]; ok && !at.After(began) {
 		t.Errorf("the stale entry of %s (%s) is still there", victim.Name, at.Time.UTC().Format(time.TimeOnly))
 	}
 	mu.Lock()
