@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -122,14 +123,29 @@ func (c *component) stop(grace time.Duration) {
 	}
 }
 
-// freePort asks the kernel for a free loopback port.
+// Ports are picked below Linux's ephemeral range (32768–60999 by default): a port the
+// kernel hands out for :0 comes from that range, as do the source ports of every outgoing
+// connection, so between the pick and the component's own listen a client connection (of
+// this cluster or of another package's, two run at once) could take it, and the component
+// would then exit at every start and restart (kube-controller-manager crash-looped for six
+// minutes in one CI run, failing three tests).
+const (
+	portLow, portHigh = 20000, 32767
+	portTries         = 100
+)
+
+// freePort picks a free loopback port at random in [portLow, portHigh].
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+	var err error
+	for range portTries {
+		port := portLow + rand.IntN(portHigh-portLow+1)
+		var l net.Listener
+		if l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			_ = l.Close()
+			return port, nil
+		}
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("find a free port in %d-%d: %w", portLow, portHigh, err)
 }
 
 // insecureClient probes the health endpoints of the loopback components, whose serving
