@@ -115,7 +115,7 @@ cluster: build tools ## Like demo, then keep the cluster up until Ctrl-C (kubeco
 BENCH_PROFILE ?= realistic
 
 .PHONY: bench
-bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale|fleet; BENCH_FLEET_NODES=100 scales fleet down), then the Go benchmarks (not after fleet: its 30 minutes)
+bench: tools ## Our drain vs kubectl drain on the local cluster (BENCH_PROFILE=realistic|fast|scale|fleet; BENCH_FLEET_NODES=100 scales fleet down; BENCH_KCM_DEFAULT_CLIENT=1 runs its phases at kube-controller-manager's default client), then the Go benchmarks (not after fleet: its 30 minutes)
 	$(GO) run ./hack/bench -profile $(BENCH_PROFILE) -out .local/bench
 	@if [ "$(BENCH_PROFILE)" = fleet ]; then \
 		echo "Go benchmarks not run after the fleet profile: make bench-go (or make bench with another profile) runs them"; \
