@@ -148,6 +148,7 @@ func Controller() []Check {
 	add(coreGroup, podsResource, "", "get", "list", "watch", "delete") // delete: policy.onBlocked force only
 	add(coreGroup, podsResource, evictionSubres, "create")
 	add(policyGroup, pdbsResource, "", "get", "list", "watch")
+	add(policyGroup, pdbsResource, "status", "update") // update: drain.clearDisruptionHolds only
 	// When is a node drained: the volume wait.
 	add(storageGroup, vaResource, "", "list", "watch")
 	add(coreGroup, pvcResource, "", "get")

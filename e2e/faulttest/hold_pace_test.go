@@ -81,7 +81,7 @@ func holdScene(t *testing.T, prefix string) *scene {
 		}
 	}
 	sts := spread
-	sts.DeleteDelay = 2 * time.Second // a real pod takes a while to terminate
+	sts.DeleteDelay = 5 * time.Second // a real pod takes a while to terminate (the fleet bench's StatefulSet pods too)
 	if _, err := fixture.StatefulSet(e.Ctx, e.C, e.NS, "zz", 2, sts); err != nil {
 		t.Fatal(err)
 	}
