@@ -228,6 +228,9 @@ func appPodsOn(e *fixture.Env, app, node string) []string {
 // ensureRunning restarts comp at the end of the test if the test left it down.
 func ensureRunning(t *testing.T, comp cluster.Component) {
 	t.Cleanup(func() {
+		if shared == nil {
+			return // no cluster (-short): nothing was stopped
+		}
 		if pid, _ := shared.PID(comp); pid == 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
