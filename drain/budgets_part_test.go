@@ -270,3 +270,17 @@ func TestBudgetsTakeInAChange(t *testing.T) {
 		})
 	}
 }
+
+// said are the events the part said with one of reasons, in order.
+func (g *budgetsRig) said(reasons ...string) []event.Event {
+	var out []event.Event
+	for _, ev := range g.events {
+		for _, r := range reasons {
+			if ev.Reason == r {
+				out = append(out, ev)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-
-	"github.com/kubectl-maintenance/kubectl-maintenance/event"
 )
 
 // The remedy removes an entry only when the pod that now has its name was created in a
@@ -182,12 +180,7 @@ func TestAHoldSeenIsClearedOnlyWhenAsked(t *testing.T) {
 			if writes != wantWrites {
 				t.Errorf("%d status writes, want %d", writes, wantWrites)
 			}
-			var said []event.Event
-			for _, ev := range g.events {
-				if ev.Reason == ReasonHoldCleared || ev.Reason == ReasonHoldNotCleared {
-					said = append(said, ev)
-				}
-			}
+			said := g.said(ReasonHoldCleared, ReasonHoldNotCleared)
 			if tc.wantReason == "" {
 				if len(said) != 0 {
 					t.Fatalf("said %+v, want nothing", said)

@@ -49,12 +49,7 @@ func TestHoldsAreSaidOnce(t *testing.T) {
 				g.bs.diag.sawHoldsLocked(b, []*corev1.Pod{p})
 			}
 			g.bs.unlock()
-			var said []event.Event
-			for _, ev := range g.events {
-				if ev.Reason == ReasonHoldCaused || ev.Reason == ReasonHoldSeen {
-					said = append(said, ev)
-				}
-			}
+			said := g.said(ReasonHoldCaused, ReasonHoldSeen)
 			if tc.wantReason == "" {
 				if len(said) != 0 {
 					t.Fatalf("said %+v, want nothing", said)
