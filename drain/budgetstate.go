@@ -155,6 +155,14 @@ type diagState struct {
 	clearRefused bool
 }
 
+// nodeSeen is a node's readiness as a List of a budget's pods last read it: the pods
+// stuck terminating on one node are many, and each budget's List would otherwise read
+// their node again (2,600 reads of nodes in a 100-node drain of the fleet bench).
+type nodeSeen struct {
+	ready bool
+	at    time.Time
+}
+
 type selection struct {
 	pods     []*corev1.Pod   // as last listed (never nil once listed)
 	notReady map[string]bool // nodes found NotReady

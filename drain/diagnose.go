@@ -233,14 +233,6 @@ func (wd *waitDiag) list(ctx context.Context, key string) {
 
 func nodeReady(n *corev1.Node) bool { return predicate.NodeReady(n) }
 
-// nodeSeen is a node's readiness as a List of a budget's pods last read it: the pods
-// stuck terminating on one node are many, and each budget's List would otherwise read
-// their node again (2,600 reads of nodes in a 100-node drain of the fleet bench).
-type nodeSeen struct {
-	ready bool
-	at    time.Time
-}
-
 // sayWaitsLocked says again the waits whose cause changed, and those not said for
 // WaitInterval.
 func (wd *waitDiag) sayWaitsLocked() {
