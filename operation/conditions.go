@@ -63,13 +63,15 @@ type conditionTap struct {
 	// inProgress: the nodes this run drains now, whose DrainInProgress it keeps True
 	// (reassert.go)
 	inProgress map[string]bool
+	started    chan struct{} // closed when the first node is marked draining
+	startOnce  sync.Once
+	overflow   bool // a node's change found reassert's queue full
 	order      []string
 	pending    map[string]*condWrite
 	stopped    bool
 	denied     bool
 	warnings   []event.Event
 	wake       chan struct{}
-	every      time.Duration // ReassertEvery unless a test sets it
 }
 
 // newConditionTap returns the tap of req, or nil when req writes no condition (a dry
@@ -87,7 +89,7 @@ func (o *Operator) newConditionTap(req Request) *conditionTap {
 	}
 	return &conditionTap{o: o, action: req.Action, to: req.To, origin: origin, inProgress: map[string]bool{},
 		setTrue: map[string]map[corev1.NodeConditionType]bool{},
-		pending: map[string]*condWrite{}, wake: make(chan struct{}, 1)}
+		pending: map[string]*condWrite{}, wake: make(chan struct{}, 1), started: make(chan struct{})}
 }
 
 // run forwards every event of in to out, in order, and writes the conditions they imply.
