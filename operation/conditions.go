@@ -65,7 +65,6 @@ type conditionTap struct {
 	inProgress map[string]bool
 	started    chan struct{} // closed when the first node is marked draining
 	startOnce  sync.Once
-	overflow   bool // a node's change found reassert's queue full
 	order      []string
 	pending    map[string]*condWrite
 	stopped    bool
@@ -119,7 +118,7 @@ func (t *conditionTap) run(ctx context.Context, in <-chan event.Event, out chan<
 	}
 	stopReassert()
 	// A node this run left mid-drain is no longer being drained (a re-run says so again).
-	for _, node := range t.draining() {
+	for node := range t.draining() {
 		t.markDraining(node, false)
 		t.set(node, false, cond(ConditionDrainInProgress, false, ReasonStopped, "the run stopped before the node was empty: "+t.origin))
 	}

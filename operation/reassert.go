@@ -2,21 +2,25 @@ package operation
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/noderecord"
 )
 
-// reassertSettle is how long a node seen with DrainInProgress not True is left before
-// the run corrects it, reading the watch's cache again first: the watch may still be
+// reassertSettle is how long a node the run drains must show DrainInProgress not True
+// in the watch's cache before the run writes True again: the watch may still be
 // delivering a change older than the run's own write of True (the cordon's patch, or the
-// False a previous run left), which the cache has replaced by then.
+// False a previous run left), which the cache has replaced by then. A write that failed
+// is made again after the same time, for as long as the node shows it.
 const reassertSettle = time.Second
+
+// reassertLook is how often the run looks at the cache (memory only, no request).
+const reassertLook = reassertSettle / 4
 
 // markDraining records whether the run drains node now and reports whether it did. The
 // first node marked starts the watch of reassert.
@@ -33,15 +37,11 @@ func (t *conditionTap) markDraining(node string, on bool) (was bool) {
 	return was
 }
 
-// draining lists the nodes the run drains now.
-func (t *conditionTap) draining() []string {
+// draining returns the set of nodes the run drains now.
+func (t *conditionTap) draining() map[string]bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]string, 0, len(t.inProgress))
-	for n := range t.inProgress {
-		out = append(out, n)
-	}
-	return out
+	return maps.Clone(t.inProgress)
 }
 
 // reassert keeps DrainInProgress True on the nodes the run drains, until ctx ends.
@@ -49,11 +49,12 @@ func (t *conditionTap) draining() []string {
 // the run still drains the node that False is wrong, so the run sets it True again.
 //
 // From the first node the run drains, it watches the nodes that carry this tool's record
-// (noderecord.LabelState, which every node a run drains carries) and reacts to their
-// changes: one watch, not a read of each node (at 100 nodes a read every 2 s was 50 reads
-// a second, half the client's rate, in front of the evictions). A node seen otherwise is
-// corrected after reassertSettle if the watch's cache still shows it so. It never reads
-// the condition as a cancel: only the node record (noderecord) says who holds a node.
+// (noderecord.LabelState, which every node a run drains carries): one watch, not a read
+// of each node (at 100 nodes a read every 2 s was 50 reads a second, half the client's
+// rate, in front of the evictions). Every reassertLook it looks at each node it drains in
+// the watch's cache and corrects one that has shown the condition not True for
+// reassertSettle. It never reads the condition as a cancel: only the node record
+// (noderecord) says who holds a node.
 func (t *conditionTap) reassert(ctx context.Context) {
 	select {
 	case <-ctx.Done():
@@ -68,63 +69,42 @@ func (t *conditionTap) reassert(ctx context.Context) {
 			return obj, nil
 		}),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = noderecord.LabelState }))
-	inf := f.Core().V1().Nodes().Informer()
-	suspects := make(chan string, 64)
-	seen := func(obj any) {
-		if n, ok := obj.(*corev1.Node); ok && !drainInProgress(n) && t.drains(n.Name) {
-			select {
-			case suspects <- n.Name:
-			default: // full: the tick after reads every node the run drains
-				t.mu.Lock()
-				t.overflow = true
-				t.mu.Unlock()
-			}
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    seen,
-		UpdateFunc: func(_, obj any) { seen(obj) },
-	}); err != nil {
-		t.o.logger().Info("could not watch the nodes the run drains: DrainInProgress is not kept True", "err", err)
-		return
-	}
+	store := f.Core().V1().Nodes().Informer().GetStore()
 	f.Start(ctx.Done())
 	defer f.Shutdown()
-	tick := time.NewTicker(reassertSettle)
+	tick := time.NewTicker(reassertLook)
 	defer tick.Stop()
-	due := map[string]bool{}
+	offSince := map[string]time.Time{} // node -> since when the cache shows it not True
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case n := <-suspects:
-			due[n] = true
-			continue
 		case <-tick.C:
 		}
-		t.mu.Lock()
-		if t.overflow {
-			t.overflow = false
-			for n := range t.inProgress {
-				due[n] = true
+		now := time.Now()
+		draining := t.draining()
+		for n := range offSince {
+			if !draining[n] {
+				delete(offSince, n)
 			}
 		}
-		t.mu.Unlock()
-		for n := range due {
-			obj, ok, err := inf.GetStore().GetByKey(n)
-			if node, isNode := obj.(*corev1.Node); err == nil && ok && isNode && !drainInProgress(node) {
+		for n := range draining {
+			obj, ok, err := store.GetByKey(n)
+			node, isNode := obj.(*corev1.Node)
+			if err != nil || !ok || !isNode || drainInProgress(node) {
+				delete(offSince, n) // not listed yet, or True
+				continue
+			}
+			since, seen := offSince[n]
+			switch {
+			case !seen:
+				offSince[n] = now
+			case now.Sub(since) >= reassertSettle:
 				t.correct(n)
+				offSince[n] = now // made again after reassertSettle if it did not take
 			}
 		}
-		clear(due)
 	}
-}
-
-// drains reports whether the run drains node now.
-func (t *conditionTap) drains(node string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.inProgress[node]
 }
 
 // correct queues DrainInProgress True again for node when the run drains it still. The

@@ -2,11 +2,14 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -89,5 +92,45 @@ func TestDrainInProgressSetFalseBySomeoneElseIsSetTrueAgain(t *testing.T) {
 	// patches are made on the clientset too).
 	if want := 1 + 2 + 1 + 2; writes != want {
 		t.Errorf("%d writes of the node's status, want %d", writes, want)
+	}
+}
+
+// A True the run could not write (the API server answered 500, at the cordon and at the
+// first correction) is written again while the watch still shows the node otherwise:
+// nothing else would change the node to tell.
+func TestDrainInProgressNotWrittenIsWrittenAgain(t *testing.T) {
+	cs := kubefake.New(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{noderecord.LabelState: noderecord.StateDraining}}})
+	failed := 0
+	cs.PrependReactor("patch", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "status" || failed == 2 {
+			return false, nil, nil
+		}
+		failed++
+		return true, nil, apierrors.NewInternalError(errors.New("etcd leader changed"))
+	})
+	tap := (&Operator{Kube: cs}).newConditionTap(Request{Action: Drain, Drain: drain.Settings{DryRun: drain.DryRunNone}})
+	in, out := make(chan event.Event), make(chan event.Event, 10)
+	ended := make(chan struct{})
+	go func() { tap.run(context.Background(), in, out); close(ended) }()
+	in <- event.Event{Type: event.EventNodeCordoned, Node: "n1"}
+	var got corev1.ConditionStatus
+	for deadline := time.Now().Add(8 * time.Second); got != corev1.ConditionTrue && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		n, err := cs.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == ConditionDrainInProgress {
+				got = c.Status
+			}
+		}
+	}
+	close(in)
+	<-ended
+	if failed != 2 {
+		t.Fatalf("%d writes refused, want the first two", failed)
+	}
+	if got != corev1.ConditionTrue {
+		t.Errorf("after the cordon's write failed: DrainInProgress %q, want True written again", got)
 	}
 }
