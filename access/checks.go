@@ -162,6 +162,22 @@ func Controller() []Check {
 	return cs
 }
 
+// ClearHolds is what --clear-disruption-holds needs besides a drain's own calls: updating
+// budgets' status (removing a hold's stale status.disruptedPods entry) in each namespace
+// given, or in every namespace when none is.
+func ClearHolds(namespaces []string) []Check {
+	if len(namespaces) == 0 {
+		return []Check{{Verb: "update", Group: policyGroup, Resource: pdbsResource, Subresource: "status", AllNamespaces: true}}
+	}
+	ns := append([]string(nil), namespaces...)
+	sort.Strings(ns)
+	cs := make([]Check, 0, len(ns))
+	for _, n := range ns {
+		cs = append(cs, Check{Verb: "update", Group: policyGroup, Resource: pdbsResource, Subresource: "status", Namespace: n})
+	}
+	return cs
+}
+
 // ForceDeletes is what --on-blocked=force needs besides a drain's own calls: deleting
 // pods (its one DELETE) in each namespace given, or in every namespace when none is.
 func ForceDeletes(namespaces []string) []Check {

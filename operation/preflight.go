@@ -56,7 +56,10 @@ func (o *Operator) preflightDrain(ctx context.Context, req Request, names []stri
 	if req.Drain.DryRun == drain.DryRunClient {
 		return nil
 	}
-	if err := o.preflightForce(ctx, req, names); err != nil { // --on-blocked=force (preflight_force.go)
+	if err := o.preflightForce(ctx, req, names); err != nil { // --on-blocked=force (preflight_optin.go)
+		return err
+	}
+	if err := o.preflightClearHolds(ctx, req, names); err != nil { // --clear-disruption-holds
 		return err
 	}
 	// Allowed in every namespace (the common case of a ClusterRole): no need to look at

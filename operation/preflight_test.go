@@ -63,12 +63,18 @@ func TestPreflight(t *testing.T) {
 	drainReq := func(dry drain.DryRun, podSelector string) Request {
 		return Request{Action: Drain, Drain: drain.Settings{DryRun: dry, PodSelector: podSelector}}
 	}
+	clearHolds := func(dry drain.DryRun) Request {
+		r := drainReq(dry, "")
+		r.Drain.ClearHolds = true
+		return r
+	}
 	tests := []struct {
 		name        string
 		req         Request
 		deny        []string // "verb resource/subresource namespace" of the denied reviews
 		want        string
 		wantEvictNS []string
+		extraLists  int // pod lists of an opt-in's per-namespace checks
 	}{
 		{name: "drain asks to evict in the namespaces of evictable pods only", req: drainReq(drain.DryRunNone, ""),
 			deny: []string{"create pods/eviction "}, wantEvictNS: []string{"", "batch", "shop"}},
@@ -85,6 +91,13 @@ func TestPreflight(t *testing.T) {
 			deny: []string{"patch nodes/ "}, want: `cannot patch nodes (user "jane")`},
 		{name: "uncordon needs patch nodes", req: Request{Action: Uncordon, Drain: drain.Settings{DryRun: drain.DryRunNone}},
 			deny: []string{"patch nodes/ "}, want: `cannot patch nodes (user "jane")`},
+		{name: "--clear-disruption-holds needs to update budgets' status", req: clearHolds(drain.DryRunNone),
+			deny: []string{"update poddisruptionbudgets/status ", "update poddisruptionbudgets/status shop"}, extraLists: 1,
+			want: `cannot update poddisruptionbudgets.policy/status in namespace "shop" (user "jane")`, wantEvictNS: []string{""}},
+		{name: "--clear-disruption-holds in the namespaces of the pods is enough", req: clearHolds(drain.DryRunNone),
+			deny: []string{"update poddisruptionbudgets/status "}, extraLists: 1, wantEvictNS: []string{""}},
+		{name: "a server dry run clears no hold and asks nothing about it", req: clearHolds(drain.DryRunServer),
+			deny: []string{"update poddisruptionbudgets/status "}, wantEvictNS: []string{""}},
 		{name: "a pool move needs to read NodePools", req: Request{Action: Move, Drain: drain.Settings{DryRun: drain.DryRunNone}},
 			deny: []string{"get nodepools/ "}, want: `cannot get nodepools.maintenance.kubectl-maintenance.io (user "jane")`},
 	}
@@ -110,8 +123,8 @@ func TestPreflight(t *testing.T) {
 					lists++
 				}
 			}
-			if wantLists := min(len(tc.wantEvictNS)-1, 1); lists != max(wantLists, 0) {
-				t.Errorf("listed pods %d times, want %d", lists, max(wantLists, 0))
+			if wantLists := max(min(len(tc.wantEvictNS)-1, 1), 0) + tc.extraLists; lists != wantLists {
+				t.Errorf("listed pods %d times, want %d", lists, wantLists)
 			}
 			sort.Strings(evictNS) // the reviews run in parallel
 			if strings.Join(evictNS, ",") != strings.Join(tc.wantEvictNS, ",") {

@@ -81,6 +81,7 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 	noPatch, noPatchUser := userKubeconfig(t, e, "no-patch", without(maintainerRules(), "nodes", "patch", "update"))
 	noPools, noPoolsUser := userKubeconfig(t, e, "no-pools", without(maintainerRules(), "nodepools", "get", "list", "watch"))
 	noVolumes, noVolumesUser := userKubeconfig(t, e, "no-volumes", without(maintainerRules(), "volumeattachments", "list", "watch"))
+	maintainer, maintainerUser := userKubeconfig(t, e, "maintainer", maintainerRules()) // may not update poddisruptionbudgets/status
 	tests := []struct {
 		name       string
 		kubeconfig string
@@ -99,6 +100,8 @@ func TestUserWithoutAPermissionChangesNothing(t *testing.T) {
 			fmt.Sprintf(`error: cannot patch nodes (user %q)`, noPatchUser)},
 		{"drain without list volumeattachments (the volume wait, on by default)", noVolumes, []string{"drain", e.Nodes[0]},
 			fmt.Sprintf(`error: cannot list volumeattachments.storage.k8s.io (user %q)`, noVolumesUser)},
+		{"drain --clear-disruption-holds without update poddisruptionbudgets/status", maintainer, []string{"drain", e.Nodes[0], "--clear-disruption-holds"},
+			fmt.Sprintf(`error: cannot update poddisruptionbudgets.policy/status in namespace %q (user %q)`, e.NS, maintainerUser)},
 		{"pool move without get nodepools", noPools, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
 			fmt.Sprintf(`error: cannot get nodepools.maintenance.kubectl-maintenance.io (user %q)`, noPoolsUser)},
 		{"pool move without create pods/eviction", noEvict, []string{"pool", "move", e.Nodes[0], "--to", "blue"},
