@@ -84,6 +84,21 @@ func TestNeverAllowingBudgetIsNamedAndARerunFinishes(t *testing.T) {
 	}
 	mustContain(t, "plan", r.Stdout, "pdb "+e.NS+"/ledger has maxUnavailable 0: it never allows a disruption", "never")
 
+	// A dry run says what plan says: the node would not drain (exit 3), never "drained".
+	for _, args := range [][]string{{"--dry-run=client"}, {"--dry-run=server"}, {"--dry-run=client", "--on-blocked=skip"}, {"--dry-run=server", "-o", "json"}} {
+		r = e.Run(append([]string{"drain", e.Nodes[0]}, args...)...)
+		if r.Code != 3 {
+			t.Errorf("drain %v: exit %d, want 3 (blocked, as plan)", args, r.Code)
+		}
+		if strings.Contains(r.Stdout, " drained") || strings.Contains(r.Stdout, `"node.drained"`) {
+			t.Errorf("drain %v says the node drained:\n%s", args, r.Stdout)
+		}
+		mustContain(t, fmt.Sprint(args), r.Stderr, e.NS+"/ledger", "never allows a disruption")
+	}
+	if n := e.Node(e.Nodes[0]); n.Spec.Unschedulable {
+		t.Fatalf("a dry run cordoned node %s", n.Name)
+	}
+
 	r = e.Run("drain", e.Nodes[0], "--timeout", "10s")
 	if r.Code != 124 {
 		t.Errorf("drain exit %d, want 124", r.Code)

@@ -98,6 +98,10 @@ func (p *Human) Event(ev event.Event) {
 	case event.EventPoolBatch:
 		fmt.Fprintf(p.ErrOut, "batch: %s\n", ev.Message)
 	case event.EventNodeBlocked:
+		if ev.DryRun != "" {
+			fmt.Fprintf(p.Out, "node/%s blocked%s: %s\n", ev.Node, sfx, ev.Message)
+			break
+		}
 		fmt.Fprintf(p.Out, "node/%s given up, left cordoned in state blocked: %s\n", ev.Node, ev.Message)
 	case event.EventNodeNotStarted:
 		fmt.Fprintf(p.ErrOut, "node/%s %s\n", ev.Node, ev.Message)
