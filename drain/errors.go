@@ -110,6 +110,10 @@ func describeBlockers(bs []event.Blocker) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(bs)-5))
 			break
 		}
+		if b.Pod == "" { // a node another run holds
+			parts = append(parts, b.Message)
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("pod %s on %s: %s", b.Pod, b.Node, b.Message))
 	}
 	return strings.Join(parts, "; ")

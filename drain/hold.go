@@ -49,6 +49,7 @@ func (nh *nodeHolds) ours(n *corev1.Node) bool {
 func (nh *nodeHolds) heldByLocked(ns *nodeState, held *noderecord.HeldError) bool {
 	ns.pol.held, ns.pol.cordonedHere = false, false
 	fail := nh.c.cfg.OnBlocked == OnBlockedFail
+	ns.pol.heldMsg = held.Error()
 	if ns.pol.heldBy != held.Holder.ID {
 		ns.pol.heldBy = held.Holder.ID
 		what := "waiting for it to let the node go (its heartbeat stops when it ends or dies)"
@@ -65,6 +66,18 @@ func (nh *nodeHolds) heldByLocked(ns *nodeState, held *noderecord.HeldError) boo
 	nh.run.stoppedLocked(event.Blocker{Node: ns.name, Message: msg})
 	nh.run.failNodeLocked(ns, msg)
 	return false
+}
+
+// waitingOnHoldersLocked names the nodes, in plan order, the run was still waiting for
+// another run to let go of: a Blocker with no pod, its message the holder as said.
+func (r *run) waitingOnHoldersLocked() []event.Blocker {
+	var out []event.Blocker
+	for _, np := range r.pf.plan.Nodes {
+		if ns := r.nodes[np.Name]; ns != nil && !ns.finished && !ns.pol.held && ns.pol.heldMsg != "" {
+			out = append(out, event.Blocker{Node: ns.name, Message: ns.pol.heldMsg})
+		}
+	}
+	return out
 }
 
 // waitHeld marks this run as waiting on the node (best effort: the holder leaves a node

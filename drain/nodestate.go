@@ -42,8 +42,10 @@ type nodePolicy struct {
 	held bool
 	// beatAt is when this run last wrote the node's heartbeat (with its cordon, or renewed).
 	beatAt time.Time
-	// heldBy is the other run last said to hold the node (said once per holder).
+	// heldBy is the other run last said to hold the node (said once per holder), and
+	// heldMsg what was said: a run that ends while it waits names the holder.
 	heldBy     string
+	heldMsg    string
 	skipping   bool
 	skipped    bool
 	notStarted bool

@@ -149,11 +149,11 @@ func (r *run) finish(result, startErr error) (Summary, error) {
 	defer r.unlock()
 	blockers := r.pendingLocked(r.blockersLocked())
 	policyErr := r.policyResultLocked()
-	switch err := result.(type) {
+	switch err := result.(type) { // what it still waited for: pods, and nodes another run holds
 	case *TimeoutError:
-		err.Blockers = blockers
+		err.Blockers = append(blockers, r.waitingOnHoldersLocked()...)
 	case *InterruptedError:
-		err.Blockers = blockers
+		err.Blockers = append(blockers, r.waitingOnHoldersLocked()...)
 	}
 	for _, np := range r.pf.plan.Nodes { // in plan order
 		if !r.nodes[np.Name].finished {

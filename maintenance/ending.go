@@ -102,6 +102,7 @@ func (r *Reconciler) finished(ctx context.Context, name string, runErr error, no
 	err := r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 		s.Phase, s.Message, s.Nodes, s.Counts, s.CompletionTime = phase, msg, nodes, c, &now
 		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msgOr(msg, "the run finished"))
+		endWaiting(s, gen)
 	})
 	r.Logger.Info("maintenance run ended", "maintenance", name, "phase", phase)
 	return phase, err

@@ -120,3 +120,35 @@ func compute(t *testing.T, obj runtime.Object) *status.Result {
 	}
 	return got
 }
+
+// An ended run waits for no node: WaitingForNodes True (said while it ran, a CLI run
+// holding a node) turns False at the end; an object that never had it gets none.
+func TestAnEndedRunWaitsForNoNode(t *testing.T) {
+	tests := []struct {
+		name string
+		had  *metav1.ConditionStatus
+		want metav1.ConditionStatus // "" for no condition
+	}{
+		{"waiting when it ended", ptrTo(metav1.ConditionTrue), metav1.ConditionFalse},
+		{"not waiting", ptrTo(metav1.ConditionFalse), metav1.ConditionFalse},
+		{"never said", nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &v1alpha1.MaintenanceStatus{}
+			if tc.had != nil {
+				setWaiting(s, 1, map[metav1.ConditionStatus]string{metav1.ConditionTrue: "node n1 is held by run r1"}[*tc.had])
+			}
+			endWaiting(s, 1)
+			c := meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionWaitingForNodes)
+			switch {
+			case tc.want == "" && c != nil:
+				t.Errorf("WaitingForNodes %s added", c.Status)
+			case tc.want != "" && (c == nil || c.Status != tc.want):
+				t.Errorf("WaitingForNodes %v, want %s", c, tc.want)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

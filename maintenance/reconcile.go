@@ -341,6 +341,7 @@ func (r *Reconciler) finishWith(ctx context.Context, name string, o outcome.Outc
 	return r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 		s.Phase, s.Message, s.CompletionTime = v1alpha1.Phase(o.Phase()), msg, &now
 		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msg)
+		endWaiting(s, gen)
 	})
 }
 

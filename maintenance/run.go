@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/drain"
@@ -175,6 +176,15 @@ func setWaiting(s *v1alpha1.MaintenanceStatus, gen int64, waits string) {
 		return
 	}
 	setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionTrue, drain.ReasonHeld, waits)
+}
+
+// endWaiting sets WaitingForNodes False when the run ends: an ended run waits for no node
+// (a held node's wait, said while it ran, would otherwise stay True on a Succeeded
+// object). An object that never had the condition gets none.
+func endWaiting(s *v1alpha1.MaintenanceStatus, gen int64) {
+	if c := meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionWaitingForNodes); c != nil && c.Status != metav1.ConditionFalse {
+		setCondition(s, gen, v1alpha1.ConditionWaitingForNodes, metav1.ConditionFalse, "RunEnded", "the run ended: it waits for no node")
+	}
 }
 
 func msgOr(msg, dflt string) string {

@@ -36,5 +36,26 @@ var specWords = strings.NewReplacer(
 )
 
 // SpecWording is s in a Maintenance's words: each drain flag named as its spec field
-// (specWords).
-func SpecWording(s string) string { return specWords.Replace(s) }
+// (specWords). A command line quoted in s (another run's, "(kubectl maintenance drain
+// n1 --ignore-daemonsets)", as noderecord names a run) is left as it was typed.
+func SpecWording(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "(kubectl maintenance ")
+		if j := strings.Index(s, "(kubectl-maintenance "); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i < 0 {
+			break
+		}
+		end := strings.Index(s[i:], ")")
+		if end < 0 {
+			break
+		}
+		b.WriteString(specWords.Replace(s[:i]))
+		b.WriteString(s[i : i+end+1])
+		s = s[i+end+1:]
+	}
+	b.WriteString(specWords.Replace(s))
+	return b.String()
+}

@@ -31,6 +31,9 @@ func TestSpecWordingNamesTheSpecFields(t *testing.T) {
 			"cannot delete Pods that declare no controller (use drain.force to override): ns/p"},
 		"a drain rule": {"remove the annotation, let the pod finish, or drain with --ignore-do-not-disrupt",
 			"remove the annotation, let the pod finish, or set drain.ignoreDoNotDisrupt"},
+		"another run's command line, as typed": {
+			"node n1 is held by run r1 by jane (kubectl maintenance drain n1 --ignore-daemonsets --timeout 5m) on h1 (pid 7); with --on-blocked=skip (kubectl-maintenance drain n2 --force) --force",
+			"node n1 is held by run r1 by jane (kubectl maintenance drain n1 --ignore-daemonsets --timeout 5m) on h1 (pid 7); with policy.onBlocked: skip (kubectl-maintenance drain n2 --force) drain.force"},
 		"no flag": {"fix the crashing container (kubectl logs --previous shows why it exits)",
 			"fix the crashing container (kubectl logs --previous shows why it exits)"},
 	}

@@ -39,6 +39,16 @@ func TestPausedMaintenanceKeepsItsNodes(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, "maintenance/"+e.NS) {
 		t.Errorf("a CLI drain of the paused node: exit %d; want it to wait naming maintenance/%s", r.Code, e.NS)
 	}
+	// Its timeout names what it still waited for: the node and its holder, not "nothing".
+	timedOut := ""
+	for _, l := range strings.Split(r.Stderr, "\n") {
+		if strings.HasPrefix(l, "error: drain timed out") {
+			timedOut = l
+		}
+	}
+	if !strings.Contains(timedOut, "is held by") || !strings.Contains(timedOut, "maintenance/"+e.NS) {
+		t.Errorf("the timeout's line %q does not name the node's holder maintenance/%s", timedOut, e.NS)
+	}
 	patch(e, mc, e.NS, `{"spec":{"paused":false}}`)
 	m, seen := waitFor(e, mc, e.NS, "the end", func(m *mntv1.Maintenance) bool { return m.Status.Phase.Done() })
 	t.Logf("after resume: phases %v, %s, counts %+v", seen, nodeStates(m), m.Status.Counts)
