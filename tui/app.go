@@ -248,6 +248,17 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, cmd
 }
 
+// quit leaves, asking first whether to stop the actions still running.
+func (a App) quit() (tea.Model, tea.Cmd) {
+	if len(a.runs) > 0 {
+		a.quitting = true
+		a.showHelp = false // the help would hide the question
+		a.resize()
+		return a, nil
+	}
+	return a, tea.Quit
+}
+
 // sameRequest tells whether a plan answers the dialog's current request (a plan for
 // options since changed is dropped).
 func sameRequest(a, b confirm.Request) bool {
@@ -276,6 +287,13 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			a.quitting = false
 		}
 		return a, nil
+	case msg.String() == "ctrl+c": // from a dialog, a prompt or the filter too: leave
+		a.dialog, a.cancelling = nil, nil
+		if a.filtering {
+			a.filtering = false
+			a.filter.Blur()
+		}
+		return a.quit()
 	case a.cancelling != nil:
 		return a.cancelKey(msg)
 	case a.dialog != nil:
@@ -305,13 +323,7 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := a.keys
 	switch {
 	case key.Matches(msg, k.Quit):
-		if len(a.runs) > 0 {
-			a.quitting = true
-			a.showHelp = false // the help would hide the question
-			a.resize()
-			return a, nil
-		}
-		return a, tea.Quit
+		return a.quit()
 	case key.Matches(msg, k.Help):
 		a.showHelp = !a.showHelp
 		a.resize()

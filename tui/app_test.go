@@ -100,6 +100,8 @@ func press(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyEnter}
 	case "esc":
 		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	}
 	r := []rune(s)[0]
 	return tea.KeyPressMsg{Code: r, Text: s}
@@ -281,6 +283,36 @@ func TestQuitWithNothingRunningLeavesNothing(t *testing.T) {
 	}
 	if left := next.(App).Stopped(); len(left) != 0 || next.(App).Interrupted() {
 		t.Fatalf("Stopped() = %q after a plain quit", left)
+	}
+}
+
+// Ctrl-C leaves from anywhere: the action dialog, the filter prompt, the list.
+func TestCtrlCQuitsFromADialogAndTheFilter(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{"the list", nil},
+		{"the action dialog", []string{"c"}},
+		{"the filter prompt", []string{"/", "n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _ := ready(t, 80, 24)
+			for _, k := range tc.keys {
+				m = step(t, m, press(k))
+			}
+			if len(tc.keys) > 0 && m.dialog == nil && !m.filtering {
+				t.Fatalf("%v opened neither the dialog nor the filter", tc.keys)
+			}
+			_, cmd := m.Update(press("ctrl+c"))
+			if cmd == nil {
+				t.Fatal("Ctrl-C did nothing")
+			}
+			if _, ok := cmd().(tea.QuitMsg); !ok {
+				t.Fatal("Ctrl-C did not quit")
+			}
+		})
 	}
 }
 
