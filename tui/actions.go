@@ -143,10 +143,13 @@ func (a App) actionDone(id int) (tea.Model, tea.Cmd) {
 	left := a.progress.Left(id)
 	a.progress.End(id, a.now())
 	delete(a.runs, id)
-	if r.cancelled && len(left) > 0 {
+	switch {
+	case r.cancelled && len(left) > 0:
 		a.left = append(a.left, a.describeLeft(r.req, left))
 		a.status = fmt.Sprintf("%s of %s stopped", r.req.Action, strings.Join(r.req.Nodes, ", "))
-	} else {
+	case r.failed != "":
+		a.status = fmt.Sprintf("%s of %s failed: %s", r.req.Action, strings.Join(r.req.Nodes, ", "), r.failed)
+	default:
 		a.status = fmt.Sprintf("%s of %s finished", r.req.Action, strings.Join(r.req.Nodes, ", "))
 	}
 	return a.maybeQuit()

@@ -151,6 +151,9 @@ type run struct {
 	events    <-chan event.Event
 	cancel    func()
 	cancelled bool
+	// failed is the last failure the action reported (a node's, or the whole action's,
+	// such as a refused permission): its end then says failed, not finished.
+	failed string
 }
 
 // New returns the dashboard. noColor drops every color (NO_COLOR).
@@ -220,6 +223,12 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.progress.Apply(msg.ID, msg.Event)
 		a.events.Add(msg.Event)
 		if r := a.runs[msg.ID]; r != nil {
+			if msg.Event.Type == event.EventNodeFailed {
+				r.failed = msg.Event.Message
+				if msg.Event.Node != "" {
+					r.failed = "node " + msg.Event.Node + ": " + r.failed
+				}
+			}
 			return a, waitEvent(r.id, r.events)
 		}
 		return a, nil

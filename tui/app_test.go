@@ -377,3 +377,19 @@ func TestMoveStartsOnAnotherPoolAndRefusesANoOp(t *testing.T) {
 		t.Fatal("cancel left the dialog open or started something")
 	}
 }
+
+// An action the server refused (a whole-action failure, as a missing permission) ends
+// saying failed and why, not finished.
+func TestARefusedActionEndsSayingFailed(t *testing.T) {
+	m, _ := ready(t, 80, 24)
+	m = step(t, m, press("c")) // cordon node-a
+	m = step(t, m, press("y"))
+	if len(m.runs) != 1 {
+		t.Fatalf("%d actions running, want the cordon", len(m.runs))
+	}
+	m = step(t, m, EventMsg{ID: 1, Event: event.Event{Type: event.EventNodeFailed, Message: `cannot patch nodes (user "someone")`, Time: time.Now()}})
+	m = step(t, m, ActionDoneMsg{ID: 1})
+	if want := `cordon of node-a failed: cannot patch nodes (user "someone")`; m.status != want {
+		t.Errorf("status %q, want %q", m.status, want)
+	}
+}
