@@ -21,7 +21,15 @@ func describe(err error) string {
 	var opErr *net.OpError
 	switch {
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return fmt.Sprintf("cannot reach the API server (%v): check --kubeconfig, --context and --server", opErr.Err)
+		at, hint := "", "check --kubeconfig, --context and --server"
+		if opErr.Addr != nil {
+			at = " at " + opErr.Addr.String()
+			if host, port, _ := net.SplitHostPort(opErr.Addr.String()); port == "8080" && (host == "127.0.0.1" || host == "::1") {
+				// client-go's default when no kubeconfig was found, as kubectl's
+				hint = "no kubeconfig was found? set KUBECONFIG or --kubeconfig, or check --context and --server"
+			}
+		}
+		return fmt.Sprintf("cannot reach the API server%s (%v): %s", at, opErr.Err, hint)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Sprintf("the API server rejected the credentials: %v", err)
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy"):
