@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -73,6 +75,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	ctrl.SetLogger(klog.NewKlogr())
 	checkPermissions(ctx, cfg.Kube, cfg.Warn)
+	if cfg.Maintenances {
+		checkAdmission(ctx, cfg.Kube, cfg.Warn)
+	}
 	lease := cfg.LeaseName
 	if lease == "" {
 		lease = PoolLeaseName
@@ -151,6 +156,28 @@ var ErrLeaseLost = errors.New("leader election lost")
 // makes (access.Controller) and names each one it may not make, one line each: a
 // controller without a permission it needs would otherwise fail (or, for Events, record
 // nothing) in silence.
+// RequesterPolicy names the ValidatingAdmissionPolicy (and its binding) that refuses a
+// Maintenance whose requester may not make the calls it asks the controller to make
+// (config/admission, the chart's files/admission).
+const RequesterPolicy = "kubectl-maintenance-requester-rights"
+
+// checkAdmission warns when the requester policy's binding is not in the cluster: without
+// it, anyone who may create a Maintenance has the controller cordon, drain and evict with
+// the controller's own rights (a local controller runs with its user's). A controller
+// that may not read bindings (the in-cluster one: its role does not grant it) says
+// nothing: the install that made it installed the policy too.
+func checkAdmission(ctx context.Context, kube kubernetes.Interface, warn func(string)) {
+	if warn == nil {
+		return
+	}
+	_, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, RequesterPolicy, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		warn(fmt.Sprintf("no admission policy checks who asks for a Maintenance (ValidatingAdmissionPolicyBinding %s not found): "+
+			"anyone who may create a Maintenance has this controller act with its rights; install it with "+
+			"`kubectl maintenance install --controller` or `kubectl apply -f config/admission/` (docs/security.md)", RequesterPolicy))
+	}
+}
+
 func checkPermissions(ctx context.Context, kube kubernetes.Interface, warn func(string)) {
 	if warn == nil {
 		return
