@@ -152,10 +152,6 @@ func Run(ctx context.Context, cfg Config) error {
 // and is to be started again.
 var ErrLeaseLost = errors.New("leader election lost")
 
-// checkPermissions asks the API server, once at start, for every call the controller
-// makes (access.Controller) and names each one it may not make, one line each: a
-// controller without a permission it needs would otherwise fail (or, for Events, record
-// nothing) in silence.
 // RequesterPolicy names the ValidatingAdmissionPolicy (and its binding) that refuses a
 // Maintenance whose requester may not make the calls it asks the controller to make
 // (config/admission, the chart's files/admission).
@@ -178,6 +174,10 @@ func checkAdmission(ctx context.Context, kube kubernetes.Interface, warn func(st
 	}
 }
 
+// checkPermissions asks the API server, once at start, for every call the controller
+// makes (access.Controller) and names each one it may not make, one line each: a
+// controller without a permission it needs would otherwise fail (or, for Events, record
+// nothing) in silence.
 func checkPermissions(ctx context.Context, kube kubernetes.Interface, warn func(string)) {
 	if warn == nil {
 		return
