@@ -3,6 +3,8 @@ package drain
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kubectl-maintenance/kubectl-maintenance/event"
@@ -36,7 +38,8 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 	for _, b := range pf.plan.WouldForce {
 		forced[b.Node+"/"+b.Pod] = true
 	}
-	var never []BlockedNode // the nodes a real run would not empty as things stand
+	var never []BlockedNode    // the nodes a real run would not empty as things stand
+	var wouldForce []ForcedPod // the pods a real run would delete (--on-blocked=force)
 	for _, np := range pf.plan.Nodes {
 		if failed[np.Name] {
 			continue
@@ -50,10 +53,9 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 				e.emit(event.Event{Type: event.EventEvictionBlocked, Node: np.Name, Pod: key, PDB: b.PDB,
 					Reason: string(s.Decision.Verdict), Message: s.Blocker, Cause: s.Cause, Remedy: s.Remedy, DryRun: mode})
 				if e.cfg.OnBlocked == OnBlockedForce && forced[np.Name+"/"+key] {
-					e.emit(event.Event{Type: event.EventPodForced, Node: np.Name, Pod: key, PDB: b.PDB, DryRun: mode,
-						Message: fmt.Sprintf("pod %s would be deleted below its budget once the node is blocked for --blocked-after (--on-blocked=force)", key)})
-					sum.PodsForced++
-					sum.Forced = append(sum.Forced, ForcedPod{Node: np.Name, Pod: key, PDB: b.PDB})
+					e.emit(event.Event{Type: event.EventPodForced, Node: np.Name, Pod: key, PDB: b.PDB, Reason: ReasonPodForced, DryRun: mode,
+						Message: fmt.Sprintf("pod %s would be deleted below its budget once blocked for --force-after (--on-blocked=force)", key)})
+					wouldForce = append(wouldForce, ForcedPod{Node: np.Name, Pod: key, PDB: b.PDB})
 					continue
 				}
 				left = append(left, b)
@@ -86,35 +88,45 @@ func (e *Engine) dryRun(ctx context.Context, pf *preflight) (Summary, error) {
 	switch {
 	case sum.NodesFailed > 0:
 		return sum, fmt.Errorf("%d of %d nodes failed the dry run", sum.NodesFailed, len(pf.plan.Nodes))
-	case len(never) > 0 && e.cfg.OnBlocked == OnBlockedSkip:
-		sum.Skipped = never
-		return sum, &SkippedError{Nodes: never}
 	case len(never) > 0:
-		return sum, &WouldWaitError{Nodes: never}
-	case sum.PodsForced > 0:
-		return sum, &ForcedError{Pods: sum.Forced}
+		return sum, &WouldBlockError{Nodes: never}
+	case len(wouldForce) > 0:
+		return sum, &WouldForceError{Pods: wouldForce}
 	}
 	return sum, nil
 }
 
 // dryRunBlocked ends a dry run's node that holds pods no eviction can move as things
-// stand: under --on-blocked=skip it is given up (EventNodeBlocked), as the real run would
-// after --blocked-after; otherwise it is left pending, as the real run would wait. Either
-// way it is not drained.
+// stand. It is never drained. Under --on-blocked=skip, when every such pod waits on a
+// budget (as the real run decides, nodeBlocked), it is said blocked (EventNodeBlocked): the
+// real run would give it up after --blocked-after. Otherwise it is left pending: the real
+// run would wait (a pod no budget holds, as one karpenter.sh/do-not-disrupt keeps, is
+// never given up).
 func (e *Engine) dryRunBlocked(node string, left []event.Blocker, mode string, sum *Summary) BlockedNode {
-	var pods []string
+	budgets := map[string]bool{}
+	onBudgets := true
 	for _, b := range left {
-		pods = append(pods, fmt.Sprintf("pod %s: %s", b.Pod, b.Message))
+		onBudgets = onBudgets && b.PDB != ""
+		for _, k := range strings.Split(b.PDB, ",") {
+			if k != "" {
+				budgets[k] = true
+			}
+		}
 	}
-	bn := BlockedNode{Node: node, Reason: strings.Join(pods, "; "), Blockers: left}
-	if e.cfg.OnBlocked == OnBlockedSkip {
-		e.emit(event.Event{Type: event.EventNodeBlocked, Node: node, Reason: "Blocked", DryRun: mode,
-			Message: "would be given up after --blocked-after (--on-blocked=skip): " + bn.Reason})
-	} else {
-		sum.NodesPending++
-		sum.PendingNodes = append(sum.PendingNodes, node)
-		sum.PendingBlocks = append(sum.PendingBlocks, left...)
+	keys := slices.Sorted(maps.Keys(budgets))
+	reason := fmt.Sprintf("%d pod(s) no eviction can move", len(left))
+	if len(keys) > 0 {
+		reason += " (pdb " + strings.Join(keys, ", pdb ") + ")"
 	}
+	bn := BlockedNode{Node: node, Reason: reason, Blockers: left}
+	if e.cfg.OnBlocked == OnBlockedSkip && onBudgets {
+		bn.GivenUp = true
+		e.emit(event.Event{Type: event.EventNodeBlocked, Node: node, Reason: "Blocked", PDB: strings.Join(keys, ","), DryRun: mode,
+			Message: "would be given up after --blocked-after (--on-blocked=skip): " + reason})
+	}
+	sum.NodesPending++
+	sum.PendingNodes = append(sum.PendingNodes, node)
+	sum.PendingBlocks = append(sum.PendingBlocks, left...)
 	sum.PodsPending += len(left)
 	if sum.LeftOn == nil {
 		sum.LeftOn = map[string]int{}
@@ -123,19 +135,43 @@ func (e *Engine) dryRunBlocked(node string, left []event.Blocker, mode string, s
 	return bn
 }
 
-// WouldWaitError is a dry run (--on-blocked=wait) whose nodes hold pods no eviction can
-// move as things stand: the real run would wait for their budgets to change (or end at
-// --timeout). Blocked by policy, as plan says for the same nodes (exit 3).
-type WouldWaitError struct{ Nodes []BlockedNode }
+// WouldBlockError is a dry run whose nodes hold pods no eviction can move as things
+// stand: the real run would wait for them (until --timeout, if set) or, under
+// --on-blocked=skip, give those blocked by budgets up. Blocked by policy, as plan says for
+// the same nodes (exit 3).
+type WouldBlockError struct{ Nodes []BlockedNode }
 
-func (e *WouldWaitError) Error() string {
+func (e *WouldBlockError) Error() string {
 	var parts []string
 	for _, n := range e.Nodes {
-		parts = append(parts, fmt.Sprintf("node %s: %s", n.Node, n.Reason))
+		what := "would wait"
+		if n.GivenUp {
+			what = "would be given up"
+		}
+		var pods []string
+		for _, b := range n.Blockers {
+			pods = append(pods, fmt.Sprintf("pod %s: %s", b.Pod, b.Message))
+		}
+		parts = append(parts, fmt.Sprintf("node %s %s: %s", n.Node, what, strings.Join(pods, "; ")))
 	}
-	return fmt.Sprintf("%d node(s) would not drain as things stand (a real run waits for the budgets to change, or --timeout): %s",
-		len(e.Nodes), strings.Join(parts, "; "))
+	return fmt.Sprintf("%d node(s) would not drain as things stand: %s", len(e.Nodes), strings.Join(parts, "; "))
 }
 
-// Blocked marks a WouldWaitError as blocked by policy.
-func (e *WouldWaitError) Blocked() bool { return true }
+// Blocked marks a WouldBlockError as blocked by policy.
+func (e *WouldBlockError) Blocked() bool { return true }
+
+// WouldForceError is a dry run under --on-blocked=force that would finish only by
+// deleting pods below their budgets: the real run's exit (5), nothing deleted.
+type WouldForceError struct{ Pods []ForcedPod }
+
+func (e *WouldForceError) Error() string {
+	var parts []string
+	for _, p := range e.Pods {
+		parts = append(parts, fmt.Sprintf("%s on %s (pdb %s)", p.Pod, p.Node, p.PDB))
+	}
+	return fmt.Sprintf("would finish by force: %d pod(s) would be deleted below their budgets once blocked for --force-after: %s",
+		len(e.Pods), strings.Join(parts, "; "))
+}
+
+// Forced marks the error for the exit-code mapping (a real run would have forced).
+func (e *WouldForceError) Forced() bool { return true }

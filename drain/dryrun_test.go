@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -17,19 +18,27 @@ import (
 // under --on-blocked=skip the node is said blocked. Nothing is sent in a client dry run.
 func TestDryRunOfANodeThatWouldNeverDrain(t *testing.T) {
 	tests := []struct {
-		name      string
-		onBlocked OnBlocked
-		wantErr   any
-		wantEvent event.Type
+		name         string
+		onBlocked    OnBlocked
+		doNotDisrupt bool // the pod is held by karpenter.sh/do-not-disrupt, no budget
+		wantGivenUp  bool
 	}{
-		{"wait: left pending", OnBlockedWait, new(*WouldWaitError), ""},
-		{"skip: said blocked", OnBlockedSkip, new(*SkippedError), event.EventNodeBlocked},
+		{"wait: left pending", OnBlockedWait, false, false},
+		{"skip: given up", OnBlockedSkip, false, true},
+		{"skip, no budget holds it: left pending, as the real run", OnBlockedSkip, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			never := testPDB(0)
 			never.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(0))
-			cs := kubefake.New(testNode("n1"), testPod("web-1", "n1"), never)
+			pod := testPod("web-1", "n1")
+			objs := []runtime.Object{testNode("n1"), pod}
+			if tc.doNotDisrupt {
+				pod.Annotations = map[string]string{"karpenter.sh/do-not-disrupt": "true"}
+			} else {
+				objs = append(objs, never)
+			}
+			cs := kubefake.New(objs...)
 			events := make(chan event.Event, 100)
 			eng, err := NewEngine(Config{Client: cs, Events: events, Settings: Settings{DryRun: DryRunClient, Policy: Policy{OnBlocked: tc.onBlocked}}})
 			if err != nil {
@@ -37,15 +46,12 @@ func TestDryRunOfANodeThatWouldNeverDrain(t *testing.T) {
 			}
 			sum, err := eng.Run(context.Background(), []string{"n1"})
 			close(events)
-			switch target := tc.wantErr.(type) {
-			case **WouldWaitError:
-				if !errors.As(err, target) {
-					t.Fatalf("error %v, want a WouldWaitError", err)
-				}
-			case **SkippedError:
-				if !errors.As(err, target) {
-					t.Fatalf("error %v, want a SkippedError", err)
-				}
+			var would *WouldBlockError
+			if !errors.As(err, &would) || len(would.Nodes) != 1 {
+				t.Fatalf("error %v, want a WouldBlockError of the node", err)
+			}
+			if would.Nodes[0].GivenUp != tc.wantGivenUp {
+				t.Errorf("given up %v, want %v (%v)", would.Nodes[0].GivenUp, tc.wantGivenUp, err)
 			}
 			var blocked interface{ Blocked() bool }
 			if !errors.As(err, &blocked) || !blocked.Blocked() {
@@ -61,8 +67,8 @@ func TestDryRunOfANodeThatWouldNeverDrain(t *testing.T) {
 			if seen[event.EventNodeDrained] {
 				t.Error("the dry run said the node drained")
 			}
-			if tc.wantEvent != "" && !seen[tc.wantEvent] {
-				t.Errorf("no %s event", tc.wantEvent)
+			if seen[event.EventNodeBlocked] != tc.wantGivenUp {
+				t.Errorf("node.blocked said: %v, want %v", seen[event.EventNodeBlocked], tc.wantGivenUp)
 			}
 			for _, a := range cs.Actions() {
 				if a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {

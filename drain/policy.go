@@ -84,6 +84,9 @@ type BlockedNode struct {
 	Reason string `json:"reason"`
 	// Blockers are the pods left on the node.
 	Blockers []event.Blocker `json:"pods"`
+	// GivenUp: a dry run's node the real run would give up (--on-blocked=skip); never
+	// set by a real run (its Skipped nodes are given up).
+	GivenUp bool `json:"-"`
 }
 
 // SkippedError is a run that gave up nodes under --on-blocked=skip (blocked by policy,

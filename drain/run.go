@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -149,11 +150,11 @@ func (r *run) finish(result, startErr error) (Summary, error) {
 	defer r.unlock()
 	blockers := r.pendingLocked(r.blockersLocked())
 	policyErr := r.policyResultLocked()
-	switch err := result.(type) { // what it still waited for: pods, and nodes another run holds
+	switch err := result.(type) { // what it still waited for: nodes another run holds, then pods
 	case *TimeoutError:
-		err.Blockers = append(blockers, r.waitingOnHoldersLocked()...)
+		err.Blockers = slices.Concat(r.waitingOnHoldersLocked(), blockers)
 	case *InterruptedError:
-		err.Blockers = append(blockers, r.waitingOnHoldersLocked()...)
+		err.Blockers = slices.Concat(r.waitingOnHoldersLocked(), blockers)
 	}
 	for _, np := range r.pf.plan.Nodes { // in plan order
 		if !r.nodes[np.Name].finished {

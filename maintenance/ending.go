@@ -69,6 +69,7 @@ func (r *Reconciler) end(ctx context.Context, name string, res runResult, counts
 		return v1alpha1.PhasePaused, r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 			s.Phase, s.Nodes, s.Counts = v1alpha1.PhasePaused, nodes, c
 			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "spec.paused is true: no new eviction, no new node")
+			endWaiting(s, gen) // the resumed run says again what it waits for
 		})
 	case endWindow:
 		r.release(name) // a Stop's nodes: the object's hold (hold.go) keeps them while it waits

@@ -252,6 +252,7 @@ func (r *Reconciler) afterWindow(ctx context.Context, name string, wr windowRun,
 			s.Phase, s.Nodes, s.Counts, s.WindowCloses, s.StartTime = v1alpha1.PhasePending, nodes, c, nil, nil
 			s.Message = fmt.Sprintf("the window closed at %s; the run goes on when it opens again", closed)
 			setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonWindowClosed, s.Message)
+			endWaiting(s, gen) // this window's run ended; the next says again what it waits for
 		})
 	}
 	var notStarted, stopped []string
@@ -277,6 +278,7 @@ func (r *Reconciler) afterWindow(ctx context.Context, name string, wr windowRun,
 	return r.writeStatus(ctx, name, func(s *v1alpha1.MaintenanceStatus, gen int64) {
 		s.Phase, s.Message, s.Nodes, s.Counts, s.CompletionTime, s.WindowCloses = v1alpha1.PhaseDeadlinePassed, msg, nodes, c, &now, nil
 		setCondition(s, gen, v1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonWindowClosed, msg)
+		endWaiting(s, gen)
 	})
 }
 

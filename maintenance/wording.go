@@ -48,7 +48,7 @@ func SpecWording(s string) string {
 		if i < 0 {
 			break
 		}
-		end := strings.Index(s[i:], ")")
+		end := closing(s[i:])
 		if end < 0 {
 			break
 		}
@@ -58,4 +58,22 @@ func SpecWording(s string) string {
 	}
 	b.WriteString(specWords.Replace(s))
 	return b.String()
+}
+
+// closing is the index in s, which opens with "(", of the ")" that closes it (a
+// selector's "in (a,b)" inside it is kept whole), or -1.
+func closing(s string) int {
+	depth := 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }

@@ -34,6 +34,9 @@ func TestSpecWordingNamesTheSpecFields(t *testing.T) {
 		"another run's command line, as typed": {
 			"node n1 is held by run r1 by jane (kubectl maintenance drain n1 --ignore-daemonsets --timeout 5m) on h1 (pid 7); with --on-blocked=skip (kubectl-maintenance drain n2 --force) --force",
 			"node n1 is held by run r1 by jane (kubectl maintenance drain n1 --ignore-daemonsets --timeout 5m) on h1 (pid 7); with policy.onBlocked: skip (kubectl-maintenance drain n2 --force) drain.force"},
+		"a quoted command with a selector's parentheses": {
+			"held by run r1 (kubectl maintenance drain -l 'rack in (a,b)' --force) since now; --force",
+			"held by run r1 (kubectl maintenance drain -l 'rack in (a,b)' --force) since now; drain.force"},
 		"no flag": {"fix the crashing container (kubectl logs --previous shows why it exits)",
 			"fix the crashing container (kubectl logs --previous shows why it exits)"},
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -149,6 +150,10 @@ func (a App) actionDone(id int) (tea.Model, tea.Cmd) {
 		a.status = fmt.Sprintf("%s of %s stopped", r.req.Action, strings.Join(r.req.Nodes, ", "))
 	case r.failed != "":
 		a.status = fmt.Sprintf("%s of %s failed: %s", r.req.Action, strings.Join(r.req.Nodes, ", "), r.failed)
+	case len(r.failedNodes) > 0:
+		first := slices.Sorted(maps.Keys(r.failedNodes))[0]
+		a.status = fmt.Sprintf("%s of %s: %d of %d node(s) failed (node %s: %s)", r.req.Action, strings.Join(r.req.Nodes, ", "),
+			len(r.failedNodes), len(r.req.Nodes), first, r.failedNodes[first])
 	default:
 		a.status = fmt.Sprintf("%s of %s finished", r.req.Action, strings.Join(r.req.Nodes, ", "))
 	}

@@ -151,9 +151,10 @@ type run struct {
 	events    <-chan event.Event
 	cancel    func()
 	cancelled bool
-	// failed is the last failure the action reported (a node's, or the whole action's,
-	// such as a refused permission): its end then says failed, not finished.
-	failed string
+	// failed is the whole action's failure (a refused permission), failedNodes each
+	// node's that failed: its end then says so, not finished.
+	failed      string
+	failedNodes map[string]string
 }
 
 // New returns the dashboard. noColor drops every color (NO_COLOR).
@@ -223,10 +224,14 @@ func (a App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.progress.Apply(msg.ID, msg.Event)
 		a.events.Add(msg.Event)
 		if r := a.runs[msg.ID]; r != nil {
-			if msg.Event.Type == event.EventNodeFailed {
-				r.failed = msg.Event.Message
-				if msg.Event.Node != "" {
-					r.failed = "node " + msg.Event.Node + ": " + r.failed
+			if ev := msg.Event; ev.Type == event.EventNodeFailed {
+				if ev.Node == "" {
+					r.failed = ev.Message
+				} else {
+					if r.failedNodes == nil {
+						r.failedNodes = map[string]string{}
+					}
+					r.failedNodes[ev.Node] = ev.Message
 				}
 			}
 			return a, waitEvent(r.id, r.events)
@@ -296,15 +301,15 @@ func (a App) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			a.quitting = false
 		}
 		return a, nil
-	case msg.String() == "ctrl+c": // from a dialog, a prompt or the filter too: leave
-		a.dialog, a.cancelling = nil, nil
+	case a.cancelling != nil:
+		return a.cancelKey(msg) // its Ctrl-C keeps the Maintenance
+	case msg.String() == "ctrl+c": // from a dialog or the filter too: leave
+		a.dialog = nil
 		if a.filtering {
 			a.filtering = false
 			a.filter.Blur()
 		}
 		return a.quit()
-	case a.cancelling != nil:
-		return a.cancelKey(msg)
 	case a.dialog != nil:
 		return a.dialogKey(msg)
 	case a.detail.Active():

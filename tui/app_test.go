@@ -392,4 +392,20 @@ func TestARefusedActionEndsSayingFailed(t *testing.T) {
 	if want := `cordon of node-a failed: cannot patch nodes (user "someone")`; m.status != want {
 		t.Errorf("status %q, want %q", m.status, want)
 	}
+	// A node's own failure is counted, not taken for the whole action's.
+	m, _ = ready(t, 80, 24)
+	m = step(t, m, press("c"))
+	m = step(t, m, press("y"))
+	var id int
+	for k := range m.runs {
+		id = k
+	}
+	if len(m.runs) != 1 {
+		t.Fatalf("%d actions running, want the second cordon (status %q)", len(m.runs), m.status)
+	}
+	m = step(t, m, EventMsg{ID: id, Event: event.Event{Type: event.EventNodeFailed, Node: "node-a", Message: "gone", Time: time.Now()}})
+	m = step(t, m, ActionDoneMsg{ID: id})
+	if want := `cordon of node-a: 1 of 1 node(s) failed (node node-a: gone)`; m.status != want {
+		t.Errorf("status %q, want %q", m.status, want)
+	}
 }

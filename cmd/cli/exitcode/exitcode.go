@@ -43,12 +43,12 @@ const Help = `Exit codes:
   0    done, or nothing to do
   1    error (API, RBAC, internal)
   2    usage or validation error (bad flag, selector, node, pool or kubeconfig); nothing changed
-  3    blocked by policy (a PDB that never allows a disruption, said by plan and by a dry
-       run, a pod under several PDBs, pods that need --force, --ignore-daemonsets or --delete-emptydir-data; nodes given
+  3    blocked by policy (a PDB that never allows a disruption, also in plan and a dry run,
+       a pod under several PDBs, pods that need --force, --ignore-daemonsets or --delete-emptydir-data; nodes given
        up by --on-blocked=skip; a run stopped by --on-blocked=fail; uninstall refused
        while a Maintenance is in progress or a NodePool exists)
   4    --not-after passed (or a Maintenance's window closed) with nodes not started (the others finished)
-  5    finished by force: --on-blocked=force deleted pods below their budgets
+  5    finished by force: --on-blocked=force deleted pods below their budgets (a dry run: would)
   124  --timeout reached
   130  interrupted (Ctrl-C or SIGTERM); run the same command again to finish`
 
