@@ -1,6 +1,9 @@
 package access
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // API groups and resources the commands call.
 const (
@@ -166,27 +169,27 @@ func Controller() []Check {
 // budgets' status (removing a hold's stale status.disruptedPods entry) in each namespace
 // given, or in every namespace when none is.
 func ClearHolds(namespaces []string) []Check {
-	if len(namespaces) == 0 {
-		return []Check{{Verb: "update", Group: policyGroup, Resource: pdbsResource, Subresource: "status", AllNamespaces: true}}
-	}
-	ns := append([]string(nil), namespaces...)
-	sort.Strings(ns)
-	cs := make([]Check, 0, len(ns))
-	for _, n := range ns {
-		cs = append(cs, Check{Verb: "update", Group: policyGroup, Resource: pdbsResource, Subresource: "status", Namespace: n})
-	}
-	return cs
+	return inEach(Check{Verb: "update", Group: policyGroup, Resource: pdbsResource, Subresource: "status"}, namespaces)
 }
 
 // ForceDeletes is what --on-blocked=force needs besides a drain's own calls: deleting
 // pods (its one DELETE) in each namespace given, or in every namespace when none is.
 func ForceDeletes(namespaces []string) []Check {
+	return inEach(Check{Verb: "delete", Group: coreGroup, Resource: podsResource}, namespaces)
+}
+
+// inEach is c asked in each namespace given, sorted, or across every namespace when none
+// is: the checks of an opt-in right (force, clearing holds).
+func inEach(c Check, namespaces []string) []Check {
 	if len(namespaces) == 0 {
-		return []Check{{Verb: "delete", Group: coreGroup, Resource: podsResource, AllNamespaces: true}}
+		c.AllNamespaces = true
+		return []Check{c}
 	}
-	var cs []Check
-	for _, n := range namespaces {
-		cs = append(cs, Check{Verb: "delete", Group: coreGroup, Resource: podsResource, Namespace: n})
+	ns := slices.Sorted(slices.Values(namespaces))
+	cs := make([]Check, 0, len(ns))
+	for _, n := range ns {
+		c.Namespace = n
+		cs = append(cs, c)
 	}
 	return cs
 }
